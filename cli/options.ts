@@ -1,0 +1,33 @@
+// Every CLI flag also reads an environment variable UDM_<FLAG> (DESIGN.md "CLI").
+import { Option } from "commander";
+import { flagEnvName } from "../common/env.js";
+import { UsageError } from "../common/errors.js";
+
+/** An option whose environment variable is derived from its long flag. */
+export function opt(flags: string, description: string, defaultValue?: string | boolean | string[]): Option {
+  const long = flags.split(/[ ,|]+/).find((f) => f.startsWith("--"));
+  if (!long) throw new Error(`option without a long flag: ${flags}`);
+  const o = new Option(flags, description).env(flagEnvName(long));
+  if (defaultValue !== undefined) o.default(defaultValue);
+  return o;
+}
+
+/** "a,b" -> ["a", "b"]; undefined stays undefined. */
+export function csv(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+export function intArg(name: string, value: string | undefined, min = Number.MIN_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function numberArg(name: string, value: string | undefined, min = -Infinity): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new UsageError(`--${name} must be a number >= ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}

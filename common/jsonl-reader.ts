@@ -1,0 +1,89 @@
+// Streaming reader for JSON Lines, gzip or plain, in constant memory. Errors name file and line.
+import { createReadStream } from "node:fs";
+import { createGunzip } from "node:zlib";
+import type { Readable } from "node:stream";
+import { FormatError } from "./errors.js";
+
+export interface JsonLine {
+  /** 1-based line number in the decompressed file. */
+  line: number;
+  value: unknown;
+  /** Length of the line in bytes, newline excluded. */
+  bytes: number;
+}
+
+export interface ReadOptions {
+  /** Called with every decompressed chunk, in order (hashing). */
+  onBytes?: (chunk: Buffer) => void;
+  /** Accept a last line that is cut off (no newline and not valid JSON) by reporting it instead of throwing. */
+  onTornLastLine?: (line: number, byteOffset: number) => void;
+}
+
+const NEWLINE = 0x0a;
+
+/** Yields every non-blank line of a `.jsonl` or `.jsonl.gz` file as parsed JSON. */
+export async function* readJsonLines(file: string, options: ReadOptions = {}): AsyncGenerator<JsonLine> {
+  const raw = createReadStream(file, { highWaterMark: 1 << 20 });
+  const stream: Readable = file.endsWith(".gz") ? raw.pipe(createGunzip()) : raw;
+  if (stream !== raw) raw.on("error", (e) => stream.destroy(e));
+  let carry: Buffer | undefined;
+  let line = 0;
+  let offset = 0; // decompressed byte offset of the start of `carry`
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      options.onBytes?.(chunk);
+      const buf = carry ? Buffer.concat([carry, chunk]) : chunk;
+      let start = 0;
+      for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+        line++;
+        const parsed = parseLine(file, line, buf, start, nl);
+        if (parsed) yield parsed;
+        start = nl + 1;
+      }
+      offset += start;
+      carry = start < buf.length ? buf.subarray(start) : undefined;
+    }
+  } catch (err) {
+    if (err instanceof FormatError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "EACCES" || code === "EISDIR") {
+      throw new FormatError(file, undefined, undefined, `cannot read (${code})`, { cause: err });
+    }
+    throw new FormatError(
+      file,
+      line + 1,
+      undefined,
+      `corrupted gzip after line ${line}: ${(err as Error).message}${code ? ` (${code})` : ""}`,
+      { cause: err },
+    );
+  }
+  if (carry && carry.length > 0) {
+    line++;
+    let parsed: JsonLine | undefined;
+    try {
+      parsed = parseLine(file, line, carry, 0, carry.length);
+    } catch (err) {
+      if (options.onTornLastLine) {
+        options.onTornLastLine(line, offset);
+        return;
+      }
+      throw new FormatError(file, line, undefined, "torn last line: no newline and not valid JSON (file cut off?)", {
+        cause: err,
+      });
+    }
+    if (parsed) yield parsed;
+  }
+}
+
+function parseLine(file: string, line: number, buf: Buffer, start: number, end: number): JsonLine | undefined {
+  let e = end;
+  if (e > start && buf[e - 1] === 0x0d) e--; // CRLF
+  if (e === start) return undefined;
+  const text = buf.toString("utf8", start, e);
+  if (text.trim() === "") return undefined;
+  try {
+    return { line, value: JSON.parse(text), bytes: e - start };
+  } catch (err) {
+    throw new FormatError(file, line, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,29 @@
+// Line-oriented logger on stderr; stdout is kept for command output.
+import { env } from "./env.js";
+
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
+export type LogLevel = keyof typeof LEVELS;
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(prefix: string): Logger;
+}
+
+export function createLogger(prefix = "udm-orch", level: LogLevel = env.logLevel()): Logger {
+  const min = LEVELS[level];
+  const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (LEVELS[lvl] < min) return;
+    const extra = fields && Object.keys(fields).length ? " " + JSON.stringify(fields) : "";
+    process.stderr.write(`${new Date().toISOString()} ${lvl.padEnd(5)} [${prefix}] ${msg}${extra}\n`);
+  };
+  return {
+    debug: (m, f) => write("debug", m, f),
+    info: (m, f) => write("info", m, f),
+    warn: (m, f) => write("warn", m, f),
+    error: (m, f) => write("error", m, f),
+    child: (p) => createLogger(`${prefix}/${p}`, level),
+  };
+}

@@ -1,0 +1,90 @@
+// zod schemas of the suite format (SUITE_FORMAT.md). Lenient on input: unknown fields pass
+// through and both documented alternatives (qrels as map or list, manifest files as map or list)
+// are accepted and normalised.
+import { z } from "zod";
+
+export const QuestionSchema = z.looseObject({
+  type: z.enum(["choice", "noul"]),
+  instructions: z.string(),
+  criteria: z.record(z.string(), z.string()),
+});
+export type Question = z.infer<typeof QuestionSchema>;
+
+const QrelsSchema = z
+  .union([
+    z.record(z.string(), z.number()),
+    z.array(z.looseObject({ doc: z.union([z.string(), z.number()]), grade: z.number() })),
+  ])
+  .transform((q): Record<string, number> =>
+    Array.isArray(q) ? Object.fromEntries(q.map((e) => [String(e.doc), e.grade])) : q,
+  );
+
+export const RetrievalScoringSchema = z.looseObject({
+  type: z.literal("retrieval_ranking"),
+  qrels: QrelsSchema,
+  field_to_document: z.record(z.string(), z.string()).optional(),
+  scorable_ids: z.array(z.string()).optional(),
+  relevance_threshold: z.number().optional(),
+  fully_judged: z.boolean().optional(),
+  combine_chunks_by: z.string().optional(),
+});
+export type RetrievalScoring = z.infer<typeof RetrievalScoringSchema>;
+
+export const RoutingScoringSchema = z.looseObject({
+  type: z.literal("routing_outcome"),
+  outcomes: z.record(
+    z.string(),
+    z.looseObject({ quality: z.number().optional(), cost_usd: z.number().optional() }),
+  ),
+  accepted: z.array(z.string()),
+});
+export type RoutingScoring = z.infer<typeof RoutingScoringSchema>;
+
+/** Ordinal choice tracks and any other scoring block: only `ordinal` is read. */
+export const PlainScoringSchema = z.looseObject({ type: z.undefined().optional(), ordinal: z.boolean().optional() });
+
+export const ScoringSchema = z.union([RetrievalScoringSchema, RoutingScoringSchema, PlainScoringSchema]);
+export type Scoring = z.infer<typeof ScoringSchema>;
+
+export const RecordSchema = z.looseObject({
+  id: z.string(),
+  family: z.string(),
+  split: z.string().optional(),
+  state: z.record(z.string(), z.string()),
+  questions: z.record(z.string(), QuestionSchema),
+  expected: z.record(z.string(), z.union([z.string(), z.boolean()])).default({}),
+  metadata: z.looseObject({ group_id: z.string(), lang: z.string() }),
+  scoring: ScoringSchema.optional(),
+  _evaluation: z.looseObject({ run_id: z.string(), payload_sha256: z.string().optional() }),
+});
+export type SuiteRecord = z.infer<typeof RecordSchema>;
+
+const ManifestFileSchema = z.looseObject({
+  rows: z.number().int().nonnegative().optional(),
+  groups: z.number().int().nonnegative().optional(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/i, "sha256 must be 64 hex digits"),
+});
+
+export const ManifestSchema = z
+  .looseObject({
+    revision: z.string().optional(),
+    seed: z.number().optional(),
+    files: z.union([
+      z.record(z.string(), ManifestFileSchema),
+      z.array(ManifestFileSchema.extend({ path: z.string() })),
+    ]),
+    tracks: z.array(z.string()).optional(),
+  })
+  .transform((m) => ({
+    ...m,
+    files: Array.isArray(m.files)
+      ? Object.fromEntries(m.files.map(({ path, ...rest }) => [path, rest]))
+      : m.files,
+  }));
+export type Manifest = z.infer<typeof ManifestSchema>;
+
+/** Dotted path of the first zod issue, for error messages that name a field. */
+export function firstIssue(error: z.ZodError): { field: string; message: string } {
+  const issue = error.issues[0];
+  return { field: issue ? issue.path.map(String).join(".") : "", message: issue ? issue.message : error.message };
+}

@@ -1,0 +1,134 @@
+// A suite on disk (SUITE_FORMAT.md): track files, manifest, identity, and validated record streams.
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createGunzip } from "node:zlib";
+import { join, relative, sep } from "node:path";
+import { FormatError, UsageError } from "./errors.js";
+import { readJsonLines } from "./jsonl-reader.js";
+import { firstIssue, ManifestSchema, RecordSchema, type Manifest, type SuiteRecord } from "./suite-schema.js";
+
+export interface TrackFile {
+  track: string;
+  family: string;
+  /** Absolute path. */
+  path: string;
+  /** Path relative to the suite root, with `/`, as the manifest keys it: `test/<family>/<track>.jsonl.gz`. */
+  relPath: string;
+}
+
+export interface Suite {
+  root: string;
+  manifest: Manifest | undefined;
+  files: TrackFile[];
+}
+
+export interface TrackFilter {
+  tracks?: readonly string[];
+  families?: readonly string[];
+}
+
+/** Opens `<suite>` or `<suite>/test`. Throws UsageError when neither holds track files. */
+export function openSuite(dir: string): Suite {
+  if (!existsSync(dir)) throw new UsageError(`suite directory not found: ${dir}`);
+  let root = dir;
+  if (!existsSync(join(dir, "test")) && existsSync(join(dir, "..", "test")) && dir.replace(/[/\\]+$/, "").endsWith("test")) {
+    root = join(dir, "..");
+  }
+  const testDir = join(root, "test");
+  if (!existsSync(testDir) || !statSync(testDir).isDirectory()) {
+    throw new UsageError(`not a suite: ${dir} has no test/ directory of track files`);
+  }
+  const files: TrackFile[] = [];
+  for (const family of readdirSync(testDir).sort()) {
+    const famDir = join(testDir, family);
+    if (!statSync(famDir).isDirectory()) continue;
+    for (const name of readdirSync(famDir).sort()) {
+      if (!name.endsWith(".jsonl.gz")) continue;
+      const path = join(famDir, name);
+      files.push({ track: name.slice(0, -".jsonl.gz".length), family, path, relPath: relative(root, path).split(sep).join("/") });
+    }
+  }
+  if (files.length === 0) throw new UsageError(`not a suite: no test/<family>/<track>.jsonl.gz under ${root}`);
+  const manifestPath = join(root, "manifest.json");
+  let manifest: Manifest | undefined;
+  if (existsSync(manifestPath)) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(manifestPath, "utf8"));
+    } catch (err) {
+      throw new FormatError(manifestPath, undefined, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
+    }
+    const parsed = ManifestSchema.safeParse(raw);
+    if (!parsed.success) {
+      const { field, message } = firstIssue(parsed.error);
+      throw new FormatError(manifestPath, undefined, field, message);
+    }
+    manifest = parsed.data;
+  }
+  return { root, manifest, files };
+}
+
+/** Track files selected by --tracks / --families; unknown names are a usage error. */
+export function selectFiles(suite: Suite, filter: TrackFilter = {}): TrackFile[] {
+  const { tracks, families } = filter;
+  const known = new Set(suite.files.map((f) => f.track));
+  const knownFam = new Set(suite.files.map((f) => f.family));
+  for (const t of tracks ?? []) if (!known.has(t)) throw new UsageError(`unknown track ${JSON.stringify(t)} (not in ${suite.root})`);
+  for (const f of families ?? []) if (!knownFam.has(f)) throw new UsageError(`unknown family ${JSON.stringify(f)} (not in ${suite.root})`);
+  return suite.files.filter(
+    (f) => (!tracks?.length || tracks.includes(f.track)) && (!families?.length || families.includes(f.family)),
+  );
+}
+
+/** Suite identity: sha256 over the sorted lines `<relative path>\t<sha256>\n` of every file. */
+export function suiteIdentity(fileHashes: Readonly<Record<string, string>>): string {
+  const lines = Object.entries(fileHashes)
+    .map(([path, sha]) => `${path}\t${sha.toLowerCase()}\n`)
+    .sort();
+  return createHash("sha256").update(lines.join("")).digest("hex");
+}
+
+export interface ReadRecordsOptions {
+  /** Receives the sha256 of the decompressed bytes once the file has been read whole. */
+  onHash?: (sha256: string) => void;
+}
+
+/**
+ * Validated records of one track file. A line that does not match the schema throws a FormatError
+ * naming file, line and field; so does a run_id that is not `<track>:<id>`.
+ */
+export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOptions = {}): AsyncGenerator<SuiteRecord & { line: number }> {
+  const hash = options.onHash ? createHash("sha256") : undefined;
+  const ids = new Set<string>();
+  for await (const { line, value } of readJsonLines(file.path, hash ? { onBytes: (b) => hash.update(b) } : {})) {
+    const parsed = RecordSchema.safeParse(value);
+    if (!parsed.success) {
+      const { field, message } = firstIssue(parsed.error);
+      throw new FormatError(file.path, line, field || undefined, message);
+    }
+    const rec = parsed.data;
+    if (ids.has(rec.id)) throw new FormatError(file.path, line, "id", `duplicate id ${JSON.stringify(rec.id)} in track`);
+    ids.add(rec.id);
+    yield Object.assign(rec, { line });
+  }
+  if (hash && options.onHash) options.onHash(hash.digest("hex"));
+}
+
+/** sha256 of the decompressed bytes of a file, streaming. */
+export async function decompressedSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  const raw = createReadStream(path);
+  for await (const chunk of (path.endsWith(".gz") ? raw.pipe(createGunzip()) : raw) as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+/** Compares a computed hash with the manifest; returns a problem string or undefined. */
+export function manifestHashProblem(suite: Suite, file: TrackFile, sha256: string): string | undefined {
+  const entry = suite.manifest?.files[file.relPath];
+  if (!suite.manifest) return undefined;
+  if (!entry) return `${file.relPath}: not listed in manifest.json`;
+  if (entry.sha256.toLowerCase() !== sha256) {
+    return `${file.relPath}: sha256 mismatch (manifest ${entry.sha256}, file ${sha256})`;
+  }
+  return undefined;
+}

@@ -1,0 +1,10 @@
+// Original file: proto/udm/v1/orchestrator.proto
+
+
+export interface Distribution {
+  'p'?: ({[key: string]: number | string});
+}
+
+export interface Distribution__Output {
+  'p': ({[key: string]: number});
+}

@@ -1,0 +1,47 @@
+// Original file: proto/udm/v1/orchestrator.proto
+
+import type { AgentStatus as _udm_v1_AgentStatus, AgentStatus__Output as _udm_v1_AgentStatus__Output } from '../../udm/v1/AgentStatus.js';
+import type { TrackProgress as _udm_v1_TrackProgress, TrackProgress__Output as _udm_v1_TrackProgress__Output } from '../../udm/v1/TrackProgress.js';
+import type { Long } from '@grpc/proto-loader';
+
+export interface RunStatus {
+  'run_id'?: (string);
+  /**
+   * starting | running | draining | complete | failed | cancelled
+   */
+  'state'?: (string);
+  'suite_identity'?: (string);
+  'records_total'?: (number | string | Long);
+  'records_committed'?: (number | string | Long);
+  'records_resumed'?: (number | string | Long);
+  'units_queued'?: (number);
+  'units_inflight'?: (number);
+  'results_rejected'?: (number | string | Long);
+  'leases_expired'?: (number | string | Long);
+  'backup_units'?: (number | string | Long);
+  'records_per_second'?: (number | string);
+  'elapsed_seconds'?: (number | string);
+  'agents'?: (_udm_v1_AgentStatus)[];
+  'tracks'?: (_udm_v1_TrackProgress)[];
+}
+
+export interface RunStatus__Output {
+  'run_id': (string);
+  /**
+   * starting | running | draining | complete | failed | cancelled
+   */
+  'state': (string);
+  'suite_identity': (string);
+  'records_total': (number);
+  'records_committed': (number);
+  'records_resumed': (number);
+  'units_queued': (number);
+  'units_inflight': (number);
+  'results_rejected': (number);
+  'leases_expired': (number);
+  'backup_units': (number);
+  'records_per_second': (number);
+  'elapsed_seconds': (number);
+  'agents': (_udm_v1_AgentStatus__Output)[];
+  'tracks': (_udm_v1_TrackProgress__Output)[];
+}
