@@ -1,0 +1,52 @@
+// What the attach loop needs from an engine method (systemone, decisions, label-read): answer one
+// record's questions. Methods are stateless per record apart from caches; retries live inside.
+import type { Question } from "../common/suite-schema.js";
+import type { Distribution } from "../common/result-schema.js";
+
+/** One record as an agent receives it: state and questions only, never gold. */
+export interface RecordPayload {
+  runId: string;
+  id: string;
+  state: Record<string, string>;
+  questions: Record<string, Question>;
+  payloadSha256: string;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  /** HTTP requests sent to the engine for this record, retries included. */
+  requests: number;
+}
+
+export interface RecordAnswer {
+  /** question key -> distribution over its option keys (noul: {"true": p, "false": 1-p}). */
+  probs: Record<string, Distribution>;
+  /** Questions not run (prompt longer than max_model_len). */
+  skipped: string[];
+  /** Questions that failed after the last retry: key -> message. */
+  errors: Record<string, string>;
+  usage: TokenUsage;
+  latencyMs: number;
+  /** question key -> the method that answered it. */
+  answeredBy: Record<string, string>;
+  retries: number;
+  approximate: boolean;
+}
+
+export interface EngineInfo {
+  /** Model name as served (`id` from /v1/models). */
+  model: string;
+  maxModelLen: number;
+  /** Records the engine can usefully work on at once (drives the agent's credit). */
+  capacity: number;
+}
+
+export interface EngineMethod {
+  readonly name: "systemone" | "decisions" | "label-read";
+  /** Reads /v1/models and the like; throws while the engine is unreachable. */
+  info(signal?: AbortSignal): Promise<EngineInfo>;
+  /** Answers every question of the record; never throws for a per-question failure. */
+  answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer>;
+}
