@@ -1,6 +1,68 @@
-// udm-orch score
+// udm-orch score --suite DIR --results DIR [--out FILE] [--tracks a,b] [--families f,g]
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
+import { scoreResults, type MetricsJson } from "../scorer/score-results.js";
+import { csv, opt } from "./options.js";
+
+interface ScoreFlags {
+  suite: string;
+  results: string;
+  out?: string;
+  tracks?: string;
+  families?: string;
+}
 
 export function register(program: Command): void {
-  program.command("score").description("score result files against a suite");
+  program
+    .command("score")
+    .description("score result files against a suite and write metrics.json")
+    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
+    .addOption(opt("--results <dir>", "results directory; every *.jsonl and *.jsonl.gz below it is read").makeOptionMandatory())
+    .addOption(opt("--out <file>", "where to write metrics.json (default: <results>/metrics.json)"))
+    .addOption(opt("--tracks <list>", "comma-separated tracks to score (default: all)"))
+    .addOption(opt("--families <list>", "comma-separated families to score (default: all)"))
+    .action(async (flags: ScoreFlags) => {
+      const tracks = csv(flags.tracks);
+      const families = csv(flags.families);
+      const metrics = await scoreResults({
+        suiteDir: flags.suite,
+        resultsDir: flags.results,
+        ...(tracks ? { tracks } : {}),
+        ...(families ? { families } : {}),
+      });
+      const out = flags.out ?? join(flags.results, "metrics.json");
+      mkdirSync(dirname(out), { recursive: true });
+      // Write then rename, so a reader never sees half a file.
+      writeFileSync(`${out}.tmp`, JSON.stringify(metrics, null, 2) + "\n");
+      renameSync(`${out}.tmp`, out);
+      process.stdout.write(formatReport(metrics) + `wrote ${out}\n`);
+    });
+}
+
+function fmt(v: number | null | undefined): string {
+  return v === null || v === undefined ? "n/a" : v.toFixed(4);
+}
+
+/** One line per track (pillar, family, track, lang, headline), then the summary. */
+export function formatReport(m: MetricsJson): string {
+  const lines: string[] = [];
+  const rows = Object.entries(m.tracks).sort(([a, ta], [b, tb]) => ta.pillar.localeCompare(tb.pillar) || ta.family.localeCompare(tb.family) || a.localeCompare(b));
+  const w = Math.max(5, ...rows.map(([n]) => n.length));
+  for (const [name, t] of rows) {
+    const ci = t.headline.ci_low !== null ? ` [${fmt(t.headline.ci_low)}, ${fmt(t.headline.ci_high)}]` : "";
+    lines.push(`${t.pillar.padEnd(22)} ${t.family.padEnd(18)} ${name.padEnd(w)} ${t.lang.padEnd(5)} ${t.headline.metric}=${fmt(t.headline.value)}${ci}${t.missing ? ` missing=${t.missing}` : ""}`);
+  }
+  const s = m.summary;
+  lines.push(
+    s.v1_mean !== null
+      ? `v1 mean (${s.v1_tracks} tracks): ${fmt(s.v1_mean)}`
+      : `v1 mean: n/a (partial mean over ${s.v1_tracks} of 43 scored tracks: ${fmt(s.v1_mean_partial)})`,
+  );
+  lines.push(`family macro mean: ${fmt(s.family_macro_mean)}`);
+  for (const [pillar, p] of Object.entries(m.pillars)) {
+    const langs = Object.entries(p.by_lang).map(([l, v]) => `${pillar}/${l}=${fmt(v)}`).join(" ");
+    lines.push(`pillar ${pillar}: ${fmt(p.mean)} [${fmt(p.ci_low)}, ${fmt(p.ci_high)}] (${p.tracks} tracks) ${langs}`);
+  }
+  return lines.join("\n") + "\n";
 }

@@ -1,0 +1,54 @@
+// Metrics of one noul (yes/no) question key (SCORING.md "noul"): prediction is p(true) >= 0.5.
+import { macroF1 } from "./macro-f1.js";
+import { meanOrNull } from "./mean.js";
+import { negLogLikelihood } from "./nll.js";
+
+export const NOUL_THRESHOLD = 0.5;
+/** macro-F1 of noul questions is always over both labels, whatever occurs in gold. */
+export const NOUL_LABELS: readonly boolean[] = [true, false];
+
+export interface NoulItem {
+  gold: boolean;
+  /** p(true); null when the question is missing. */
+  pTrue: number | null;
+}
+
+export interface NoulMetrics {
+  kind: "noul";
+  n: number;
+  accuracy: number | null;
+  macro_f1: number | null;
+  nll: number | null;
+  missing: number;
+}
+
+export function noulPrediction(pTrue: number): boolean {
+  return pTrue >= NOUL_THRESHOLD;
+}
+
+export function noulMetrics(items: readonly NoulItem[]): NoulMetrics {
+  let correct = 0;
+  let missing = 0;
+  const nlls: number[] = [];
+  const pred: (boolean | null)[] = [];
+  for (const item of items) {
+    if (item.pTrue === null) {
+      missing++;
+      pred.push(null);
+      continue;
+    }
+    const p = noulPrediction(item.pTrue);
+    pred.push(p);
+    if (p === item.gold) correct++;
+    nlls.push(negLogLikelihood(item.gold ? item.pTrue : 1 - item.pTrue));
+  }
+  const n = items.length;
+  return {
+    kind: "noul",
+    n,
+    accuracy: n === 0 ? null : correct / n,
+    macro_f1: n === 0 ? null : macroF1(items.map((i) => i.gold), pred, NOUL_LABELS),
+    nll: meanOrNull(nlls),
+    missing,
+  };
+}
