@@ -1,0 +1,239 @@
+// The agent: attaches to the coordinator, answers the units it is sent through its engine method,
+// and reattaches with backoff whenever the stream breaks, until drained or stopped.
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import type * as grpc from "@grpc/grpc-js";
+import { createLogger, type Logger } from "../common/log.js";
+import { UdmError } from "../common/errors.js";
+import type { EngineMethod } from "./engine-method.js";
+import { canTransition, type AgentState } from "./agent-state.js";
+import { AgentAuthError } from "./agent-errors.js";
+import { newCounters, type AgentStats } from "./agent-stats.js";
+import { AttachSession, type EngineLoad, type SessionEnd } from "./attach-session.js";
+import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./coordinator-channel.js";
+import { EngineProbe } from "./engine-probe.js";
+import { RecordSlots } from "./record-slots.js";
+import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
+
+export interface AgentOptions {
+  /** Coordinator address, "host:port". */
+  coordinator: string;
+  method: EngineMethod;
+  /** Default: hostname-pid-random. */
+  agentId?: string;
+  /** Sent as `authorization: Bearer <token>`; none when absent. */
+  token?: string;
+  /** TLS when set (CA alone: server TLS; with cert and key: mutual TLS); insecure when absent. */
+  tls?: TlsFiles;
+  /** Engine URL reported in Hello (for status pages). */
+  engineUrl?: string;
+  /** Units to hold at once. Default: the engine's capacity from method.info(). */
+  capacity?: number;
+  /** Records in flight to the engine across all held units. Default: 2 × capacity. */
+  concurrency?: number;
+  /** Reconnect backoff (default 250 ms doubling to 30 s, with jitter). */
+  reconnect?: Partial<BackoffOptions>;
+  /** Heartbeat interval in ms. Default: the coordinator's Welcome.heartbeat_ms, else 5000. */
+  heartbeatMs?: number;
+  /** Engine probe intervals in ms while ready / while down (defaults 5000 / 1000). */
+  probeMs?: { ready?: number; down?: number };
+  /** Engine load for heartbeats (vllm:num_requests_waiting/running); reported as 0 when absent. */
+  engineLoad?: (signal: AbortSignal) => Promise<EngineLoad>;
+  /** Extra gRPC channel options (merged over the keepalive defaults). */
+  channelOptions?: grpc.ChannelOptions;
+  logger?: Logger;
+}
+
+/** How an agent ended. */
+export type AgentOutcome =
+  /** Drained: by the coordinator (run complete) or by drain() (SIGTERM); work in hand was sent. */
+  | { kind: "drained"; by: "coordinator" | "agent"; reason: string }
+  /** stop() was called: work in hand was dropped (the coordinator requeues it). */
+  | { kind: "stopped" }
+  /** Cannot go on (credentials refused, bad TLS files): retrying would not help. */
+  | { kind: "failed"; error: UdmError };
+
+export interface AgentHandle {
+  readonly agentId: string;
+  /** Resolves once the agent is stopped; never rejects. */
+  readonly done: Promise<AgentOutcome>;
+  /** Finish the units in hand, send them, close the stream; resolves when stopped. */
+  drain(): Promise<void>;
+  /** Stop now, dropping the units in hand. */
+  stop(): void;
+  state(): AgentState;
+  stats(): AgentStats;
+}
+
+/** Default records in flight per held unit: lets a unit's records overlap once its prefix is cached. */
+const RECORDS_PER_UNIT = 2;
+
+export function defaultAgentId(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+}
+
+export function startAgent(options: AgentOptions): AgentHandle {
+  const agentId = options.agentId ?? defaultAgentId();
+  const logger = (options.logger ?? createLogger("udm-orch")).child(`agent ${agentId}`);
+  const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.reconnect };
+  const counters = newCounters();
+  const probe = new EngineProbe(
+    options.method,
+    { readyIntervalMs: options.probeMs?.ready ?? 5_000, downIntervalMs: options.probeMs?.down ?? 1_000, timeoutMs: 10_000 },
+    logger,
+  );
+
+  let state: AgentState = "starting";
+  let session: AttachSession | undefined;
+  let slots: RecordSlots | undefined;
+  let client: ReturnType<typeof createCoordinatorClient> | undefined;
+  let lastError: string | undefined;
+  let wantDrain = false;
+  let wantStop = false;
+  let coordinatorDrainReason: string | undefined;
+  let wake: () => void = () => {};
+  let resolveDone!: (o: AgentOutcome) => void;
+  const done = new Promise<AgentOutcome>((resolve) => (resolveDone = resolve));
+
+  const setState = (next: AgentState) => {
+    if (state === next) return;
+    if (!canTransition(state, next)) {
+      logger.error("invalid agent state transition ignored", { from: state, to: next });
+      return;
+    }
+    logger.debug("state", { from: state, to: next });
+    state = next;
+  };
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+
+  const closeClient = () => {
+    client?.close();
+    client = undefined;
+  };
+
+  async function run(): Promise<AgentOutcome> {
+    const credentials = channelCredentials(options.tls);
+    await probe.probe();
+    probe.start();
+    let attempt = 0;
+    while (!wantStop && !wantDrain) {
+      setState("connecting");
+      const capacity = options.capacity ?? probe.info?.capacity;
+      if (capacity !== undefined && !slots) {
+        const concurrency = options.concurrency ?? Math.max(1, capacity * RECORDS_PER_UNIT);
+        slots = new RecordSlots(concurrency);
+        logger.info("capacity", { units: capacity, recordsInFlight: concurrency });
+      }
+      client = createCoordinatorClient(options.coordinator, credentials, options.channelOptions);
+      counters.attaches++;
+      logger.info("attaching", { coordinator: options.coordinator, ready: probe.ready });
+      // Until the engine's capacity is known the session grants no credit, so one slot is enough.
+      session = new AttachSession(client, {
+        coordinator: options.coordinator,
+        agentId,
+        token: options.token,
+        engineUrl: options.engineUrl,
+        method: options.method,
+        probe,
+        slots: slots ?? new RecordSlots(1),
+        capacity: options.capacity,
+        heartbeatMs: options.heartbeatMs,
+        engineLoad: options.engineLoad,
+        stats: counters,
+        logger,
+        onAttached: () => {
+          attempt = 0;
+          if (state === "connecting") setState("running");
+        },
+        onCoordinatorDrain: (reason) => {
+          coordinatorDrainReason = reason || "coordinator drain";
+          setState("draining");
+        },
+      });
+      const end: SessionEnd = await session.ended;
+      session = undefined;
+      closeClient();
+      switch (end.kind) {
+        case "drained":
+          return { kind: "drained", by: coordinatorDrainReason !== undefined ? "coordinator" : "agent", reason: coordinatorDrainReason ?? end.reason };
+        case "unauthenticated":
+          lastError = end.error.message;
+          logger.error(end.error.message);
+          return { kind: "failed", error: end.error };
+        case "stopped":
+          return wantDrain ? { kind: "drained", by: "agent", reason: "drain requested" } : { kind: "stopped" };
+        case "stale-hello":
+          continue;
+        case "disconnected": {
+          counters.disconnects++;
+          lastError = end.error?.message;
+          if (wantStop || wantDrain) break;
+          const delay = reconnectDelayMs(attempt++, backoff);
+          logger.warn("coordinator stream ended; reattaching", { error: end.error?.message, inMs: delay, attempt });
+          setState("connecting");
+          await sleep(delay);
+        }
+      }
+    }
+    return wantDrain ? { kind: "drained", by: "agent", reason: "drain requested while not attached" } : { kind: "stopped" };
+  }
+
+  void run()
+    .catch((err: unknown): AgentOutcome => {
+      const error = err instanceof UdmError ? err : new UdmError(`agent failed: ${(err as Error).message}`, { cause: err });
+      lastError = error.message;
+      logger.error(error.message);
+      return { kind: "failed", error };
+    })
+    .then((outcome) => {
+      probe.stop();
+      session?.stop();
+      closeClient();
+      setState("stopped");
+      logger.info("agent stopped", { outcome: outcome.kind, ...(outcome.kind === "drained" ? { by: outcome.by, reason: outcome.reason } : {}) });
+      resolveDone(outcome);
+    });
+
+  return {
+    agentId,
+    done,
+    async drain() {
+      if (state !== "stopped" && !wantDrain && !wantStop) {
+        wantDrain = true;
+        setState("draining");
+        if (session) session.drain("agent drain");
+        else wake();
+      }
+      await done;
+    },
+    stop() {
+      if (state === "stopped" || wantStop) return;
+      wantStop = true;
+      session?.stop();
+      wake();
+    },
+    state: () => state,
+    stats: (): AgentStats => ({
+      ...counters,
+      engineLoad: counters.engineLoad ? { ...counters.engineLoad } : undefined,
+      state,
+      agentId,
+      ready: probe.ready,
+      model: probe.info?.model,
+      runId: session?.welcome?.runId,
+      inflightUnits: session?.inflightUnits ?? 0,
+      inflightRecords: slots?.inUse ?? 0,
+      lastError,
+    }),
+  };
+}
+
+export { AgentAuthError };

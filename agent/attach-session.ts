@@ -1,0 +1,375 @@
+// One Attach stream: Hello, Credit, units answered and sent back, heartbeats, Cancel and Drain.
+// A session lives until the stream ends; the attach loop (attach-loop.ts) opens the next one.
+import type { Duplex } from "node:stream";
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "../common/log.js";
+import { VERSION } from "../common/version.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "./engine-method.js";
+import type { EngineProbe } from "./engine-probe.js";
+import type { RecordSlots } from "./record-slots.js";
+import { StreamWriter } from "./stream-writer.js";
+import { failedAnswer, fromWire, toWire, type AssignedUnit, type UnreadablePayload } from "./wire.js";
+import { AgentAuthError } from "./agent-errors.js";
+import type { AgentStatsCounters } from "./agent-stats.js";
+import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
+import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
+import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
+import type { MethodParams__Output } from "../proto/generated/udm/v1/MethodParams.js";
+
+/** Engine load as reported in heartbeats (vllm:num_requests_waiting / _running). */
+export interface EngineLoad {
+  waiting: number;
+  running: number;
+}
+
+export interface SessionOptions {
+  coordinator: string;
+  agentId: string;
+  token: string | undefined;
+  engineUrl: string | undefined;
+  method: EngineMethod;
+  probe: EngineProbe;
+  slots: RecordSlots;
+  /** Units to hold at once; undefined: the engine's capacity from info(). */
+  capacity: number | undefined;
+  /** Explicit heartbeat interval; undefined: the Welcome's, else DEFAULT_HEARTBEAT_MS. */
+  heartbeatMs: number | undefined;
+  engineLoad: ((signal: AbortSignal) => Promise<EngineLoad>) | undefined;
+  stats: AgentStatsCounters;
+  logger: Logger;
+  /** The coordinator answered on this stream (the attach succeeded). */
+  onAttached: () => void;
+  /** A Drain arrived from the coordinator. */
+  onCoordinatorDrain: (reason: string) => void;
+}
+
+/** How a session ended. */
+export type SessionEnd =
+  | { kind: "drained"; reason: string }
+  | { kind: "disconnected"; error: Error | undefined }
+  | { kind: "unauthenticated"; error: AgentAuthError }
+  /** The engine's info changed since Hello (it came up, or serves another model): attach again. */
+  | { kind: "stale-hello" }
+  | { kind: "stopped" };
+
+export const DEFAULT_HEARTBEAT_MS = 5_000;
+/** How long a drained session waits for the coordinator to close its side before cancelling. */
+const CLOSE_GRACE_MS = 5_000;
+
+interface HeldUnit {
+  unit: AssignedUnit;
+  abort: AbortController;
+  cancelled: boolean;
+  task: Promise<void>;
+}
+
+export interface WelcomeInfo {
+  runId: string;
+  params: MethodParams__Output | null;
+  leaseMs: number;
+  heartbeatMs: number;
+}
+
+export class AttachSession {
+  readonly ended: Promise<SessionEnd>;
+  private finish!: (end: SessionEnd) => void;
+  private finished = false;
+  private readonly call: grpc.ClientDuplexStream<AgentMessage, CoordinatorMessage__Output>;
+  private readonly writer: StreamWriter<AgentMessage>;
+  private readonly held = new Map<string, HeldUnit>();
+  private readonly sessionAbort = new AbortController();
+  private helloInfo: EngineInfo | undefined;
+  private helloReady = false;
+  private capacity = 0;
+  private attached = false;
+  /** Credit granted and units received on this stream (credit does not carry over streams). */
+  private granted = 0;
+  private received = 0;
+  private draining = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private heartbeatBusy = false;
+  private unsubscribeProbe: () => void = () => {};
+  /** Set once the units in hand are sent and our side is closed. */
+  private pendingDrainReason: string | undefined;
+  welcome: WelcomeInfo | undefined;
+
+  constructor(client: CoordinatorClient, private readonly o: SessionOptions) {
+    this.ended = new Promise((resolve) => (this.finish = resolve));
+    const metadata = new grpc.Metadata();
+    if (o.token) metadata.set("authorization", `Bearer ${o.token}`);
+    metadata.set("x-udm-agent-id", o.agentId);
+    this.call = client.Attach(metadata);
+    // grpc-js call objects are Node Duplex streams; the generated typings do not say so.
+    this.writer = new StreamWriter<AgentMessage>(this.call as unknown as Duplex);
+    this.call.on("data", (m: CoordinatorMessage__Output) => this.onMessage(m));
+    let failure: grpc.ServiceError | undefined;
+    this.call.on("error", (err: grpc.ServiceError) => (failure = err));
+    this.call.on("status", (status: grpc.StatusObject) => {
+      // 'status' follows push(null) synchronously; messages still buffered are delivered before
+      // 'end', so a Drain sent just before the coordinator closes is not missed.
+      const conclude = () => this.onStreamEnd(status, failure);
+      if (this.call.readableEnded) conclude();
+      else this.call.once("end", conclude);
+    });
+    this.unsubscribeProbe = o.probe.onChange((ready, info) => this.onEngineChange(ready, info));
+    void this.open();
+  }
+
+  get inflightUnits(): number {
+    return this.held.size;
+  }
+
+  /** Finish the units in hand, send them, close the stream. */
+  drain(reason: string): void {
+    if (this.draining || this.finished) return;
+    this.draining = true;
+    void this.drainNow(reason);
+  }
+
+  /** Ends the session now: units in hand are dropped (the coordinator requeues them). */
+  stop(end: SessionEnd = { kind: "stopped" }): void {
+    this.end(end);
+    this.call.cancel();
+  }
+
+  private async open(): Promise<void> {
+    const info = this.o.probe.info;
+    this.helloInfo = info;
+    this.helloReady = this.o.probe.ready && info !== undefined;
+    this.capacity = this.o.capacity ?? info?.capacity ?? 0;
+    await this.send({
+      hello: {
+        agent_id: this.o.agentId,
+        model: info?.model ?? "",
+        methods: [this.o.method.name],
+        max_model_len: info?.maxModelLen ?? 0,
+        capacity: this.capacity,
+        version: VERSION,
+        ready: this.helloReady,
+        engine_url: this.o.engineUrl ?? "",
+      },
+    });
+    // Credit only once the engine is known: a not-ready agent is sent nothing, and the attach that
+    // follows its engine coming up grants the credit with a Hello that names the model.
+    if (this.helloReady && this.capacity > 0) await this.grant(this.capacity);
+    this.scheduleHeartbeats(this.o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+  }
+
+  private async send(message: AgentMessage): Promise<boolean> {
+    if (this.finished) return false;
+    return this.writer.send(message);
+  }
+
+  private async grant(units: number): Promise<void> {
+    if (await this.send({ credit: { units } })) {
+      this.granted += units;
+      this.o.stats.creditGranted += units;
+    }
+  }
+
+  private onMessage(m: CoordinatorMessage__Output): void {
+    if (this.finished) return;
+    if (!this.attached) {
+      this.attached = true;
+      this.o.onAttached();
+    }
+    switch (m.kind) {
+      case "welcome": {
+        const w = m.welcome!;
+        this.welcome = { runId: w.run_id, params: w.params, leaseMs: w.lease_ms, heartbeatMs: w.heartbeat_ms };
+        this.o.logger.info("attached", { runId: w.run_id, leaseMs: w.lease_ms, heartbeatMs: w.heartbeat_ms });
+        if (this.o.heartbeatMs === undefined && w.heartbeat_ms > 0) this.scheduleHeartbeats(w.heartbeat_ms);
+        return;
+      }
+      case "unit":
+        return this.onUnit(fromWire(m.unit!));
+      case "cancel":
+        return this.onCancel(m.cancel!.unit_id);
+      case "drain":
+        this.o.logger.info("drain requested by the coordinator", { reason: m.drain!.reason });
+        this.o.onCoordinatorDrain(m.drain!.reason);
+        return this.drain(m.drain!.reason || "coordinator drain");
+      default:
+        this.o.logger.warn("unknown message from the coordinator", { kind: m.kind });
+    }
+  }
+
+  private onUnit(unit: AssignedUnit): void {
+    const stats = this.o.stats;
+    if (this.held.has(unit.unitId)) {
+      this.o.logger.warn("unit already held; duplicate ignored", { unit: unit.unitId });
+      return;
+    }
+    stats.unitsReceived++;
+    this.received++;
+    if (this.received > this.granted) {
+      this.o.logger.warn("coordinator sent more units than credited", { received: this.received, granted: this.granted });
+    }
+    const abort = new AbortController();
+    const sessionGone = () => abort.abort(this.sessionAbort.signal.reason);
+    this.sessionAbort.signal.addEventListener("abort", sessionGone, { once: true });
+    const held: HeldUnit = { unit, abort, cancelled: false, task: Promise.resolve() };
+    this.held.set(unit.unitId, held);
+    held.task = this.runUnit(held).finally(() => {
+      this.sessionAbort.signal.removeEventListener("abort", sessionGone);
+      this.held.delete(unit.unitId);
+      // One credit back per unit that left our hands, done or cancelled; none while draining.
+      if (!this.draining && !this.finished) void this.grant(1);
+    });
+  }
+
+  private onCancel(unitId: string): void {
+    const held = this.held.get(unitId);
+    if (!held) {
+      this.o.logger.debug("cancel for a unit not held", { unit: unitId });
+      return;
+    }
+    held.cancelled = true;
+    this.o.stats.unitsCancelled++;
+    held.abort.abort(new Error(`unit ${unitId} cancelled by the coordinator`));
+  }
+
+  private async runUnit(held: HeldUnit): Promise<void> {
+    const { unit, abort } = held;
+    const signal = abort.signal;
+    const pending: Array<Promise<void>> = [];
+    let warmed = false;
+    for (const record of unit.records) {
+      if (signal.aborted) break;
+      if ("unreadable" in record) {
+        pending.push(this.sendUnreadable(unit.unitId, record.unreadable, signal));
+        continue;
+      }
+      let release: () => void;
+      try {
+        release = await this.o.slots.acquire(signal);
+      } catch {
+        break;
+      }
+      const answered = this.answerRecord(unit.unitId, record.payload, signal).finally(release);
+      // Records of a unit share the state prefix: the first goes alone so the engine caches the
+      // prefix, the rest (started in order) then hit it.
+      if (!warmed) {
+        warmed = true;
+        await answered;
+      } else pending.push(answered);
+    }
+    await Promise.all(pending);
+    if (signal.aborted) return;
+    if (await this.send({ unit_done: { unit_id: unit.unitId } })) this.o.stats.unitsDone++;
+  }
+
+  private async answerRecord(unitId: string, record: RecordPayload, signal: AbortSignal): Promise<void> {
+    const started = performance.now();
+    let answer: RecordAnswer;
+    try {
+      answer = await this.o.method.answer(record, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      // The method retries per question itself; a throw is a fault of the method, recorded as data.
+      this.o.stats.recordFailures++;
+      const message = err instanceof Error ? err.message : String(err);
+      this.o.logger.warn("engine method failed on a record", { unit: unitId, record: record.runId, error: message });
+      answer = failedAnswer(Object.keys(record.questions), `agent: ${this.o.method.name} failed: ${message}`, performance.now() - started);
+    }
+    if (signal.aborted) return;
+    this.o.stats.recordsAnswered++;
+    if (await this.send({ result: toWire(unitId, record, answer) })) this.o.stats.resultsSent++;
+  }
+
+  private async sendUnreadable(unitId: string, record: UnreadablePayload, signal: AbortSignal): Promise<void> {
+    this.o.stats.recordFailures++;
+    this.o.logger.warn("unreadable payload", { error: record.error.message });
+    if (signal.aborted) return;
+    const answer = failedAnswer(record.questionKeys, `agent: ${record.error.message}`, 0);
+    if (await this.send({ result: toWire(unitId, record, answer) })) this.o.stats.resultsSent++;
+  }
+
+  private onEngineChange(ready: boolean, info: EngineInfo | undefined): void {
+    if (this.finished) return;
+    const stale =
+      ready && info !== undefined && (!this.helloReady || info.model !== this.helloInfo?.model || info.maxModelLen !== this.helloInfo?.maxModelLen);
+    if (stale && !this.draining) {
+      this.o.logger.info("engine info changed since Hello; attaching again", { model: info.model, maxModelLen: info.maxModelLen });
+      this.stop({ kind: "stale-hello" });
+      return;
+    }
+    void this.heartbeat();
+  }
+
+  private scheduleHeartbeats(intervalMs: number): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.finished) return;
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), intervalMs);
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (this.heartbeatBusy || this.finished) return;
+    this.heartbeatBusy = true;
+    try {
+      let load: EngineLoad | undefined;
+      if (this.o.engineLoad && this.o.probe.ready) {
+        try {
+          load = await this.o.engineLoad(AbortSignal.any([this.sessionAbort.signal, AbortSignal.timeout(2_000)]));
+          this.o.stats.engineLoad = load;
+        } catch (err) {
+          this.o.logger.debug("engine load not read", { error: (err as Error).message });
+        }
+      }
+      const sent = await this.send({
+        heartbeat: {
+          inflight_units: this.held.size,
+          inflight_requests: this.o.slots.inUse,
+          engine_waiting: load?.waiting ?? 0,
+          engine_running: load?.running ?? 0,
+          ready: this.o.probe.ready,
+        },
+      });
+      if (sent) this.o.stats.heartbeatsSent++;
+    } finally {
+      this.heartbeatBusy = false;
+    }
+  }
+
+  private async drainNow(reason: string): Promise<void> {
+    while (this.held.size > 0 && !this.finished) {
+      await Promise.all([...this.held.values()].map((h) => h.task));
+    }
+    if (this.finished) return;
+    await this.writer.end();
+    // Wait for the coordinator to close its side, so nothing we wrote is cut off by a cancel.
+    const grace = setTimeout(() => this.stop({ kind: "drained", reason }), CLOSE_GRACE_MS);
+    this.pendingDrainReason = reason;
+    await this.ended;
+    clearTimeout(grace);
+  }
+
+  private onStreamEnd(status: grpc.StatusObject, failure: grpc.ServiceError | undefined): void {
+    if (status.code === grpc.status.UNAUTHENTICATED || status.code === grpc.status.PERMISSION_DENIED) {
+      this.end({ kind: "unauthenticated", error: new AgentAuthError(this.o.coordinator, status.code, { cause: failure }) });
+      return;
+    }
+    if (this.pendingDrainReason !== undefined) {
+      this.end({ kind: "drained", reason: this.pendingDrainReason });
+      return;
+    }
+    if (this.draining) {
+      // The coordinator closed before we sent everything: what is in hand is dropped (it requeues).
+      this.end({ kind: "drained", reason: "coordinator closed the stream while draining" });
+      return;
+    }
+    const error = failure ?? new Error(`coordinator closed the stream (${grpc.status[status.code]}${status.details ? `: ${status.details}` : ""})`);
+    this.end({ kind: "disconnected", error });
+  }
+
+  private end(end: SessionEnd): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.o.stats.unitsDropped += [...this.held.values()].filter((h) => !h.cancelled).length;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.unsubscribeProbe();
+    this.writer.close();
+    this.sessionAbort.abort(new Error(`session ended: ${end.kind}`));
+    this.finish(end);
+  }
+}

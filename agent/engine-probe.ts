@@ -1,0 +1,95 @@
+// Watches the engine through method.info(): ready while it answers, not ready while it is down
+// (vLLM restarting). The attach loop reports readiness in Hello and heartbeats.
+import type { EngineInfo, EngineMethod } from "./engine-method.js";
+import type { Logger } from "../common/log.js";
+
+export interface EngineProbeOptions {
+  /** Probe interval while the engine answers, in ms. */
+  readyIntervalMs: number;
+  /** Probe interval while it does not, in ms (shorter: coming back quickly matters). */
+  downIntervalMs: number;
+  /** Time allowed for one info() call, in ms. */
+  timeoutMs: number;
+}
+
+export type EngineChangeListener = (ready: boolean, info: EngineInfo | undefined) => void;
+
+export class EngineProbe {
+  private readyNow = false;
+  private infoNow: EngineInfo | undefined;
+  private errorNow: Error | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private readonly stopper = new AbortController();
+  private readonly listeners = new Set<EngineChangeListener>();
+
+  constructor(
+    private readonly method: EngineMethod,
+    private readonly options: EngineProbeOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  get ready(): boolean {
+    return this.readyNow;
+  }
+  /** The last info the engine gave (kept while it is down: it names the model it served). */
+  get info(): EngineInfo | undefined {
+    return this.infoNow;
+  }
+  get lastError(): Error | undefined {
+    return this.errorNow;
+  }
+
+  onChange(listener: EngineChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** One probe now; resolves with readiness. Never throws. */
+  async probe(): Promise<boolean> {
+    const signal = AbortSignal.any([this.stopper.signal, AbortSignal.timeout(this.options.timeoutMs)]);
+    let info: EngineInfo | undefined;
+    let error: Error | undefined;
+    try {
+      info = await this.method.info(signal);
+    } catch (err) {
+      error = err instanceof Error ? err : new Error(String(err));
+    }
+    if (this.stopper.signal.aborted) return this.readyNow;
+    const wasReady = this.readyNow;
+    const previous = this.infoNow;
+    if (info) {
+      this.readyNow = true;
+      this.infoNow = info;
+      this.errorNow = undefined;
+    } else {
+      this.readyNow = false;
+      this.errorNow = error;
+    }
+    if (wasReady !== this.readyNow) {
+      if (this.readyNow) this.logger.info("engine ready", { model: info?.model, maxModelLen: info?.maxModelLen, capacity: info?.capacity });
+      else this.logger.warn("engine not ready", { error: error?.message });
+    }
+    const infoChanged = info !== undefined && (previous?.model !== info.model || previous.maxModelLen !== info.maxModelLen || previous.capacity !== info.capacity);
+    if (wasReady !== this.readyNow || infoChanged) for (const l of this.listeners) l(this.readyNow, this.infoNow);
+    return this.readyNow;
+  }
+
+  /** Probes on a timer until stop(). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const tick = async () => {
+      await this.probe();
+      if (!this.running) return;
+      this.timer = setTimeout(tick, this.readyNow ? this.options.readyIntervalMs : this.options.downIntervalMs);
+    };
+    this.timer = setTimeout(tick, this.readyNow ? this.options.readyIntervalMs : this.options.downIntervalMs);
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.stopper.abort(new Error("engine probe stopped"));
+  }
+}

@@ -1,0 +1,134 @@
+// Conversion between the gRPC messages of the Attach stream and the agent's domain types, in one
+// place (STYLE.md 2: convert at the edge). Nothing else in agent/ reads generated proto types'
+// payload fields.
+import { z } from "zod";
+import { QuestionSchema } from "../common/suite-schema.js";
+import { UdmError } from "../common/errors.js";
+import type { RecordAnswer, RecordPayload } from "./engine-method.js";
+import type { WorkUnit__Output } from "../proto/generated/udm/v1/WorkUnit.js";
+import type { Payload__Output } from "../proto/generated/udm/v1/Payload.js";
+import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
+import type { Distribution as WireDistribution } from "../proto/generated/udm/v1/Distribution.js";
+
+/** A payload the agent cannot read (bad JSON or shape); names the unit, record and field. */
+export class PayloadError extends UdmError {
+  constructor(
+    readonly unitId: string,
+    readonly runId: string,
+    readonly field: "state_json" | "questions_json",
+    readonly problem: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`unit ${unitId} record ${runId} field ${field}: ${problem}`, options);
+  }
+}
+
+/** A record the agent could not read: answered with an error per question instead of probabilities. */
+export interface UnreadablePayload {
+  runId: string;
+  payloadSha256: string;
+  /** Question keys when questions_json could be read, else empty. */
+  questionKeys: string[];
+  error: PayloadError;
+}
+
+export type UnitRecord = { payload: RecordPayload } | { unreadable: UnreadablePayload };
+
+/** A work unit as the agent holds it. */
+export interface AssignedUnit {
+  unitId: string;
+  track: string;
+  groupIds: string[];
+  leaseMs: number;
+  backup: boolean;
+  /** In the coordinator's order; records of a group share their state prefix. */
+  records: UnitRecord[];
+}
+
+const StateSchema = z.record(z.string(), z.string());
+const QuestionsSchema = z.record(z.string(), QuestionSchema);
+
+function parseJsonField<T>(unitId: string, p: Payload__Output, field: "state_json" | "questions_json", schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(p[field]);
+  } catch (err) {
+    throw new PayloadError(unitId, p.run_id, field, `not JSON: ${(err as Error).message}`, { cause: err });
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue && issue.path.length ? ` at ${issue.path.join(".")}` : "";
+    throw new PayloadError(unitId, p.run_id, field, `${issue?.message ?? "invalid"}${where}`, { cause: parsed.error });
+  }
+  return parsed.data;
+}
+
+function recordFromWire(unitId: string, p: Payload__Output): UnitRecord {
+  let questions: RecordPayload["questions"] | undefined;
+  try {
+    questions = parseJsonField(unitId, p, "questions_json", QuestionsSchema);
+    const state = parseJsonField(unitId, p, "state_json", StateSchema);
+    return { payload: { runId: p.run_id, id: p.id, state, questions, payloadSha256: p.payload_sha256 } };
+  } catch (err) {
+    if (!(err instanceof PayloadError)) throw err;
+    return {
+      unreadable: { runId: p.run_id, payloadSha256: p.payload_sha256, questionKeys: questions ? Object.keys(questions) : [], error: err },
+    };
+  }
+}
+
+/** WorkUnit (wire) -> AssignedUnit; state_json and questions_json are parsed here, once. */
+export function fromWire(unit: WorkUnit__Output): AssignedUnit {
+  const groupIds = unit.group_ids.length ? [...unit.group_ids] : unit.group_id ? [unit.group_id] : [];
+  return {
+    unitId: unit.unit_id,
+    track: unit.track,
+    groupIds,
+    leaseMs: unit.lease_ms,
+    backup: unit.backup,
+    records: unit.records.map((p) => recordFromWire(unit.unit_id, p)),
+  };
+}
+
+/** RecordAnswer (domain) -> RecordResult (wire). */
+export function toWire(unitId: string, record: Pick<RecordPayload, "runId" | "payloadSha256">, answer: RecordAnswer): RecordResult {
+  const probs: Record<string, WireDistribution> = {};
+  for (const [question, dist] of Object.entries(answer.probs)) probs[question] = { p: { ...dist } };
+  return {
+    unit_id: unitId,
+    run_id: record.runId,
+    probs,
+    skipped: [...answer.skipped],
+    errors: { ...answer.errors },
+    usage: {
+      prompt_tokens: answer.usage.promptTokens,
+      cached_tokens: answer.usage.cachedTokens,
+      completion_tokens: answer.usage.completionTokens,
+      requests: answer.usage.requests,
+    },
+    latency_ms: answer.latencyMs,
+    payload_sha256: record.payloadSha256,
+    answered_by: { ...answer.answeredBy },
+    retries: answer.retries,
+    approximate: answer.approximate,
+  };
+}
+
+/**
+ * The answer for a record that got no answer from the method: every question carries the error,
+ * so the failure is recorded as data (STYLE.md 5) and the record is not silently lost.
+ */
+export function failedAnswer(questionKeys: readonly string[], message: string, latencyMs: number): RecordAnswer {
+  const keys = questionKeys.length ? questionKeys : ["payload"];
+  return {
+    probs: {},
+    skipped: [],
+    errors: Object.fromEntries(keys.map((k) => [k, message])),
+    usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
+    latencyMs,
+    answeredBy: {},
+    retries: 0,
+    approximate: false,
+  };
+}
