@@ -1,0 +1,282 @@
+// scoreResults and TrackAccumulator on hand-made suites in temp dirs; expected values worked out by hand.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { FormatError, UsageError } from "../../common/errors.js";
+import { scoreResults, type MetricsJson } from "../../scorer/score-results.js";
+import { TrackAccumulator } from "../../scorer/track-accumulator.js";
+import { RecordSchema } from "../../common/suite-schema.js";
+import { ABC, noul, peaked, record, tempDir, writeResults, writeSuite, type FixtureTrack } from "./suite-fixture.js";
+
+const silent = { debug() {}, info() {}, warn() {}, error() {}, child() { return silent; } };
+
+function fixtureTracks(): FixtureTrack[] {
+  const sa = [
+    record("sa", { id: "r1", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "A" } }),
+    record("sa", { id: "r2", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "B" } }),
+    record("sa", { id: "r3", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "C" } }),
+    record("sa", { id: "r4", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "C" } }),
+  ];
+  const xy = { x: "cat x", y: "cat y" };
+  const guard = [
+    // The first record has gold only for `harmful`, so the headline is harmful's macro-F1 even though
+    // `category` comes first in questions order.
+    record("guard", { id: "g1", family: "safety_guardrail", lang: "en", questions: { category: { type: "choice", criteria: xy }, harmful: { type: "noul" } }, expected: { harmful: true } }),
+    record("guard", { id: "g2", family: "safety_guardrail", lang: "en", questions: { category: { type: "choice", criteria: xy }, harmful: { type: "noul" } }, expected: { harmful: false, category: "x" } }),
+  ];
+  const qrels1 = { a: 3, b: 0, c: 1, z: 2 };
+  const rr = [
+    record("rr", {
+      id: "q1c1", family: "passage_reranking", lang: "en", group: "g1",
+      questions: { "doc:a": { type: "noul" }, "doc:b": { type: "noul" }, "doc:c": { type: "noul" } },
+      expected: { "doc:a": true, "doc:b": false, "doc:c": false },
+      scoring: { type: "retrieval_ranking", qrels: qrels1, field_to_document: { "doc:a": "a" }, relevance_threshold: 2, fully_judged: true, combine_chunks_by: "metadata.group_id" },
+    }),
+    record("rr", {
+      id: "q1c2", family: "passage_reranking", lang: "en", group: "g1",
+      questions: { "doc:d": { type: "noul" }, "doc:e": { type: "noul" } },
+      scoring: { type: "retrieval_ranking", qrels: [{ doc: "a", grade: 3 }, { doc: "b", grade: 0 }, { doc: "c", grade: 1 }, { doc: "z", grade: 2 }], scorable_ids: ["d"], relevance_threshold: 2, fully_judged: true },
+    }),
+    record("rr", {
+      id: "q2", family: "passage_reranking", lang: "en", group: "g2",
+      questions: { "doc:p": { type: "noul" }, "doc:q": { type: "noul" } },
+      scoring: { type: "retrieval_ranking", qrels: { p: 1, q: 0 }, relevance_threshold: 2, fully_judged: true },
+    }),
+    record("rr", {
+      id: "q3", family: "passage_reranking", lang: "en", group: "g3",
+      questions: { "doc:m": { type: "noul" }, "doc:n": { type: "noul" } },
+      scoring: { type: "retrieval_ranking", qrels: { m: 2 }, relevance_threshold: 2, fully_judged: false },
+    }),
+  ];
+  const m12 = { m1: "model one", m2: "model two" };
+  const rb = [
+    record("routerbench", {
+      id: "b1", family: "model_routing", lang: "multi", questions: { route: { type: "choice", criteria: m12 } }, expected: { route: "m1" },
+      scoring: { type: "routing_outcome", outcomes: { m1: { quality: 0.8, cost_usd: 0.1 }, m2: { quality: 0.9, cost_usd: 0.5 } }, accepted: ["m1", "m2"] },
+    }),
+    record("routerbench", {
+      id: "b2", family: "model_routing", lang: "multi", questions: { route: { type: "choice", criteria: m12 } }, expected: { route: "m1" },
+      scoring: { type: "routing_outcome", outcomes: { m1: { quality: 0.4, cost_usd: 0.1 }, m2: { quality: 0.2, cost_usd: 0.3 } }, accepted: ["m1"] },
+    }),
+  ];
+  const levels = { "0": "0", "1": "1", "2": "2", "3": "3", "4": "4" };
+  const fw = [
+    record("fw", { id: "f1", family: "quality_scoring", questions: { quality: { type: "choice", criteria: levels } }, expected: { quality: "1" }, scoring: { ordinal: true } }),
+    record("fw", { id: "f2", family: "quality_scoring", questions: { quality: { type: "choice", criteria: levels } }, expected: { quality: "4" }, scoring: { ordinal: true } }),
+  ];
+  return [
+    { family: "sentiment", track: "sa", records: sa },
+    { family: "safety_guardrail", track: "guard", records: guard },
+    { family: "passage_reranking", track: "rr", records: rr },
+    { family: "model_routing", track: "routerbench", records: rb },
+    { family: "quality_scoring", track: "fw", records: fw },
+  ];
+}
+
+const LEVEL_KEYS = ["0", "1", "2", "3", "4"];
+
+function writeFixtureResults(dir: string): void {
+  // a/ sorts before b/: the r1 line in b/ (correct) replaces the one in a/ (wrong).
+  writeResults(join(dir, "a", "sentiment", "sa.jsonl"), [{ run_id: "sa:r1", probs: { label: peaked(["A", "B", "C"], "C") } }]);
+  writeResults(
+    join(dir, "b", "sentiment", "sa.jsonl"),
+    [
+      { run_id: "sa:r2", probs: { label: peaked(["A", "B", "C"], "B") } },
+      { run_id: "sa:r1", probs: { label: peaked(["A", "B", "C"], "A") } },
+      // tie A/B -> A (first in criteria): wrong; this later line replaces the r2 line above
+      { run_id: "sa:r2", probs: { label: { A: 0.4, B: 0.4, C: 0.2 } } },
+      { run_id: "sa:r3", probs: { label: peaked(["A", "B", "C"], "C") }, skipped: ["label"] },
+      // r4: no line at all
+    ],
+    '{"run_id": "sa:r4", "probs": {"lab', // torn last line of a run still appending
+  );
+  writeResults(join(dir, "b", "safety_guardrail", "guard.jsonl"), [
+    { run_id: "guard:g1", probs: { harmful: noul(0.9), category: { x: 0.5, y: 0.5 } } },
+    { run_id: "guard:g2", probs: { harmful: noul(0.6), category: { x: 0.8, y: 0.2 } } },
+  ]);
+  writeResults(join(dir, "b", "passage_reranking", "rr.jsonl"), [
+    { run_id: "rr:q1c1", probs: { "doc:a": noul(0.6), "doc:b": noul(0.6), "doc:c": noul(0.9) } },
+    { run_id: "rr:q1c2", probs: { "doc:d": noul(0.6), "doc:e": noul(0.99) } },
+    { run_id: "rr:q2", probs: { "doc:p": noul(0.2), "doc:q": noul(0.1) } },
+    { run_id: "rr:q3", probs: { "doc:n": noul(0.7), "doc:m": noul(0.9) }, errors: { "doc:m": "HTTP 500 after 3 retries" } },
+  ]);
+  writeResults(join(dir, "b", "model_routing", "routerbench.jsonl"), [{ run_id: "routerbench:b1", probs: { route: { m1: 0.3, m2: 0.7 } } }]);
+  // fw.jsonl sorts before fw.jsonl.gz, so the gzip lines (right levels) replace these.
+  writeResults(join(dir, "b", "quality_scoring", "fw.jsonl"), [
+    { run_id: "fw:f1", probs: { quality: peaked(LEVEL_KEYS, "0") } },
+    { run_id: "fw:f2", probs: { quality: peaked(LEVEL_KEYS, "0") } },
+  ]);
+  const gz = [
+    { run_id: "fw:f1", probs: { quality: peaked(LEVEL_KEYS, "3") } },
+    { run_id: "fw:f2", probs: { quality: peaked(LEVEL_KEYS, "4", 0.9) } },
+  ];
+  writeFileSync(join(dir, "b", "quality_scoring", "fw.jsonl.gz"), gzipSync(gz.map((l) => JSON.stringify(l) + "\n").join("")));
+}
+
+describe("scoreResults on a hand-made suite", () => {
+  let suiteDir: string;
+  let resultsDir: string;
+  let cleanup: () => void;
+  let metrics: MetricsJson;
+
+  beforeEach(async () => {
+    const t = tempDir("score");
+    cleanup = t.cleanup;
+    suiteDir = join(t.dir, "suite");
+    resultsDir = join(t.dir, "results");
+    writeSuite(suiteDir, fixtureTracks());
+    writeFixtureResults(resultsDir);
+    metrics = await scoreResults({ suiteDir, resultsDir, log: silent });
+  });
+  afterEach(() => cleanup());
+
+  it("choice: later duplicate wins, argmax tie to the first option, skipped and absent are missing", () => {
+    const t = metrics.tracks.sa!;
+    // r1 right (p .7), r2 tie -> A wrong (p(B) .4), r3 skipped, r4 no line. accuracy 1/4.
+    // A: tp1 fp1 -> 2/3; B: fn1 -> 0; C: fn2 -> 0; macro (2/3)/3 = 2/9. nll (-ln .7 - ln .4)/2
+    expect(t.questions.label).toEqual({
+      kind: "choice", n: 4, accuracy: 0.25, macro_f1: expect.closeTo(2 / 9, 12),
+      nll: expect.closeTo((-Math.log(0.7) - Math.log(0.4)) / 2, 12), missing: 2,
+    });
+    expect(t.headline).toMatchObject({ metric: "accuracy", value: 0.25 });
+    expect(t).toMatchObject({ family: "sentiment", pillar: "language_understanding", lang: "vi", records: 4, groups: 4, missing: 2, retrieval: null, routing: null });
+  });
+
+  it("headline from the first question with gold in the first record that has gold", () => {
+    const t = metrics.tracks.guard!;
+    // harmful: preds T (.9), T (.6); gold T, F. true: tp1 fp1 -> 2/3; false: fn1 -> 0. macro 1/3
+    expect(t.headline).toMatchObject({ metric: "macro_f1", value: expect.closeTo(1 / 3, 12) });
+    expect(t.questions.harmful).toMatchObject({ kind: "noul", n: 2, accuracy: 0.5 });
+    // category: only g2 has gold; tie x/y on g1 does not count. g2 x .8 -> right
+    expect(t.questions.category).toMatchObject({ kind: "choice", n: 1, accuracy: 1, missing: 0 });
+    expect(Object.keys(t.questions)).toEqual(["category", "harmful"]);
+  });
+
+  it("retrieval: chunks merged, ties by doc id, gold outside the pool, nothing-relevant queries left out", () => {
+    const r = metrics.tracks.rr!;
+    // q1 pool {a,b,c,d} (e not scorable). Ranked: c .9, then the .6 tie by greater id: d, b, a.
+    // DCG = 1/log2(2) + 0 + 0 + 3/log2(5); IDCG over [3,2,1] (z:2 outside the pool) = 3 + 2/log2(3) + 1/log2(4)
+    const ndcg1 = (1 + 3 / Math.log2(5)) / (3 + 2 / Math.log2(3) + 0.5);
+    // q2 has nothing >= 2: left out. q3: m missing, n unjudged -> nDCG 0, RR 0.
+    expect(r.retrieval).toEqual({
+      "ndcg@10": expect.closeTo(ndcg1 / 2, 12),
+      "mrr@10": expect.closeTo((1 / 4 + 0) / 2, 12), // a (grade 3) at rank 4
+      queries: 2,
+      queries_total: 3,
+      // keep-set only on q1 (q3 not fully judged): kept {a,b,c,d}, relevant {a}: P 1/4, R 1, F1 2*.25/1.25 = .4
+      keep_precision: 0.25, keep_recall: 1, keep_f1: expect.closeTo(0.4, 12),
+    });
+    expect(r.headline).toMatchObject({ metric: "ndcg@10", value: expect.closeTo(ndcg1 / 2, 12) });
+    expect(r.questions).toEqual({});
+    expect(r.missing).toBe(1);
+    expect(r).toMatchObject({ records: 4, groups: 3, lang: "en", pillar: "retrieval_grounding" });
+  });
+
+  it("routing: accepted accuracy with missing = wrong", () => {
+    const t = metrics.tracks.routerbench!;
+    // b1 -> m2 accepted (quality .9, cost .5); b2 missing. oracle (.9 + .4)/2
+    expect(t.routing).toEqual({ accepted_accuracy: 0.5, mean_quality: 0.9, mean_cost_usd: 0.5, oracle_quality: expect.closeTo(0.65, 12), n: 2, missing: 1 });
+    expect(t.headline).toMatchObject({ metric: "accepted_accuracy", value: 0.5 });
+    expect(t.questions.route).toMatchObject({ n: 2, accuracy: 0 });
+  });
+
+  it("ordinal MAE in levels", () => {
+    // f1 gold 1 pred 3 -> 2; f2 gold 4 pred 4 -> 0. MAE 1, accuracy 1/2
+    expect(metrics.tracks.fw!.questions.quality).toMatchObject({ accuracy: 0.5, mae: 1, missing: 0 });
+  });
+
+  it("aggregates: routerbench counts in its pillar but not in the v1 mean", () => {
+    const ndcg = metrics.tracks.rr!.headline.value!;
+    const v1 = [0.25, 1 / 3, ndcg, 0.5];
+    const mean = v1.reduce((a, b) => a + b) / 4;
+    expect(metrics.summary).toEqual({ v1_mean: null, v1_mean_partial: expect.closeTo(mean, 12), v1_tracks: 4, family_macro_mean: expect.closeTo(mean, 12) });
+    expect(metrics.pillars.agentic_routing).toMatchObject({ mean: 0.5, by_lang: { multi: 0.5 }, tracks: 1 });
+    expect(metrics.pillars.guardrail_moderation).toMatchObject({ mean: expect.closeTo(1 / 3, 12), by_lang: { en: expect.closeTo(1 / 3, 12) } });
+    expect(metrics.families.sentiment).toEqual({ mean: 0.25, by_lang: { vi: 0.25 }, tracks: 1 });
+    expect(metrics.format).toBe(1);
+    expect(metrics.suite.tracks).toBe(5);
+    expect(metrics.suite.identity).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("confidence intervals bracket the headline and are reproducible", async () => {
+    for (const t of Object.values(metrics.tracks)) {
+      expect(t.headline.ci_low).not.toBeNull();
+      expect(t.headline.ci_low!).toBeLessThanOrEqual(t.headline.ci_high!);
+    }
+    const again = await scoreResults({ suiteDir, resultsDir, log: silent });
+    expect(again).toEqual(metrics);
+  });
+
+  it("--tracks scores only the chosen tracks and ignores result lines of the others", async () => {
+    const m = await scoreResults({ suiteDir, resultsDir, tracks: ["sa"], log: silent });
+    expect(Object.keys(m.tracks)).toEqual(["sa"]);
+    expect(m.suite.identity).toBe(metrics.suite.identity);
+  });
+
+  it("a run_id that matches no record is an error naming file, line and run_id", async () => {
+    writeResults(join(resultsDir, "c.jsonl"), [{ run_id: "sa:r1", probs: {} }, { run_id: "sa:nope", probs: {} }]);
+    await expect(scoreResults({ suiteDir, resultsDir, log: silent })).rejects.toThrow(FormatError);
+    await expect(scoreResults({ suiteDir, resultsDir, log: silent })).rejects.toThrow(/c\.jsonl:2 field run_id: run_id "sa:nope" matches no record/);
+    writeResults(join(resultsDir, "c.jsonl"), [{ run_id: "elsewhere:x", probs: {} }]);
+    await expect(scoreResults({ suiteDir, resultsDir, log: silent })).rejects.toThrow(/c\.jsonl:1 field run_id: run_id "elsewhere:x"/);
+  });
+
+  it("a line without run_id is a format error naming the field", async () => {
+    writeResults(join(resultsDir, "c.jsonl"), [{ probs: {} }]);
+    await expect(scoreResults({ suiteDir, resultsDir, log: silent })).rejects.toThrow(/c\.jsonl:1 field run_id/);
+  });
+
+  it("refuses a suite whose files do not match the manifest", async () => {
+    const manifestPath = join(suiteDir, "manifest.json");
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+    manifest.files["test/sentiment/sa.jsonl.gz"].sha256 = "0".repeat(64);
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    await expect(scoreResults({ suiteDir, resultsDir, log: silent })).rejects.toThrow(/sa\.jsonl\.gz.*sha256 mismatch/);
+  });
+});
+
+describe("TrackAccumulator streaming", () => {
+  const recs = [
+    record("t", { id: "a", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "A" }, group: "g1" }),
+    record("t", { id: "b", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "B" }, group: "g1" }),
+  ].map((r) => RecordSchema.parse(r));
+
+  it("results before records, replacement, completeness", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addResult({ run_id: "t:b", probs: { label: peaked(["A", "B", "C"], "B") } });
+    for (const r of recs) acc.addRecord(r);
+    expect(acc.isComplete()).toBe(false); // not sealed, and t:a has no result
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "C") } });
+    expect(acc.isComplete()).toBe(true);
+    expect(acc.finish().headline.value).toBe(0.5);
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.finish().headline.value).toBe(1);
+    // one group: every resample is the whole track
+    expect(acc.finish().headline).toMatchObject({ ci_low: 1, ci_high: 1 });
+  });
+
+  it("invalid distributions are missing, and counted", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    for (const r of recs) acc.addRecord(r);
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: { A: 0.9, B: 0.9, C: 0 } } }); // sums to 1.8
+    acc.addResult({ run_id: "t:b", probs: { label: { A: 0.5, B: 0.5 } } }); // C absent
+    const m = acc.finish();
+    expect(m.questions.label).toMatchObject({ missing: 2, accuracy: 0, nll: null });
+    expect(acc.invalidDistributions).toBe(2);
+  });
+
+  it("after sealing, an unknown run_id is a usage error", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.sealRecords();
+    expect(() => acc.addResult({ run_id: "t:zz", probs: {} })).toThrow(UsageError);
+  });
+
+  it("gold that is not an option is a format error naming the field", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    const bad = RecordSchema.parse(record("t", { id: "x", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: "Z" } }));
+    expect(() => acc.addRecord(bad, { file: "t.jsonl.gz", line: 7 })).toThrow(/t\.jsonl\.gz:7 field expected\.label/);
+  });
+});
