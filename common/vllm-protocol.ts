@@ -1,0 +1,166 @@
+// HTTP bodies of the vLLM endpoints we speak (sim serves them, agent sends them). Responses are
+// parsed leniently (unknown fields pass); the sim validates requests the way vLLM does in
+// sim/request-validation.ts, so these request schemas only describe the shape.
+//
+// Sources (vllm-project/vllm):
+// - /v1/systemone request/response: vllm/entrypoints/openai/.../structured_decisions protocol.py
+//   (StructuredDecisionRequest, StructuredDecisionResponse, DecisionUsage) and
+//   docs/serving/online_serving/structured_decisions.md
+// - limits: vllm/entrypoints/openai/decisions/strategies.py (NextTokenStrategy.limits: 64 questions,
+//   26 labels A..Z) and question_types.py (score: 10 levels)
+// - error body: vllm/entrypoints/serve/engine/protocol.py (ErrorResponse{error: ErrorInfo}) and
+//   vllm/entrypoints/serve/exception_handling/error_response.py (code = HTTP status)
+// - /v1/models: ModelCard in vllm/entrypoints/openai/models/protocol.py
+import { z } from "zod";
+
+/** Questions per /v1/systemone request (NextTokenStrategy.limits). */
+export const SYSTEMONE_MAX_QUESTIONS = 64;
+/** Options per choice question: one capital letter label each, A..Z. */
+export const SYSTEMONE_MAX_CHOICE_OPTIONS = 26;
+/** Levels per score question: labels 0..9. */
+export const SYSTEMONE_MAX_SCORE_LEVELS = 10;
+
+export const SYSTEMONE_QUESTION_TYPES = ["choice", "noul", "score"] as const;
+
+/** One question as /v1/systemone takes it: the suite's own question format. */
+export interface SystemOneQuestion {
+  type: string;
+  instructions?: unknown;
+  criteria?: unknown;
+}
+
+export interface SystemOneRequest {
+  model?: string | null;
+  /** Text, or JSON that the server renders as its JSON text. */
+  state: unknown;
+  /** Question id -> question, asked in this order. */
+  questions: Record<string, SystemOneQuestion>;
+  instructions?: string | null;
+  chat_template_kwargs?: Record<string, unknown> | null;
+  cache_salt?: string | null;
+  priority?: number;
+  request_id?: string;
+}
+
+export const SystemOneAnswerSchema = z.looseObject({
+  type: z.string(),
+  choice: z.union([z.string(), z.boolean()]).optional(),
+  /** noul: probability of yes. */
+  noul: z.number().optional(),
+  /** choice: by option name; noul: {yes, no}; score: by level index. */
+  probabilities: z.record(z.string(), z.number()),
+  confidence: z.number().optional(),
+});
+export type SystemOneAnswer = z.infer<typeof SystemOneAnswerSchema>;
+
+/**
+ * vLLM's DecisionUsage has input_tokens/output_tokens only. The Decisions API adds
+ * input_tokens_details.cached_tokens; the completions API reports prompt_tokens and
+ * prompt_tokens_details.cached_tokens. All are accepted here; the sim sends all of them.
+ */
+export const SystemOneUsageSchema = z.looseObject({
+  input_tokens: z.number().optional(),
+  output_tokens: z.number().optional(),
+  input_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
+  prompt_tokens: z.number().optional(),
+  completion_tokens: z.number().optional(),
+  total_tokens: z.number().optional(),
+  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
+});
+export type SystemOneUsage = z.infer<typeof SystemOneUsageSchema>;
+
+export const SystemOneResponseSchema = z.looseObject({
+  id: z.string().optional(),
+  object: z.string().optional(),
+  created: z.number().optional(),
+  model: z.string(),
+  answers: z.record(z.string(), SystemOneAnswerSchema),
+  usage: SystemOneUsageSchema.optional(),
+  diagnostics: z.record(z.string(), z.looseObject({ label_mass: z.number().optional(), argmax_is_label: z.boolean().optional() })).optional(),
+});
+export type SystemOneResponse = z.infer<typeof SystemOneResponseSchema>;
+
+/** Token counts of a usage block, whichever naming the server used. */
+export function usageTokens(usage: SystemOneUsage | undefined): { prompt: number; completion: number; cached: number } {
+  if (!usage) return { prompt: 0, completion: 0, cached: 0 };
+  return {
+    prompt: usage.input_tokens ?? usage.prompt_tokens ?? 0,
+    completion: usage.output_tokens ?? usage.completion_tokens ?? 0,
+    cached: usage.input_tokens_details?.cached_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? 0,
+  };
+}
+
+// ---- errors ----
+
+export interface ErrorInfo {
+  message: string;
+  type: string;
+  param: string | null;
+  code: number;
+}
+export interface ErrorBody {
+  error: ErrorInfo;
+}
+
+const ErrorInfoSchema = z.looseObject({
+  message: z.string(),
+  type: z.string().optional(),
+  param: z.string().nullish(),
+  code: z.union([z.number(), z.string()]).nullish(),
+});
+/** Current vLLM: {"error": {...}}. */
+const NestedErrorSchema = z.looseObject({ error: ErrorInfoSchema });
+/** Older vLLM (before ErrorInfo): {"object": "error", "message", "type", "param", "code"}. */
+const FlatErrorSchema = ErrorInfoSchema.extend({ object: z.literal("error") });
+/** FastAPI's own errors: {"detail": "..."}. */
+const DetailErrorSchema = z.looseObject({ detail: z.unknown() });
+
+/** The error of an error body in any of vLLM's formats, or undefined when it is none of them. */
+export function parseErrorBody(body: unknown, status: number): ErrorInfo | undefined {
+  const nested = NestedErrorSchema.safeParse(body);
+  const info = nested.success ? nested.data.error : FlatErrorSchema.safeParse(body).data;
+  if (info) {
+    return { message: info.message, type: info.type ?? "", param: info.param ?? null, code: typeof info.code === "number" ? info.code : status };
+  }
+  const detail = DetailErrorSchema.safeParse(body);
+  if (detail.success) {
+    const d = detail.data.detail;
+    return { message: typeof d === "string" ? d : JSON.stringify(d), type: "", param: null, code: status };
+  }
+  return undefined;
+}
+
+export function errorBody(code: number, type: string, message: string, param: string | null = null): ErrorBody {
+  return { error: { message, type, param, code } };
+}
+
+/**
+ * True when a 400 says the prompt does not fit max_model_len. vLLM raises VLLMValidationError with
+ * parameter "input_tokens" (after tokenizing) or "input_text" (before, on characters); see
+ * vllm/renderers/params.py _token_len_check / _text_len_check. Older versions had no param and said
+ * "This model's maximum context length is N tokens", so the wording is the fallback.
+ */
+export function isContextLengthError(status: number, info: ErrorInfo | undefined): boolean {
+  if (status !== 400 || !info) return false;
+  if (info.param === "input_tokens" || info.param === "input_text") return true;
+  return /maximum context length|context length is only|maximum input length/i.test(info.message);
+}
+
+// ---- /v1/models ----
+
+export const ModelCardSchema = z.looseObject({
+  id: z.string(),
+  object: z.string().optional(),
+  created: z.number().optional(),
+  owned_by: z.string().optional(),
+  root: z.string().nullish(),
+  parent: z.string().nullish(),
+  max_model_len: z.number().int().positive().nullish(),
+});
+export type ModelCard = z.infer<typeof ModelCardSchema>;
+
+export const ModelListSchema = z.looseObject({
+  object: z.string().optional(),
+  data: z.array(ModelCardSchema),
+});
+export type ModelList = z.infer<typeof ModelListSchema>;
