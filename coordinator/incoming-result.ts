@@ -1,0 +1,19 @@
+// A RecordResult as the coordinator's domain sees it, after conversion from the wire (wire.ts).
+
+export interface IncomingResult {
+  unitId: string;
+  runId: string;
+  /** question key -> option key -> probability, as sent. */
+  probs: Record<string, Record<string, number>>;
+  skipped: string[];
+  errors: Record<string, string>;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  requests: number;
+  latencyMs: number;
+  payloadSha256: string;
+  answeredBy: Record<string, string>;
+  retries: number;
+  approximate: boolean;
+}

@@ -1,0 +1,94 @@
+// Who holds which unit until when. A unit has at most one primary lease and, at the tail of a run,
+// backup copies; each lease remembers the records its copy carried that the holder has not yet
+// answered, so a copy is finished once every one of them got a result (accepted or not).
+
+export interface Lease {
+  unitId: string;
+  agentKey: string;
+  backup: boolean;
+  expiresAt: number;
+  /** run_ids sent with this copy and not yet answered by the holder. */
+  outstanding: Set<string>;
+}
+
+export class LeaseTable {
+  private byUnit = new Map<string, Map<string, Lease>>();
+  private byAgent = new Map<string, Set<string>>();
+
+  constructor(private readonly leaseMs: number) {}
+
+  grant(unitId: string, agentKey: string, runIds: Iterable<string>, backup: boolean, now: number): Lease {
+    const lease: Lease = { unitId, agentKey, backup, expiresAt: now + this.leaseMs, outstanding: new Set(runIds) };
+    let holders = this.byUnit.get(unitId);
+    if (!holders) this.byUnit.set(unitId, (holders = new Map()));
+    holders.set(agentKey, lease);
+    let units = this.byAgent.get(agentKey);
+    if (!units) this.byAgent.set(agentKey, (units = new Set()));
+    units.add(unitId);
+    return lease;
+  }
+
+  get(unitId: string, agentKey: string): Lease | undefined {
+    return this.byUnit.get(unitId)?.get(agentKey);
+  }
+
+  holders(unitId: string): Lease[] {
+    return [...(this.byUnit.get(unitId)?.values() ?? [])];
+  }
+
+  holderCount(unitId: string): number {
+    return this.byUnit.get(unitId)?.size ?? 0;
+  }
+
+  unitsOf(agentKey: string): string[] {
+    return [...(this.byAgent.get(agentKey) ?? [])];
+  }
+
+  countOf(agentKey: string): number {
+    return this.byAgent.get(agentKey)?.size ?? 0;
+  }
+
+  /** Pushes back the expiry of one lease (a result arrived) or of all an agent holds (heartbeat). */
+  renew(agentKey: string, now: number, unitId?: string): void {
+    for (const u of unitId !== undefined ? [unitId] : this.unitsOf(agentKey)) {
+      const lease = this.get(u, agentKey);
+      if (lease) lease.expiresAt = now + this.leaseMs;
+    }
+  }
+
+  release(unitId: string, agentKey: string): Lease | undefined {
+    const holders = this.byUnit.get(unitId);
+    const lease = holders?.get(agentKey);
+    if (!lease) return undefined;
+    holders!.delete(agentKey);
+    if (holders!.size === 0) this.byUnit.delete(unitId);
+    const units = this.byAgent.get(agentKey);
+    units?.delete(unitId);
+    if (units?.size === 0) this.byAgent.delete(agentKey);
+    return lease;
+  }
+
+  releaseAgent(agentKey: string): Lease[] {
+    return this.unitsOf(agentKey)
+      .map((u) => this.release(u, agentKey))
+      .filter((l): l is Lease => l !== undefined);
+  }
+
+  releaseUnit(unitId: string): Lease[] {
+    return this.holders(unitId)
+      .map((l) => this.release(unitId, l.agentKey))
+      .filter((l): l is Lease => l !== undefined);
+  }
+
+  expired(now: number): Lease[] {
+    const out: Lease[] = [];
+    for (const holders of this.byUnit.values()) for (const l of holders.values()) if (l.expiresAt <= now) out.push(l);
+    return out;
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const h of this.byUnit.values()) n += h.size;
+    return n;
+  }
+}

@@ -1,0 +1,119 @@
+// Cuts the records in scope into work units: one whole group (metadata.group_id), or several small
+// groups of one track; a group is never split, so the chunks of a reranking query share an agent
+// and its prefix cache. Units come out longest first, a track's units together.
+import type { RecordEntry } from "./suite-index.js";
+
+export interface PlannedUnit {
+  unitId: string;
+  track: string;
+  family: string;
+  groupIds: string[];
+  /** In file order. */
+  records: RecordEntry[];
+  /** Estimated work (see recordCost). */
+  cost: number;
+  questions: number;
+}
+
+export interface PlanLimits {
+  /** Most records in a unit made of several groups (a bigger group still makes one unit). Default 64. */
+  maxRecords: number;
+  /** Most questions in such a unit. Default 512. */
+  maxQuestions: number;
+  /**
+   * Most payload bytes in such a unit. Default 1 MiB: keeps a WorkUnit well under gRPC's default
+   * 4 MiB receive limit unless one group alone is bigger.
+   */
+  maxPayloadBytes: number;
+}
+
+export const DEFAULT_PLAN_LIMITS: PlanLimits = { maxRecords: 64, maxQuestions: 512, maxPayloadBytes: 1 << 20 };
+
+/** Tokens (roughly bytes) an engine reads per question beyond its text: the label read itself. */
+const PER_QUESTION_COST = 16;
+
+/**
+ * Estimated work of one record: the state is read once (prefix caching makes every further
+ * question reuse it), then each question adds its instructions and options plus one label read.
+ */
+export function recordCost(r: RecordEntry): number {
+  return r.stateBytes + r.questionsBytes + PER_QUESTION_COST * r.questions.length;
+}
+
+export interface TrackToPlan {
+  track: string;
+  family: string;
+  /** Records still to do, in file order. */
+  records: readonly RecordEntry[];
+}
+
+interface Group {
+  id: string;
+  records: RecordEntry[];
+  cost: number;
+  questions: number;
+  bytes: number;
+}
+
+export function planUnits(tracks: readonly TrackToPlan[], limits: PlanLimits = DEFAULT_PLAN_LIMITS): PlannedUnit[] {
+  const perTrack: Array<{ cost: number; track: string; units: PlannedUnit[] }> = [];
+  for (const t of tracks) {
+    const units = unitsOfTrack(t, limits);
+    if (units.length === 0) continue;
+    units.sort((a, b) => b.cost - a.cost || compareIds(a.unitId, b.unitId));
+    perTrack.push({ cost: units.reduce((s, u) => s + u.cost, 0), track: t.track, units });
+  }
+  perTrack.sort((a, b) => b.cost - a.cost || (a.track < b.track ? -1 : a.track > b.track ? 1 : 0));
+  return perTrack.flatMap((t) => t.units);
+}
+
+function unitsOfTrack(t: TrackToPlan, limits: PlanLimits): PlannedUnit[] {
+  const groups = new Map<string, Group>();
+  for (const r of t.records) {
+    let g = groups.get(r.groupId);
+    if (!g) groups.set(r.groupId, (g = { id: r.groupId, records: [], cost: 0, questions: 0, bytes: 0 }));
+    g.records.push(r);
+    g.cost += recordCost(r);
+    g.questions += r.questions.length;
+    g.bytes += r.stateBytes + r.questionsBytes;
+  }
+  const units: PlannedUnit[] = [];
+  let open: Group[] = [];
+  const close = () => {
+    if (open.length === 0) return;
+    const records = open.flatMap((g) => g.records);
+    units.push({
+      unitId: `${t.track}/${units.length}`,
+      track: t.track,
+      family: t.family,
+      groupIds: open.map((g) => g.id),
+      records,
+      cost: open.reduce((s, g) => s + g.cost, 0),
+      questions: open.reduce((s, g) => s + g.questions, 0),
+    });
+    open = [];
+  };
+  let recs = 0;
+  let qs = 0;
+  let bytes = 0;
+  for (const g of groups.values()) {
+    const fits =
+      recs + g.records.length <= limits.maxRecords &&
+      qs + g.questions <= limits.maxQuestions &&
+      bytes + g.bytes <= limits.maxPayloadBytes;
+    if (!fits) {
+      close();
+      recs = qs = bytes = 0;
+    }
+    open.push(g);
+    recs += g.records.length;
+    qs += g.questions;
+    bytes += g.bytes;
+  }
+  close();
+  return units;
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

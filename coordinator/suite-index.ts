@@ -1,0 +1,123 @@
+// Reads the suite once at start: hashes every file (suite identity, manifest check), and keeps per
+// record in scope only what the coordinator needs: ids, group, question and option keys (for
+// validating results) and where its payload was spilled. Gold is read here and dropped.
+import { join } from "node:path";
+import { UsageError, FormatError } from "../common/errors.js";
+import { NOUL_KEYS } from "../common/result-schema.js";
+import {
+  decompressedSha256,
+  manifestHashProblem,
+  openSuite,
+  readTrackRecords,
+  selectFiles,
+  suiteIdentity,
+  type TrackFilter,
+} from "../common/suite.js";
+import type { Logger } from "../common/log.js";
+import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
+
+export interface QuestionSpec {
+  key: string;
+  /** Criteria keys in criteria order; ["true", "false"] for noul. */
+  options: readonly string[];
+}
+
+export interface RecordEntry extends SpillSlot {
+  runId: string;
+  id: string;
+  groupId: string;
+  payloadSha256: string;
+  questions: readonly QuestionSpec[];
+}
+
+export interface TrackIndex {
+  track: string;
+  family: string;
+  relPath: string;
+  /** In file order. */
+  records: RecordEntry[];
+}
+
+export interface SuiteIndex {
+  root: string;
+  identity: string;
+  /** relPath -> sha256 of the decompressed bytes, every file of the suite. */
+  fileHashes: Record<string, string>;
+  tracks: TrackIndex[];
+  /** run_id -> record, with its track. */
+  byRunId: Map<string, { track: TrackIndex; record: RecordEntry }>;
+  totalRecords: number;
+  spill: PayloadSpill;
+}
+
+export interface IndexOptions extends TrackFilter {
+  suiteDir: string;
+  /** Where the payload spill file goes (removed by spill.dispose()). */
+  spillPath: string;
+  logger?: Logger;
+}
+
+/** Reads and validates the selected tracks; hashes the others too. Throws on a manifest mismatch. */
+export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
+  const suite = openSuite(options.suiteDir);
+  const selected = selectFiles(suite, options);
+  const selectedPaths = new Set(selected.map((f) => f.relPath));
+  const fileHashes: Record<string, string> = {};
+  const tracks: TrackIndex[] = [];
+  const byRunId = new Map<string, { track: TrackIndex; record: RecordEntry }>();
+  const spill = new PayloadSpill(options.spillPath);
+  // Identical option lists (A..D, "0".."4", noul) share one array.
+  const optionLists = new Map<string, readonly string[]>([[NOUL_KEYS.join("\u0000"), NOUL_KEYS]]);
+  const intern = (keys: string[]): readonly string[] => {
+    const k = keys.join("\u0000");
+    const hit = optionLists.get(k);
+    if (hit) return hit;
+    optionLists.set(k, keys);
+    return keys;
+  };
+  try {
+    for (const file of suite.files) {
+      if (!selectedPaths.has(file.relPath)) {
+        fileHashes[file.relPath] = await decompressedSha256(file.path);
+        continue;
+      }
+      const track: TrackIndex = { track: file.track, family: file.family, relPath: file.relPath, records: [] };
+      for await (const rec of readTrackRecords(file, { onHash: (h) => (fileHashes[file.relPath] = h) })) {
+        const runId = rec._evaluation.run_id;
+        if (byRunId.has(runId)) throw new FormatError(file.path, rec.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(runId)}`);
+        const questions: QuestionSpec[] = Object.entries(rec.questions).map(([key, q]) => ({
+          key,
+          options: q.type === "noul" ? NOUL_KEYS : intern(Object.keys(q.criteria)),
+        }));
+        const slot = spill.add(JSON.stringify(rec.state), JSON.stringify(rec.questions));
+        const entry: RecordEntry = {
+          ...slot,
+          runId,
+          id: rec.id,
+          groupId: rec.metadata.group_id,
+          payloadSha256: rec._evaluation.payload_sha256 ?? "",
+          questions,
+        };
+        track.records.push(entry);
+        byRunId.set(runId, { track, record: entry });
+      }
+      tracks.push(track);
+    }
+    const problems = suite.files
+      .map((f) => manifestHashProblem(suite, f, fileHashes[f.relPath] ?? ""))
+      .filter((p): p is string => p !== undefined);
+    if (problems.length > 0) {
+      throw new UsageError(`suite ${suite.root} does not match its manifest.json:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    }
+  } catch (err) {
+    spill.dispose();
+    throw err;
+  }
+  const totalRecords = tracks.reduce((n, t) => n + t.records.length, 0);
+  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: totalRecords, spill_bytes: spill.bytes });
+  return { root: suite.root, identity: suiteIdentity(fileHashes), fileHashes, tracks, byRunId, totalRecords, spill };
+}
+
+export function defaultSpillPath(outDir: string): string {
+  return join(outDir, ".udm-cache", `payloads-${process.pid}.bin`);
+}
