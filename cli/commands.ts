@@ -2,5 +2,7 @@
 import type { Command } from "commander";
 import { register as suite } from "./suite.js";
 import { register as score } from "./score.js";
+import { register as agent } from "./agent.js";
+import { register as simEngine } from "./sim-engine.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [suite, score];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [suite, score, agent, simEngine];

@@ -1,0 +1,131 @@
+// udm-orch agent: attaches to a coordinator and answers its work units through a local engine.
+// SIGTERM/SIGINT drain (finish and send what is in hand); a second SIGINT stops at once.
+// Exit 0 after a drain (the coordinator's "run complete", or a signal), 1 when the coordinator
+// refuses the credentials or the agent cannot go on.
+import type { Command } from "commander";
+import { UsageError, UdmError, EXIT } from "../common/errors.js";
+import { createLogger } from "../common/log.js";
+import { startAgent, type AgentOutcome } from "../agent/attach-loop.js";
+import type { EngineMethod } from "../agent/engine-method.js";
+import { SystemOneMethod } from "../agent/methods/systemone.js";
+import { readEngineLoad } from "../agent/engine-load.js";
+import { opt, intArg } from "./options.js";
+
+interface AgentFlags {
+  coordinator: string;
+  engine: string;
+  method: string;
+  model?: string;
+  token?: string;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  capacity?: string;
+  concurrency?: string;
+  agentId?: string;
+  heartbeatMs?: string;
+}
+
+/** Engine methods this build can run, by --method name. */
+const METHODS: Record<string, (engineUrl: string, flags: { model?: string; capacity?: number }) => EngineMethod> = {
+  systemone: (baseUrl, f) => new SystemOneMethod({ baseUrl, ...(f.model ? { model: f.model } : {}), ...(f.capacity ? { capacity: f.capacity } : {}) }),
+};
+
+function engineUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--engine must be a URL such as http://127.0.0.1:8000, got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--engine must be http(s), got ${JSON.stringify(value)}`);
+  return value.replace(/\/+$/, "");
+}
+
+function coordinatorAddress(value: string): string {
+  if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(value)) throw new UsageError(`--coordinator must be HOST:PORT, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function describe(outcome: AgentOutcome): string {
+  switch (outcome.kind) {
+    case "drained":
+      return `drained by the ${outcome.by === "coordinator" ? "coordinator" : "agent"} (${outcome.reason})`;
+    case "stopped":
+      return "stopped";
+    case "failed":
+      return `failed: ${outcome.error.message}`;
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command("agent")
+    .description("attach to a coordinator and answer its work units through a local engine (vLLM or sim-engine)")
+    .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory())
+    .addOption(opt("--engine <url>", "engine base URL, e.g. http://127.0.0.1:8000").makeOptionMandatory())
+    .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")})`, "systemone"))
+    .addOption(opt("--model <name>", "model to ask the engine for (default: the first it serves)"))
+    .addOption(opt("--token <token>", "bearer token the coordinator expects"))
+    .addOption(opt("--tls-ca <file>", "CA certificate (PEM) of the coordinator; enables TLS"))
+    .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
+    .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
+    .addOption(opt("--capacity <n>", "units to hold at once (default: the method's engine capacity, 8 for systemone)"))
+    .addOption(opt("--concurrency <n>", "records in flight to the engine across units (default: 2 x capacity)"))
+    .addOption(opt("--agent-id <id>", "agent id (default: hostname-pid-random)"))
+    .addOption(opt("--heartbeat-ms <ms>", "heartbeat interval (default: the coordinator's)"))
+    .action(async (flags: AgentFlags) => {
+      const coordinator = coordinatorAddress(flags.coordinator);
+      const engine = engineUrl(flags.engine);
+      const capacity = intArg("capacity", flags.capacity, 1);
+      const concurrency = intArg("concurrency", flags.concurrency, 1);
+      const heartbeatMs = intArg("heartbeat-ms", flags.heartbeatMs, 10);
+      const makeMethod = METHODS[flags.method];
+      if (!makeMethod) throw new UsageError(`--method ${JSON.stringify(flags.method)} is not available; choose one of ${Object.keys(METHODS).join(", ")}`);
+      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
+      const tls = flags.tlsCa || flags.tlsCert ? { ca: flags.tlsCa, cert: flags.tlsCert, key: flags.tlsKey } : undefined;
+
+      const logger = createLogger("udm-orch");
+      const handle = startAgent({
+        coordinator,
+        method: makeMethod(engine, { model: flags.model, capacity }),
+        engineUrl: engine,
+        engineLoad: (signal) => readEngineLoad(engine, signal),
+        ...(flags.agentId ? { agentId: flags.agentId } : {}),
+        ...(flags.token ? { token: flags.token } : {}),
+        ...(tls ? { tls } : {}),
+        ...(capacity !== undefined ? { capacity } : {}),
+        ...(concurrency !== undefined ? { concurrency } : {}),
+        ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
+        logger,
+      });
+
+      let signals = 0;
+      const onSignal = (signal: NodeJS.Signals) => {
+        signals++;
+        if (signals === 1 || signal === "SIGTERM") {
+          logger.info(`${signal}: draining (finishing the units in hand); SIGINT again to stop now`);
+          void handle.drain();
+        } else {
+          logger.warn(`${signal}: stopping now; units in hand go back to the coordinator`);
+          handle.stop();
+        }
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+      let outcome: AgentOutcome;
+      try {
+        outcome = await handle.done;
+      } finally {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+      }
+      const s = handle.stats();
+      process.stdout.write(
+        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects\n`,
+      );
+      if (outcome.kind === "failed") throw outcome.error;
+      if (outcome.kind === "stopped") throw new UdmError("agent stopped before draining; units in hand were returned to the coordinator");
+      process.exitCode = EXIT.ok;
+    });
+}

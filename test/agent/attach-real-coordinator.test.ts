@@ -1,0 +1,77 @@
+// Agents built by startAgent with the systemone method against simulated engines, attached to the
+// real coordinator over gRPC on 127.0.0.1: the run completes, every record is committed, and the
+// agents end drained by the coordinator.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startCoordinator } from "../../coordinator/server.js";
+import { startSimEngine } from "../../sim/engine-server.js";
+import { makeSuite } from "../../sim/suite-maker.js";
+import { SystemOneMethod } from "../../agent/methods/systemone.js";
+import { startAgent } from "../../agent/attach-loop.js";
+import { AgentAuthError } from "../../agent/agent-errors.js";
+import { createLogger } from "../../common/log.js";
+
+const quiet = createLogger("test", "silent");
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function tmp(name: string): string {
+  const d = mkdtempSync(join(tmpdir(), `udm-attach-${name}-`));
+  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
+  return d;
+}
+
+const TRACKS = ["vihsd", "trec-dl19", "respan", "toucan-kimi-k2"];
+
+describe("agent with the real coordinator", () => {
+  it("two agents complete a run; every record is committed; both end drained by the coordinator", async () => {
+    const suiteDir = tmp("suite");
+    const made = await makeSuite({ out: suiteDir, scale: "small", seed: 7, tracks: TRACKS });
+    const coordinator = await startCoordinator({ suiteDir, outDir: tmp("out"), token: "t0k", heartbeatMs: 200, logger: quiet });
+    cleanups.push(() => coordinator.close());
+    const agents = [];
+    for (const name of ["a", "b"]) {
+      const engine = await startSimEngine({ seed: 1 });
+      cleanups.push(() => engine.close());
+      const agent = startAgent({
+        coordinator: coordinator.address,
+        method: new SystemOneMethod({ baseUrl: engine.url, capacity: 2 }),
+        agentId: `agent-${name}`,
+        token: "t0k",
+        engineUrl: engine.url,
+        logger: quiet,
+      });
+      cleanups.push(() => agent.stop());
+      agents.push(agent);
+    }
+    const outcome = await coordinator.done;
+    expect(outcome.state).toBe("complete");
+    expect(outcome.recordsTotal).toBe(made.records);
+    expect(outcome.recordsCommitted).toBe(made.records);
+    for (const agent of agents) {
+      expect(await agent.done).toEqual({ kind: "drained", by: "coordinator", reason: "run complete" });
+    }
+    const sent = agents.reduce((n, a) => n + a.stats().resultsSent, 0);
+    expect(sent).toBeGreaterThanOrEqual(made.records);
+    expect(agents.reduce((n, a) => n + a.stats().recordFailures, 0)).toBe(0);
+  });
+
+  it("a wrong token ends the agent with an auth error", async () => {
+    const suiteDir = tmp("suite");
+    await makeSuite({ out: suiteDir, scale: "small", seed: 7, tracks: ["vihsd"] });
+    const coordinator = await startCoordinator({ suiteDir, outDir: tmp("out"), token: "right", logger: quiet });
+    cleanups.push(() => coordinator.close());
+    const engine = await startSimEngine();
+    cleanups.push(() => engine.close());
+    const agent = startAgent({ coordinator: coordinator.address, method: new SystemOneMethod({ baseUrl: engine.url }), token: "wrong", logger: quiet });
+    cleanups.push(() => agent.stop());
+    const outcome = await agent.done;
+    expect(outcome.kind).toBe("failed");
+    expect(outcome.kind === "failed" && outcome.error).toBeInstanceOf(AgentAuthError);
+    expect(agent.stats().attaches).toBe(1);
+  });
+});
