@@ -2,7 +2,7 @@
 // vLLM's request has no run_id, so every line carries one key per question, computed from what an
 // agent actually sends (state, question key, option keys) and never from gold; the sim computes the
 // same key from the request it receives.
-import { createWriteStream, readFileSync } from "node:fs";
+import { createWriteStream, readFileSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { z } from "zod";
 import { FormatError } from "../common/errors.js";
@@ -82,23 +82,41 @@ export class Oracle {
   }
 }
 
+/** One oracle line per record of every track of a suite. */
+export async function* oracleLines(suiteDir: string): AsyncGenerator<OracleLine> {
+  const suite = openSuite(suiteDir);
+  for (const file of suite.files) {
+    for await (const rec of readTrackRecords(file)) {
+      const keys = Object.fromEntries(Object.entries(rec.questions).map(([qk, q]) => [qk, oracleKey(rec.state, qk, q.criteria)]));
+      yield { run_id: rec._evaluation.run_id, expected: rec.expected, keys };
+    }
+  }
+}
+
+/** The oracle of a suite, built in memory. */
+export async function oracleFromSuite(suiteDir: string): Promise<Oracle> {
+  const oracle = new Oracle();
+  for await (const line of oracleLines(suiteDir)) oracle.add(line);
+  return oracle;
+}
+
 /** Reads every track of a suite and writes its gold as oracle JSONL. Returns the number of records. */
 export async function writeOracleFile(suiteDir: string, outFile: string): Promise<number> {
-  const suite = openSuite(suiteDir);
+  const lines = oracleLines(suiteDir);
+  const first = await lines.next(); // a missing or unreadable suite fails before the file exists
   const out = createWriteStream(outFile);
   let records = 0;
   try {
-    for (const file of suite.files) {
-      for await (const rec of readTrackRecords(file)) {
-        const keys = Object.fromEntries(Object.entries(rec.questions).map(([qk, q]) => [qk, oracleKey(rec.state, qk, q.criteria)]));
-        const line: OracleLine = { run_id: rec._evaluation.run_id, expected: rec.expected, keys };
-        if (!out.write(JSON.stringify(line) + "\n")) await once(out, "drain");
-        records++;
-      }
+    for (let r = first; !r.done; r = await lines.next()) {
+      if (!out.write(JSON.stringify(r.value) + "\n")) await once(out, "drain");
+      records++;
     }
-  } finally {
-    out.end();
-    await once(out, "close");
+  } catch (err) {
+    out.destroy();
+    rmSync(outFile, { force: true }); // no half oracle that would silently miss records
+    throw err;
   }
+  out.end();
+  await once(out, "close");
   return records;
 }

@@ -1,0 +1,93 @@
+// udm-orch sim-engine: the simulated vLLM engine as a process. Prints its URL on stdout and runs
+// until SIGTERM or SIGINT; with --faults crash-after=N it stops after N requests and exits 1.
+import { statSync } from "node:fs";
+import type { Command } from "commander";
+import { UsageError } from "../common/errors.js";
+import { createLogger } from "../common/log.js";
+import { startSimEngine } from "../sim/engine-server.js";
+import { parseFaults } from "../sim/faults.js";
+import { Oracle, oracleFromSuite } from "../sim/oracle.js";
+import { intArg, numberArg, opt } from "./options.js";
+
+interface SimEngineFlags {
+  port: string;
+  host: string;
+  model: string;
+  oracle?: string;
+  accuracy: string;
+  tokensPerS: string;
+  maxNumSeqs: string;
+  maxModelLen: string;
+  kvCacheTokens: string;
+  faults?: string;
+  seed: string;
+  systemone: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command("sim-engine")
+    .description("run the simulated vLLM engine (/v1/systemone, /v1/models, /health, /metrics); its model is sim/<name>")
+    .addOption(opt("--port <n>", "port to listen on (0 = any free port)", "8000"))
+    .addOption(opt("--host <host>", "address to listen on", "127.0.0.1"))
+    .addOption(opt("--model <name>", "model name, served as sim/<name>", "pseudo"))
+    .addOption(opt("--oracle <file|suite>", "gold answers: an oracle JSONL file (writeOracleFile) or a suite directory"))
+    .addOption(opt("--accuracy <q>", "oracle mode: probability that the gold option is on top", "1"))
+    .addOption(opt("--tokens-per-s <n>", "GPU throughput in tokens/s shared by running sequences (0 = no latency)", "50000"))
+    .addOption(opt("--max-num-seqs <n>", "sequences batched at once; the rest wait", "256"))
+    .addOption(opt("--max-model-len <n>", "context length; longer prompts get vLLM's 400", "8192"))
+    .addOption(opt("--kv-cache-tokens <n>", "prefix cache size in tokens", "1000000"))
+    .addOption(opt("--faults <spec>", 'e.g. "5xx=0.05,429=0.01,hang=0.01,crash-after=500"'))
+    .addOption(opt("--seed <n>", "seed of the pseudo-model, oracle draws, faults and jitter", "0"))
+    .addOption(opt("--no-systemone", "answer /v1/systemone with 501, like a model vLLM cannot read"))
+    .action(async (flags: SimEngineFlags) => {
+      const accuracy = numberArg("accuracy", flags.accuracy, 0)!;
+      if (accuracy > 1) throw new UsageError(`--accuracy must be in [0, 1], got ${flags.accuracy}`);
+      const faults = parseFaults(flags.faults);
+      let oracle: Oracle | undefined;
+      if (flags.oracle !== undefined) {
+        let isDir: boolean;
+        try {
+          isDir = statSync(flags.oracle).isDirectory();
+        } catch {
+          throw new UsageError(`--oracle: no such file or directory: ${flags.oracle}`);
+        }
+        oracle = isDir ? await oracleFromSuite(flags.oracle) : Oracle.fromFile(flags.oracle);
+      }
+      const log = createLogger("sim-engine");
+      let crashed!: () => void;
+      const crashedPromise = new Promise<void>((resolve) => (crashed = resolve));
+      const engine = await startSimEngine({
+        port: intArg("port", flags.port, 0)!,
+        host: flags.host,
+        model: flags.model,
+        seed: intArg("seed", flags.seed)!,
+        ...(oracle ? { oracle } : {}),
+        accuracy,
+        tokensPerS: numberArg("tokens-per-s", flags.tokensPerS, 0)!,
+        maxNumSeqs: intArg("max-num-seqs", flags.maxNumSeqs, 1)!,
+        maxModelLen: intArg("max-model-len", flags.maxModelLen, 2)!,
+        kvCacheTokens: intArg("kv-cache-tokens", flags.kvCacheTokens, 0)!,
+        faults,
+        systemone: flags.systemone,
+        onCrash: () => crashed(),
+      });
+      process.stdout.write(`${engine.url}\n`);
+      log.info("listening", { url: engine.url, model: engine.model, oracle: oracle?.size ?? 0 });
+      let onSignal!: (signal: NodeJS.Signals) => void;
+      const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
+      process.once("SIGTERM", onSignal);
+      process.once("SIGINT", onSignal);
+      const outcome = await Promise.race([signalled, crashedPromise.then(() => "crash" as const)]);
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      await engine.close();
+      const stats = engine.stats();
+      if (outcome === "crash") {
+        log.error("crashed on purpose (--faults crash-after)", { requests: stats.requests });
+        process.exitCode = 1;
+      } else {
+        log.info("stopped", { signal: outcome, requests: stats.requests, reads: stats.reads });
+      }
+    });
+}

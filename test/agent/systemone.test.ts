@@ -1,0 +1,206 @@
+// SystemOneMethod against the real simulated engine over HTTP on 127.0.0.1:0.
+import { afterEach, describe, expect, it } from "vitest";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
+import { answerToDistribution, routeSystemOne, SystemOneMethod, type SystemOneOptions } from "../../agent/methods/systemone.js";
+import type { RecordPayload } from "../../agent/engine-method.js";
+import type { Question } from "../../common/suite-schema.js";
+import { distributionProblem, NOUL_KEYS } from "../../common/result-schema.js";
+import { choiceQuestion, postJson } from "../sim/engine-fixtures.js";
+
+const engines: SimEngine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function setup(sim: SimEngineOptions = {}, method: Partial<SystemOneOptions> = {}): Promise<{ engine: SimEngine; method: SystemOneMethod }> {
+  const engine = await startSimEngine({ model: "tiny", ...sim });
+  engines.push(engine);
+  return { engine, method: new SystemOneMethod({ baseUrl: engine.url, minBackoffMs: 1, maxBackoffMs: 5, ...method }) };
+}
+
+const STATE = { text: "Khách hàng phàn nàn rằng đơn hàng đến muộn hai tuần và hộp bị móp.", lang: "vi" };
+
+function record(questions: Record<string, Question>, id = "r1"): RecordPayload {
+  return { runId: `t:${id}`, id, state: STATE, questions, payloadSha256: "x" };
+}
+
+function questions(n: number): Record<string, Question> {
+  return Object.fromEntries(Array.from({ length: n }, (_, i) => [i % 2 ? `q${i}` : `flag${i}`, i % 2 ? choiceQuestion(3 + (i % 4), `Question ${i}?`) : { type: "noul", instructions: `Is ${i} true?`, criteria: {} }]));
+}
+
+function expectValid(answer: Awaited<ReturnType<SystemOneMethod["answer"]>>, qs: Record<string, Question>): void {
+  for (const [k, dist] of Object.entries(answer.probs)) {
+    const q = qs[k]!;
+    expect(distributionProblem(dist, q.type === "noul" ? [...NOUL_KEYS] : Object.keys(q.criteria)), k).toBeUndefined();
+  }
+}
+
+describe("SystemOneMethod", () => {
+  it("reads model, max_model_len and capacity from the engine", async () => {
+    const { method } = await setup({ maxModelLen: 2048 }, { capacity: 5 });
+    expect(await method.info()).toEqual({ model: "sim/tiny", maxModelLen: 2048, capacity: 5 });
+    const named = new SystemOneMethod({ baseUrl: engines[0]!.url, model: "nope" });
+    await expect(named.info()).rejects.toThrow(/not served/);
+  });
+
+  it("splits 100 questions into 64 + 36, answers all of them, and reuses the prefix cache", async () => {
+    const { engine, method } = await setup();
+    const qs = questions(100);
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(engine.stats().requests).toBe(2);
+    expect(engine.stats().reads).toBe(100);
+    expect(Object.keys(out.probs)).toHaveLength(100);
+    expect(Object.keys(out.probs)).toEqual(Object.keys(qs));
+    expect(out.errors).toEqual({});
+    expect(out.skipped).toEqual([]);
+    expect(new Set(Object.values(out.answeredBy))).toEqual(new Set(["systemone"]));
+    expect(out.usage.requests).toBe(2);
+    expect(out.usage.completionTokens).toBe(100);
+    expect(out.usage.promptTokens).toBe(engine.stats().promptTokens);
+    expect(out.usage.cachedTokens).toBe(engine.stats().cachedTokens);
+    expect(out.usage.cachedTokens).toBeGreaterThan(0);
+    expect(out.retries).toBe(0);
+    expect(out.approximate).toBe(false);
+    expect(out.latencyMs).toBeGreaterThan(0);
+    expectValid(out, qs);
+  });
+
+  it("maps noul to {true: p(yes), false: 1 - p(yes)} and choices to their criteria keys", async () => {
+    const { engine, method } = await setup();
+    const qs: Record<string, Question> = {
+      flag: { type: "noul", instructions: "Complaint?", criteria: {} },
+      label: { type: "choice", instructions: "Which?", criteria: { "0": "zero", "skill:a": "a", "gpt-4": "model" } },
+    };
+    const out = await method.answer(record(qs), new AbortController().signal);
+    const direct = await postJson(`${engine.url}/v1/systemone`, { state: STATE, questions: qs });
+    const p = direct.body.answers.flag.noul as number;
+    expect(out.probs.flag).toEqual({ true: p, false: 1 - p });
+    expect(Object.keys(out.probs.label!)).toEqual(["0", "skill:a", "gpt-4"]);
+    expectValid(out, qs);
+  });
+
+  it("sends only type, instructions and criteria even when the suite question has more fields", async () => {
+    const { method } = await setup();
+    const qs = { q: { ...choiceQuestion(2), note: "extra field from the suite" } as Question };
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(Object.keys(out.probs)).toEqual(["q"]);
+  });
+
+  it("retries through 5xx=0.3 and answers every record", async () => {
+    const { engine, method } = await setup({ faults: "5xx=0.3", seed: 5 }, { retries: 10 });
+    let retries = 0;
+    for (let i = 0; i < 20; i++) {
+      const qs = questions(3);
+      const out = await method.answer({ ...record(qs, `r${i}`), state: { text: `record ${i}` } }, new AbortController().signal);
+      expect(out.errors).toEqual({});
+      expect(Object.keys(out.probs)).toHaveLength(3);
+      expect(out.usage.requests).toBe(1 + out.retries);
+      retries += out.retries;
+    }
+    expect(retries).toBeGreaterThan(0);
+    expect(retries).toBe(engine.stats().faults.serverErrors);
+  });
+
+  it("puts every question in errors after the last retry when the engine always fails", async () => {
+    const { engine, method } = await setup({ faults: "5xx=1" }, { retries: 2 });
+    const qs = questions(4);
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.probs).toEqual({});
+    expect(Object.keys(out.errors)).toEqual(Object.keys(qs));
+    for (const m of Object.values(out.errors)) expect(m).toMatch(/^failed after 3 attempt\(s\): .*HTTP 50[03]/);
+    expect(out.usage.requests).toBe(3);
+    expect(out.retries).toBe(2);
+    expect(engine.stats().requests).toBe(3);
+  });
+
+  it("retries 429 like a 5xx", async () => {
+    const { engine, method } = await setup({ faults: "429=1" }, { retries: 1 });
+    const out = await method.answer(record(questions(1)), new AbortController().signal);
+    expect(Object.values(out.errors)[0]).toMatch(/failed after 2 attempt\(s\): .*HTTP 429/);
+    expect(engine.stats().requests).toBe(2);
+  });
+
+  it("sends a choice with more than 26 options to errors (the label-read seam) and answers the rest", async () => {
+    const { engine, method } = await setup();
+    const big = choiceQuestion(30);
+    expect(routeSystemOne(big)).toMatchObject({ to: "fallback" });
+    expect(routeSystemOne(choiceQuestion(26))).toEqual({ to: "systemone" });
+    const qs: Record<string, Question> = { big, small: choiceQuestion(4) };
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors.big).toMatch(/30 options.*at most 26.*label-read/);
+    expect(Object.keys(out.probs)).toEqual(["small"]);
+    expect(engine.stats().reads).toBe(1);
+  });
+
+  it("skips questions longer than max_model_len, and only those", async () => {
+    const { method } = await setup({ maxModelLen: 120 });
+    const long = choiceQuestion(3, "Please consider carefully ".repeat(40));
+    const qs: Record<string, Question> = { a: choiceQuestion(2), long, b: { type: "noul", instructions: "Yes?", criteria: {} } };
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.skipped).toEqual(["long"]);
+    expect(out.errors).toEqual({});
+    // [a, long, b] -> 400; [a, long] -> 400; [a] ok; [long] -> skipped; [b] ok. A 400 is never retried.
+    expect(out.usage.requests).toBe(5);
+    expect(out.retries).toBe(0);
+    expect(Object.keys(out.probs).sort()).toEqual(["a", "b"]);
+
+    const tiny = await setup({ maxModelLen: 10 });
+    const all = await tiny.method.answer(record(qs), new AbortController().signal);
+    expect(all.skipped).toEqual(["a", "long", "b"]);
+    expect(all.probs).toEqual({});
+  });
+
+  it("puts questions in errors when the engine answers 501", async () => {
+    const { method } = await setup({ systemone: false });
+    const out = await method.answer(record(questions(2)), new AbortController().signal);
+    expect(Object.values(out.errors)).toHaveLength(2);
+    for (const m of Object.values(out.errors)) expect(m).toMatch(/does not support \/v1\/systemone \(HTTP 501.*label-read/);
+    expect(out.usage.requests).toBe(1);
+  });
+
+  it("times out a hung engine and retries, then reports the timeout", async () => {
+    const { engine, method } = await setup({ faults: "hang=1" }, { requestTimeoutMs: 200, retries: 1 });
+    const out = await method.answer(record(questions(1)), new AbortController().signal);
+    expect(Object.values(out.errors)[0]).toMatch(/failed after 2 attempt\(s\): .*no answer within 200 ms/);
+    expect(engine.stats().faults.hangs).toBe(2);
+  });
+
+  it("reports an engine that crashed as unreachable", async () => {
+    const { method } = await setup({ faults: "crash-after=1" }, { retries: 2 });
+    const first = await method.answer(record(questions(1)), new AbortController().signal);
+    expect(first.errors).toEqual({});
+    const second = await method.answer(record(questions(1), "r2"), new AbortController().signal);
+    expect(Object.values(second.errors)[0]).toMatch(/failed after 3 attempt\(s\): .*unreachable/);
+    await expect(method.info()).rejects.toThrow(/unreachable/);
+  });
+
+  it("rethrows the caller's abort", async () => {
+    const { method } = await setup({ faults: "hang=1" }, { requestTimeoutMs: 60_000 });
+    const ctl = new AbortController();
+    const pending = method.answer(record(questions(1)), ctl.signal);
+    setTimeout(() => ctl.abort(new Error("unit cancelled")), 50);
+    await expect(pending).rejects.toThrow("unit cancelled");
+  });
+});
+
+describe("answerToDistribution", () => {
+  const choice: Question = { type: "choice", instructions: "", criteria: { A: "a", B: "b" } };
+  it.each([
+    ["exact", { type: "choice", probabilities: { A: 0.25, B: 0.75 } }, { A: 0.25, B: 0.75 }],
+    ["float noise renormalised", { type: "choice", probabilities: { A: 0.2500001, B: 0.7500001 } }, { A: 0.2500001 / 1.0000002, B: 0.7500001 / 1.0000002 }],
+  ])("%s", (_name, answer, expected) => {
+    expect(answerToDistribution(choice, answer)).toEqual(expected);
+  });
+  it("refuses a missing option, a real shortfall and a type mismatch", () => {
+    expect(answerToDistribution(choice, { type: "choice", probabilities: { A: 1 } })).toMatch(/no probability for option "B"/);
+    expect(answerToDistribution(choice, { type: "choice", probabilities: { A: 0.2, B: 0.5 } })).toMatch(/sum to 0.7/);
+    expect(answerToDistribution(choice, { type: "noul", probabilities: {} })).toMatch(/type "noul"/);
+  });
+  it("reads noul from `noul`, else from probabilities.yes", () => {
+    const noul: Question = { type: "noul", instructions: "", criteria: {} };
+    expect(answerToDistribution(noul, { type: "noul", noul: 0.3, probabilities: { yes: 0.3, no: 0.7 } })).toEqual({ true: 0.3, false: 0.7 });
+    expect(answerToDistribution(noul, { type: "noul", probabilities: { yes: 0.9, no: 0.1 } })).toEqual({ true: 0.9, false: 1 - 0.9 });
+    expect(answerToDistribution(noul, { type: "noul", probabilities: {} })).toMatch(/without a probability/);
+  });
+});

@@ -1,0 +1,45 @@
+// `udm-orch sim-engine` through the real command tree (runCli), on 127.0.0.1:0.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../cli/program.js";
+import { choiceQuestion, postJson } from "./engine-fixtures.js";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function captureStdout(): { lines: string[]; firstLine: Promise<string> } {
+  const lines: string[] = [];
+  let resolve!: (l: string) => void;
+  const firstLine = new Promise<string>((r) => (resolve = r));
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+    const text = String(chunk);
+    lines.push(text);
+    resolve(text.trim());
+    return true;
+  });
+  return { lines, firstLine };
+}
+
+describe("udm-orch sim-engine", () => {
+  it("prints its URL, serves, and exits 1 when crash-after fires", async () => {
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const out = captureStdout();
+    const exit = runCli(["sim-engine", "--port", "0", "--model", "cli", "--tokens-per-s", "0", "--max-model-len", "512", "--faults", "crash-after=2"]);
+    const url = await out.firstLine;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const models = (await (await fetch(`${url}/v1/models`)).json()) as any;
+    expect(models.data[0]).toMatchObject({ id: "sim/cli", max_model_len: 512 });
+    for (let i = 0; i < 2; i++) expect((await postJson(`${url}/v1/systemone`, { state: "s", questions: { q: choiceQuestion(2) } })).status).toBe(200);
+    await expect(postJson(`${url}/v1/systemone`, { state: "s", questions: { q: choiceQuestion(2) } })).rejects.toThrow();
+    expect(await exit).toBe(1);
+  });
+
+  it("refuses bad flags with exit 2", async () => {
+    const err: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => (err.push(String(c)), true));
+    expect(await runCli(["sim-engine", "--port", "0", "--faults", "boom=1"])).toBe(2);
+    expect(err.join("")).toMatch(/unknown fault "boom"/);
+    expect(await runCli(["sim-engine", "--port", "0", "--accuracy", "1.5"])).toBe(2);
+    expect(await runCli(["sim-engine", "--port", "0", "--oracle", "/nonexistent/oracle.jsonl"])).toBe(2);
+  });
+});
