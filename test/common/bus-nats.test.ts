@@ -1,0 +1,179 @@
+// NatsBus against a real nats-server (Debian's 2.9.10 in CI): the shared Bus contract, then what
+// only a real server shows: restarts, reconnects, auth.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BusError, catchUpResults, type Bus } from "../../common/bus.js";
+import type { ResultLine } from "../../common/result-schema.js";
+import { NatsBus, type NatsBusOptions } from "../../common/bus-nats.js";
+import { createLogger } from "../../common/log.js";
+import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
+import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
+
+const mode = natsTestMode();
+const quiet = createLogger("bus", "error");
+
+if (mode === "fail") {
+  describe("nats-server", () => {
+    it("is installed (CI=true runs every NATS test)", () => {
+      throw new Error(NATS_MISSING_MESSAGE.replace("NATS tests skipped", "CI=true needs it"));
+    });
+  });
+}
+
+describe.skipIf(mode !== "run")("NatsBus", () => {
+  describeBusContract("NatsBus", async () => {
+    const server = await startNatsServer({ jetstream: true });
+    const options: NatsBusOptions = { servers: [server.url], logger: quiet };
+    return {
+      open: () => NatsBus.connect(options),
+      openIsolated: () => NatsBus.connect(options),
+      crash: async (bus) => bus.close(),
+      teardown: () => server.stop(),
+    };
+  });
+
+  describe("with a server restart", () => {
+    let server: RunningNatsServer;
+    beforeAll(async () => {
+      server = await startNatsServer({ jetstream: true });
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it.each(["SIGTERM"] as const)("loses no result JetStream acknowledged across a restart (%s); the failed ones catch up once each", async (signal) => {
+      const bus = await NatsBus.connect({ servers: [server.url], logger: quiet, publishTimeoutMs: 2000 });
+      const states: string[] = [];
+      bus.onStateChange((s) => states.push(s));
+      const run = newRunId();
+      const acked: string[] = [];
+      const failed: ResultLine[] = [];
+      let phase: "before" | "down" | "after" = "before";
+      let failedWhileDown = 0;
+      let ackedAfter = 0;
+      let stop = false;
+      let n = 0;
+      const publisher = (async () => {
+        for (; !stop && n < 20_000; n++) {
+          const l = line("vihsd", n);
+          const at = phase;
+          const out = await bus.publishResult(run, "vihsd", l);
+          if (out.ok) {
+            acked.push(l.run_id);
+            if (at === "after") ackedAfter++;
+          } else {
+            failed.push(l);
+            if (at === "down") failedWhileDown++;
+            await sleep(5); // fails fast while disconnected: give the client's I/O a turn
+          }
+        }
+      })();
+      await waitFor("100 published", () => n >= 100);
+      await server.halt(signal); // while the publisher keeps going
+      phase = "down";
+      await waitFor("20 failures while the server is down", () => failedWhileDown >= 20);
+      await server.start();
+      phase = "after";
+      await waitFor("100 acked after the restart", () => ackedAfter >= 100, 60_000);
+      stop = true;
+      await publisher;
+      expect(states).toContain("disconnected");
+      expect(bus.state).toBe("connected");
+
+      const report = await catchUpResults(bus, run, failed.map((l) => ({ track: "vihsd", line: l })));
+      expect(report.failed).toBe(0);
+      expect(report.published + report.duplicates).toBe(failed.length);
+
+      const got = new Map<string, number>();
+      const reader = await NatsBus.connect({ servers: [server.url], logger: quiet });
+      const consumer = await reader.consumeResults(run, { durable: "scorer", onResult: (l, ack) => (got.set(l.run_id, (got.get(l.run_id) ?? 0) + 1), ack()) });
+      await waitFor(`${n} results`, () => got.size >= n, 60_000);
+      await sleep(300);
+      const lost = acked.filter((id) => got.get(id) !== 1);
+      expect(lost).toEqual([]);
+      expect(got.size).toBe(n);
+      expect([...got.values()].every((c) => c === 1)).toBe(true);
+      await consumer.stop();
+      await reader.close();
+      await bus.close();
+    });
+
+    it("keeps a durable consumer's place and status across a restart", async () => {
+      const bus = await NatsBus.connect({ servers: [server.url], logger: quiet });
+      const run = newRunId();
+      for (let i = 0; i < 4; i++) await bus.publishResult(run, "vihsd", line("vihsd", i));
+      await bus.putStatus(run, { runId: run, state: "running", updatedAt: "2026-01-01T00:00:00Z" });
+      const got: string[] = [];
+      const consumer = await bus.consumeResults(run, { durable: "scorer", onResult: (l, ack) => (got.push(l.run_id), ack()) });
+      await waitFor("4 results", () => got.length >= 4);
+      await sleep(200); // let the acks reach the server
+      await server.restart();
+      await waitFor("reconnect", () => bus.state === "connected");
+      let out = await bus.publishResult(run, "vihsd", line("vihsd", 4));
+      for (let i = 0; !out.ok && i < 100; i++) {
+        await sleep(100); // JetStream may still be recovering right after the reconnect
+        out = await bus.publishResult(run, "vihsd", line("vihsd", 4));
+      }
+      expect(out.ok).toBe(true);
+      await waitFor("the 5th result after the restart", () => got.length >= 5);
+      await sleep(300);
+      expect(got).toEqual([0, 1, 2, 3, 4].map((i) => `vihsd:q${i}`));
+      expect(await bus.getStatus(run)).toMatchObject({ state: "running" });
+      await consumer.stop();
+      await bus.close();
+    });
+  });
+
+  describe("auth", () => {
+    it("connects with the server's token and is refused with a wrong one", async () => {
+      const server = await startNatsServer({ jetstream: true, auth: { token: "s3cret" } });
+      try {
+        const bus = await NatsBus.connect({ servers: [server.url], token: "s3cret", logger: quiet });
+        await roundTrip(bus);
+        await bus.close();
+        await expect(NatsBus.connect({ servers: [server.url], token: "wrong", logger: quiet })).rejects.toThrow(BusError);
+        await expect(NatsBus.connect({ servers: [server.url], logger: quiet })).rejects.toThrow(/cannot connect to NATS.*(authoriz|Authoriz)/);
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it("connects with the server's user and password and is refused with a wrong password", async () => {
+      const server = await startNatsServer({ jetstream: true, auth: { user: "udm", pass: "pa55" } });
+      try {
+        const bus = await NatsBus.connect({ servers: [server.url], user: "udm", pass: "pa55", logger: quiet });
+        await roundTrip(bus);
+        await bus.close();
+        await expect(NatsBus.connect({ servers: [server.url], user: "udm", pass: "nope", logger: quiet })).rejects.toThrow(/cannot connect to NATS.*(authoriz|Authoriz)/);
+      } finally {
+        await server.stop();
+      }
+    });
+  });
+
+  it("fails to connect with a clear error when nothing listens", async () => {
+    const server = await startNatsServer({ jetstream: true });
+    const url = server.url;
+    await server.stop();
+    await expect(NatsBus.connect({ servers: [url], logger: quiet })).rejects.toThrow(new RegExp(`cannot connect to NATS at ${url}`));
+  });
+
+  it("fails with a clear error when the server has no JetStream", async () => {
+    const server = await startNatsServer({ jetstream: false });
+    try {
+      await expect(NatsBus.connect({ servers: [server.url], logger: quiet })).rejects.toThrow(/-js/);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+async function roundTrip(bus: Bus): Promise<void> {
+  const run = newRunId();
+  expect(await bus.publishResult(run, "vihsd", line("vihsd", 0))).toMatchObject({ ok: true });
+  await bus.putStatus(run, { runId: run, state: "starting", updatedAt: "2026-01-01T00:00:00Z" });
+  expect(await bus.getStatus(run)).toMatchObject({ state: "starting" });
+  const got: string[] = [];
+  const c = await bus.consumeResults(run, { durable: "s", onResult: (l, ack) => (got.push(l.run_id), ack()) });
+  await waitFor("the result", () => got.length >= 1);
+  await c.stop();
+}

@@ -1,0 +1,171 @@
+// Starts a real `nats-server` (Debian's package in CI) for integration tests: JetStream with a
+// temporary store dir, on a free port of 127.0.0.1, stopped and restarted on the same port and store
+// dir so a test can show what survives a server restart.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface NatsServerAuth {
+  token?: string;
+  user?: string;
+  pass?: string;
+}
+
+export interface NatsServerOptions {
+  /** Enable JetStream (default true). */
+  jetstream?: boolean;
+  /** Port on 127.0.0.1; 0 (default) picks a free one, kept across restart(). */
+  port?: number;
+  /** JetStream store dir; default a fresh temp dir, removed by stop() unless given here. */
+  storeDir?: string;
+  auth?: NatsServerAuth;
+}
+
+export interface RunningNatsServer {
+  url: string;
+  port: number;
+  storeDir: string;
+  /** The server's log so far (stderr), for failure messages. */
+  log(): string;
+  /** Stops the server and removes a temp store dir it created. */
+  stop(): Promise<void>;
+  /** Stops (SIGTERM by default) and starts again on the same port and store dir. */
+  restart(opts?: { signal?: NodeJS.Signals }): Promise<void>;
+  /** Stops the process without removing the store dir (for tests that restart later by hand). */
+  halt(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts again after halt(). */
+  start(): Promise<void>;
+}
+
+export const NATS_MISSING_MESSAGE =
+  "nats-server not found: NATS tests skipped; install it with `apt-get install nats-server`";
+
+let availability: boolean | undefined;
+
+/** Whether `nats-server` is on PATH (checked once per process). */
+export function natsAvailable(): boolean {
+  if (availability === undefined) {
+    const r = spawnSync("nats-server", ["--version"], { stdio: "ignore" });
+    availability = r.error === undefined && r.status === 0;
+  }
+  return availability;
+}
+
+let warned = false;
+
+/**
+ * What a NATS test file should do: "run", or "skip" (nats-server missing; the message is printed
+ * once per process), or "fail" (missing under CI=true, where a skipped NATS suite would hide a
+ * broken install step).
+ */
+export function natsTestMode(): "run" | "skip" | "fail" {
+  if (natsAvailable()) return "run";
+  if (process.env.CI === "true") return "fail";
+  if (!warned) {
+    warned = true;
+    process.stderr.write(`${NATS_MISSING_MESSAGE}\n`);
+  }
+  return "skip";
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once the server's INFO line arrives on a TCP connection, i.e. it accepts clients. */
+async function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host: "127.0.0.1", port });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(1000, () => done(false));
+    sock.once("error", () => done(false));
+    sock.once("data", (buf) => done(buf.toString("latin1").startsWith("INFO ")));
+  });
+}
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startNatsServer(opts: NatsServerOptions = {}): Promise<RunningNatsServer> {
+  const jetstream = opts.jetstream ?? true;
+  const port = opts.port && opts.port > 0 ? opts.port : await freePort();
+  const ownStore = opts.storeDir === undefined;
+  const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), "udm-nats-"));
+  const args = ["-a", "127.0.0.1", "-p", String(port)];
+  if (jetstream) args.push("-js", "-sd", storeDir);
+  if (opts.auth?.token) args.push("--auth", opts.auth.token);
+  if (opts.auth?.user) args.push("--user", opts.auth.user, "--pass", opts.auth.pass ?? "");
+
+  let child: ChildProcess | undefined;
+  let logText = "";
+
+  const start = async (): Promise<void> => {
+    const proc = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+    child = proc;
+    let exited: string | undefined;
+    proc.stderr?.setEncoding("utf8");
+    proc.stderr?.on("data", (s: string) => {
+      logText += s;
+      if (logText.length > 200_000) logText = logText.slice(-100_000);
+    });
+    proc.once("exit", (code, signal) => {
+      exited = `exited with ${signal ?? code}`;
+    });
+    proc.once("error", (err) => {
+      exited = err.message;
+    });
+    // 30 s covers a JetStream recovery of a store with a few thousand messages on a loaded machine.
+    for (let i = 0; i < 300; i++) {
+      if (exited) throw new Error(`nats-server ${exited} before accepting connections:\n${logText}`);
+      // "Server is ready" follows JetStream recovery; the INFO probe confirms the listener.
+      if (logText.includes("Server is ready") && (await acceptsConnections(port))) return;
+      await delay(100);
+    }
+    proc.kill("SIGKILL");
+    throw new Error(`nats-server did not accept connections on port ${port} within 30 s:\n${logText}`);
+  };
+
+  const halt = async (signal: NodeJS.Signals = "SIGTERM"): Promise<void> => {
+    const proc = child;
+    child = undefined;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      proc.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      proc.kill(signal);
+    });
+  };
+
+  await start();
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    log: () => logText,
+    halt,
+    start,
+    stop: async () => {
+      await halt();
+      if (ownStore) rmSync(storeDir, { recursive: true, force: true });
+    },
+    restart: async (o) => {
+      await halt(o?.signal ?? "SIGTERM");
+      await start();
+    },
+  };
+}
