@@ -17,6 +17,15 @@ export interface ReadOptions {
   onBytes?: (chunk: Buffer) => void;
   /** Accept a last line that is cut off (no newline and not valid JSON) by reporting it instead of throwing. */
   onTornLastLine?: (line: number, byteOffset: number) => void;
+  /** When given, a line that is not valid JSON is reported here and skipped instead of ending the read. */
+  onBadLine?: (error: FormatError) => void;
+  /** Filled in while reading: proof that memory is bounded by the longest line, not the file. */
+  stats?: ReaderStats;
+}
+
+export interface ReaderStats {
+  /** Largest number of bytes the reader held at once (unfinished line + one decompressed chunk). */
+  maxBufferedBytes: number;
 }
 
 const NEWLINE = 0x0a;
@@ -33,10 +42,11 @@ export async function* readJsonLines(file: string, options: ReadOptions = {}): A
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       options.onBytes?.(chunk);
       const buf = carry ? Buffer.concat([carry, chunk]) : chunk;
+      if (options.stats && buf.length > options.stats.maxBufferedBytes) options.stats.maxBufferedBytes = buf.length;
       let start = 0;
       for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
         line++;
-        const parsed = parseLine(file, line, buf, start, nl);
+        const parsed = parseOrReport(file, line, buf, start, nl, options.onBadLine);
         if (parsed) yield parsed;
         start = nl + 1;
       }
@@ -72,6 +82,24 @@ export async function* readJsonLines(file: string, options: ReadOptions = {}): A
       });
     }
     if (parsed) yield parsed;
+  }
+}
+
+function parseOrReport(
+  file: string,
+  line: number,
+  buf: Buffer,
+  start: number,
+  end: number,
+  onBadLine: ((error: FormatError) => void) | undefined,
+): JsonLine | undefined {
+  if (!onBadLine) return parseLine(file, line, buf, start, end);
+  try {
+    return parseLine(file, line, buf, start, end);
+  } catch (err) {
+    if (!(err instanceof FormatError)) throw err;
+    onBadLine(err);
+    return undefined;
   }
 }
 

@@ -4,7 +4,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync } fro
 import { createGunzip } from "node:zlib";
 import { join, relative, sep } from "node:path";
 import { FormatError, UsageError } from "./errors.js";
-import { readJsonLines } from "./jsonl-reader.js";
+import { readJsonLines, type ReadOptions } from "./jsonl-reader.js";
 import { firstIssue, ManifestSchema, RecordSchema, type Manifest, type SuiteRecord } from "./suite-schema.js";
 
 export interface TrackFile {
@@ -91,7 +91,16 @@ export function suiteIdentity(fileHashes: Readonly<Record<string, string>>): str
 export interface ReadRecordsOptions {
   /** Receives the sha256 of the decompressed bytes once the file has been read whole. */
   onHash?: (sha256: string) => void;
+  /**
+   * When given, a line that is not valid JSON, does not match the schema, repeats an id or has a
+   * wrong run_id is reported here (one error per problem) and skipped; reading goes on.
+   * A torn last line is reported too. Without it the first problem throws.
+   */
+  onProblem?: (error: FormatError) => void;
 }
+
+/** Most schema issues reported for one line; the rest are usually consequences of the first. */
+const MAX_ISSUES_PER_LINE = 5;
 
 /**
  * Validated records of one track file. A line that does not match the schema throws a FormatError
@@ -99,15 +108,37 @@ export interface ReadRecordsOptions {
  */
 export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOptions = {}): AsyncGenerator<SuiteRecord & { line: number }> {
   const hash = options.onHash ? createHash("sha256") : undefined;
+  const report = options.onProblem;
   const ids = new Set<string>();
-  for await (const { line, value } of readJsonLines(file.path, hash ? { onBytes: (b) => hash.update(b) } : {})) {
+  const readOptions: ReadOptions = {};
+  if (hash) readOptions.onBytes = (b) => hash.update(b);
+  if (report) {
+    readOptions.onBadLine = report;
+    readOptions.onTornLastLine = (line) => report(new FormatError(file.path, line, undefined, "torn last line: no newline and not valid JSON (file cut off?)"));
+  }
+  for await (const { line, value } of readJsonLines(file.path, readOptions)) {
     const parsed = RecordSchema.safeParse(value);
     if (!parsed.success) {
-      const { field, message } = firstIssue(parsed.error);
-      throw new FormatError(file.path, line, field || undefined, message);
+      if (!report) {
+        const { field, message } = firstIssue(parsed.error);
+        throw new FormatError(file.path, line, field || undefined, message);
+      }
+      for (const issue of parsed.error.issues.slice(0, MAX_ISSUES_PER_LINE)) {
+        report(new FormatError(file.path, line, issue.path.map(String).join(".") || undefined, issue.message));
+      }
+      continue;
     }
     const rec = parsed.data;
-    if (ids.has(rec.id)) throw new FormatError(file.path, line, "id", `duplicate id ${JSON.stringify(rec.id)} in track`);
+    const problem = ids.has(rec.id)
+      ? new FormatError(file.path, line, "id", `duplicate id ${JSON.stringify(rec.id)} in track`)
+      : rec._evaluation.run_id !== `${file.track}:${rec.id}`
+        ? new FormatError(file.path, line, "_evaluation.run_id", `${JSON.stringify(rec._evaluation.run_id)} is not "<track>:<id>" (${JSON.stringify(`${file.track}:${rec.id}`)})`)
+        : undefined;
+    if (problem) {
+      if (!report) throw problem;
+      report(problem);
+      continue;
+    }
     ids.add(rec.id);
     yield Object.assign(rec, { line });
   }
