@@ -1,46 +1,14 @@
 // The coordinator end to end with real gRPC on 127.0.0.1:0, real files, and test agents.
-import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as grpc from "@grpc/grpc-js";
-import { startCoordinator, type CoordinatorHandle, type CoordinatorOptions } from "../../coordinator/server.js";
-import { createLogger } from "../../common/log.js";
 import { writeTinySuite, tinyTracks } from "./helpers/tiny-suite.js";
-import { TestAgent } from "./helpers/test-agent.js";
+import { resultLines, useHarness } from "./helpers/harness.js";
+import { eventually, uniformAnswer } from "./helpers/test-agent.js";
+import { loadHealthPackageDefinition } from "../../proto/health-loader.js";
 
-const quiet = createLogger("test", "silent");
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function tmp(name: string): string {
-  const d = mkdtempSync(join(tmpdir(), `udm-coord-${name}-`));
-  cleanups.push(() => rmSync(d, { recursive: true, force: true }));
-  return d;
-}
-
-async function start(opts: Partial<CoordinatorOptions> & { suiteDir: string; outDir: string }): Promise<CoordinatorHandle> {
-  const h = await startCoordinator({ logger: quiet, ...opts });
-  cleanups.push(() => h.close());
-  return h;
-}
-
-function agent(address: string, options: ConstructorParameters<typeof TestAgent>[1] = {}): TestAgent {
-  const a = new TestAgent(address, options);
-  cleanups.push(() => a.dispose());
-  return a;
-}
-
-export function resultLines(outDir: string, family: string, track: string): Array<Record<string, unknown>> {
-  const p = join(outDir, family, `${track}.jsonl`);
-  if (!existsSync(p)) return [];
-  return readFileSync(p, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
+const { tmp, start, agent } = useHarness();
 
 describe("coordinator run", () => {
   it("commits every record exactly once with two agents, sends no gold, and completes", async () => {
@@ -109,5 +77,139 @@ describe("coordinator run", () => {
     expect((await h.done).state).toBe("complete");
     expect(good.units.length).toBeGreaterThan(0);
     expect((await good.status()).state).toBe("complete");
+  });
+
+  it("never sends more units than the agent granted", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out"), planLimits: { maxRecords: 1 } });
+    const a = agent(h.address, { credit: 2, auto: false });
+    await a.waitFor(() => a.units.length === 2, 10_000, "two units");
+    // Answer one unit without granting more; once its results are committed the coordinator has
+    // read everything sent before them on this stream, and still owes no third unit.
+    const first = a.units[0]!;
+    a.answerUnit(first);
+    const n = first.records.length;
+    await eventually(() => h.status().records_committed === n, 10_000, "commit");
+    expect(a.units).toHaveLength(2);
+    expect(h.status().agents[0]).toMatchObject({ credit: 0, inflight_units: 1 });
+    a.grant(1);
+    await a.waitFor(() => a.units.length === 3, 10_000, "third unit");
+    expect(a.maxHeld).toBeLessThanOrEqual(a.granted);
+  });
+
+  it("gives nothing to an agent that is not ready", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
+    const idle = agent(h.address, { agentId: "idle", credit: 5, ready: false });
+    await eventually(() => h.status().agents.length === 1, 10_000, "idle attached");
+    const worker = agent(h.address, { agentId: "worker", credit: 1 });
+    expect((await h.done).state).toBe("complete");
+    expect(idle.units).toHaveLength(0);
+    expect(worker.units.length).toBeGreaterThan(0);
+  });
+
+  it("requeues only the unanswered records of a unit whose lease expired", async () => {
+    const suiteDir = writeTinySuite(tmp("suite"));
+    const outDir = tmp("out");
+    const h = await start({ suiteDir, outDir, tracks: ["tiny-rr"], leaseMs: 300, planLimits: { maxRecords: 3 } });
+    const a = agent(h.address, { agentId: "a", credit: 1, auto: false });
+    await a.waitFor(() => a.units.length === 1, 10_000, "unit");
+    const unit = a.units[0]!;
+    expect(unit.records).toHaveLength(3);
+    expect(new Set(unit.group_ids).size).toBe(1);
+    a.result(unit.unit_id, unit.records[0]!.run_id, uniformAnswer(unit.records[0]!));
+    // No heartbeat: the lease runs out and the holder is told to drop the unit.
+    await a.waitFor(() => a.cancels.includes(unit.unit_id), 10_000, "cancel");
+    const b = agent(h.address, { agentId: "b", credit: 1 });
+    expect((await h.done).state).toBe("complete");
+    const again = b.units.find((u) => u.unit_id === unit.unit_id)!;
+    expect(again.records.map((r) => r.run_id)).toEqual(unit.records.slice(1).map((r) => r.run_id));
+    const lines = resultLines(outDir, "passage_reranking", "tiny-rr");
+    expect(lines).toHaveLength(9);
+    expect(new Set(lines.map((l) => l.run_id)).size).toBe(9);
+    expect(lines.find((l) => l.run_id === unit.records[0]!.run_id)?.agent).toBe("a");
+    expect(h.status().leases_expired).toBeGreaterThanOrEqual(1);
+  });
+
+  it("hands a backup copy of the in-flight unit at the tail and cancels the slower holder", async () => {
+    const outDir = tmp("out");
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir, tracks: ["tiny-sa"], leaseMs: 5000 });
+    const a = agent(h.address, { agentId: "a", credit: 1, auto: false, heartbeatMs: 100 });
+    await a.waitFor(() => a.units.length === 1, 10_000, "unit");
+    const unit = a.units[0]!;
+    expect(unit.records).toHaveLength(12);
+    for (const p of unit.records.slice(0, 5)) a.result(unit.unit_id, p.run_id, uniformAnswer(p));
+    await eventually(() => h.status().records_committed === 5, 10_000, "five committed");
+    const b = agent(h.address, { agentId: "b", credit: 1 });
+    expect((await h.done).state).toBe("complete");
+    expect(b.units[0]).toMatchObject({ unit_id: unit.unit_id, backup: true });
+    expect(b.units[0]!.records.map((r) => r.run_id)).toEqual(unit.records.slice(5).map((r) => r.run_id));
+    await a.waitFor(() => a.cancels.includes(unit.unit_id), 10_000, "cancel to the slower holder");
+    const lines = resultLines(outDir, "sentiment", "tiny-sa");
+    expect(lines).toHaveLength(12);
+    expect(lines.filter((l) => l.agent === "a")).toHaveLength(5);
+    expect(lines.filter((l) => l.agent === "b")).toHaveLength(7);
+    expect(h.status().backup_units).toBe(1);
+  });
+
+  it("rejects malformed results, counts them by reason and agent, and redoes the record", async () => {
+    const outDir = tmp("out");
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir, tracks: ["tiny-guard"] });
+    const a = agent(h.address, { agentId: "a", credit: 1, auto: false });
+    await a.waitFor(() => a.units.length === 1, 10_000, "unit");
+    const unit = a.units[0]!;
+    const [p0, ...rest] = unit.records;
+    const ok = uniformAnswer(p0!);
+    const probs = ok.probs as Record<string, { p: Record<string, number> }>;
+    a.result(unit.unit_id, p0!.run_id, { ...ok, probs: { ...probs, harmful: { p: { yes: 0.5, no: 0.5 } } } });
+    a.result(unit.unit_id, p0!.run_id, { ...ok, probs: { ...probs, harmful: { p: { true: 0.5, false: 0.6 } } } });
+    a.result(unit.unit_id, p0!.run_id, { ...ok, probs: { ...probs, harmful: { p: { true: Number.NaN, false: 0.5 } } } });
+    a.result(unit.unit_id, p0!.run_id, { ...ok, probs: { harmful: probs.harmful! } });
+    a.result(unit.unit_id, "tiny-guard:nope", ok);
+    a.result("tiny-guard/99", p0!.run_id, ok);
+    for (const p of rest) a.result(unit.unit_id, p.run_id, uniformAnswer(p));
+    a.unitDone(unit.unit_id);
+    a.grant(1);
+    await a.waitFor(() => a.units.length === 2, 10_000, "the rejected record again");
+    expect(a.units[1]!.records.map((r) => r.run_id)).toEqual([p0!.run_id]);
+    a.answerUnit(a.units[1]!);
+    expect((await h.done).state).toBe("complete");
+    const st = h.status();
+    expect(st.results_rejected).toBe(6);
+    expect(st.rejected_by_reason).toEqual({ bad_distribution: 3, unanswered_question: 1, unknown_run_id: 1, no_lease: 1 });
+    expect(st.agents.find((x) => x.agent_id === "a")?.rejected).toBe(6);
+    const lines = resultLines(outDir, "safety_guardrail", "tiny-guard");
+    expect(lines).toHaveLength(6);
+    const l0 = lines.find((l) => l.run_id === p0!.run_id)!;
+    expect(l0.probs).toEqual({ harmful: { true: 0.5, false: 0.5 }, category: { cybercrime: 1 / 3, none: 1 / 3, "skill:x": 1 / 3 } });
+  });
+
+  it("serves grpc.health.v1 and stops serving after close", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
+    const pkg = grpc.loadPackageDefinition(loadHealthPackageDefinition()) as unknown as {
+      grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { Check: Function } } } };
+    };
+    const client = new pkg.grpc.health.v1.Health(h.address, grpc.credentials.createInsecure());
+    const check = (service: string) =>
+      new Promise<{ status: string }>((resolve, reject) =>
+        client.Check({ service }, (err: Error | null, res: { status: string }) => (err ? reject(err) : resolve(res))),
+      );
+    expect(await check("")).toEqual({ status: "SERVING" });
+    expect(await check("udm.v1.Coordinator")).toEqual({ status: "SERVING" });
+    await expect(check("nope")).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    client.close();
+  });
+
+  it("drain() asks agents to finish, flushes and stops; the run ends cancelled", async () => {
+    const outDir = tmp("out");
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir, planLimits: { maxRecords: 2 } });
+    const a = agent(h.address, { agentId: "a", credit: 1, auto: false });
+    await a.waitFor(() => a.units.length === 1, 10_000, "unit");
+    a.answerUnit(a.units[0]!);
+    await h.drain();
+    expect(a.received.some((m) => m.kind === "drain")).toBe(true);
+    const outcome = await h.done;
+    expect(outcome.state).toBe("cancelled");
+    expect(outcome.recordsCommitted).toBe(a.units[0]!.records.length);
+    expect(h.state()).toBe("stopped");
+    expect(h.status().state).toBe("cancelled");
   });
 });

@@ -1,0 +1,89 @@
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ResultsStore, type StoredResultLine } from "../../coordinator/results-store.js";
+import { createLogger } from "../../common/log.js";
+import { FormatError } from "../../common/errors.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "udm-store-"));
+  dirs.push(d);
+  return d;
+};
+const line = (n: number, track = "t"): StoredResultLine => ({ run_id: `${track}:${n}`, id: `${n}`, track, family: "fam", probs: { label: { A: 1 } }, skipped: [] });
+const quiet = createLogger("test", "silent");
+
+describe("ResultsStore", () => {
+  it("commits only after flush, once per run_id, in <out>/<family>/<track>.jsonl", async () => {
+    const out = tmp();
+    const committed: string[] = [];
+    const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.run_id) });
+    expect(store.append(line(1))).toBe(true);
+    expect(store.append(line(1))).toBe(false);
+    expect(store.isCommitted("t:1")).toBe(false);
+    expect(committed).toEqual([]);
+    await store.flush();
+    expect(committed).toEqual(["t:1"]);
+    expect(store.append(line(1))).toBe(false);
+    store.append(line(2));
+    store.append(line(3, "u"));
+    await store.close();
+    expect(readFileSync(join(out, "fam", "t.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l).run_id)).toEqual(["t:1", "t:2"]);
+    expect(readFileSync(join(out, "fam", "u.jsonl"), "utf8")).toContain('"u:3"');
+  });
+
+  it("flushes by batch size without waiting for the timer", async () => {
+    const out = tmp();
+    const committed: string[] = [];
+    const store = await ResultsStore.open({ outDir: out, batchLines: 3, flushMs: 60_000, onCommitted: (l) => committed.push(l.run_id) });
+    for (let i = 0; i < 3; i++) store.append(line(i));
+    // The timer is a minute away: only the batch trigger can commit these.
+    for (let i = 0; i < 500 && committed.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(committed).toHaveLength(3);
+    await store.close();
+  });
+
+  it("on open collects committed run_ids and cuts a torn last line back to the last complete one", async () => {
+    const out = tmp();
+    mkdirSync(join(out, "fam"), { recursive: true });
+    const file = join(out, "fam", "t.jsonl");
+    const complete = [line(1), line(2)].map((l) => JSON.stringify(l) + "\n").join("");
+    writeFileSync(file, complete + JSON.stringify(line(3)).slice(0, 25));
+    const store = await ResultsStore.open({ outDir: out, logger: quiet });
+    expect(store.repaired).toEqual([{ file, line: 3, bytesDropped: 25 }]);
+    expect(readFileSync(file, "utf8")).toBe(complete);
+    expect(store.isCommitted("t:1") && store.isCommitted("t:2")).toBe(true);
+    expect(store.isCommitted("t:3")).toBe(false);
+    store.append(line(3));
+    await store.close();
+    expect(readFileSync(file, "utf8").trim().split("\n")).toHaveLength(3);
+  });
+
+  it("ends a complete last line that lacks its newline before appending", async () => {
+    const out = tmp();
+    mkdirSync(join(out, "fam"), { recursive: true });
+    const file = join(out, "fam", "t.jsonl");
+    writeFileSync(file, JSON.stringify(line(1)));
+    const store = await ResultsStore.open({ outDir: out });
+    store.append(line(2));
+    await store.close();
+    expect(readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l).run_id)).toEqual(["t:1", "t:2"]);
+  });
+
+  it("refuses a results file with a bad line in the middle, naming file and line", async () => {
+    const out = tmp();
+    mkdirSync(join(out, "fam"), { recursive: true });
+    const file = join(out, "fam", "t.jsonl");
+    writeFileSync(file, JSON.stringify(line(1)) + "\n{oops\n");
+    appendFileSync(file, JSON.stringify(line(2)) + "\n");
+    await expect(ResultsStore.open({ outDir: out })).rejects.toThrow(FormatError);
+    await expect(ResultsStore.open({ outDir: out })).rejects.toThrow(`${file}:2`);
+    writeFileSync(file, JSON.stringify({ id: "x" }) + "\n");
+    await expect(ResultsStore.open({ outDir: out })).rejects.toThrow(/field run_id/);
+  });
+});

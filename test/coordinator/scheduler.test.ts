@@ -1,0 +1,195 @@
+// The scheduler alone, with fake agent links and an injected clock: credits, backpressure,
+// readiness, leases, backup copies, first result wins, rejection and give-up.
+import { describe, expect, it } from "vitest";
+import { planUnits, type PlannedUnit } from "../../coordinator/planner.js";
+import { Scheduler, type AgentLink, type AgentInfo } from "../../coordinator/scheduler.js";
+import type { IncomingResult } from "../../coordinator/incoming-result.js";
+import type { RecordEntry } from "../../coordinator/suite-index.js";
+import { entry } from "./helpers/entries.js";
+
+class FakeLink implements AgentLink {
+  units: Array<{ unit: PlannedUnit; records: readonly RecordEntry[]; backup: boolean }> = [];
+  cancels: string[] = [];
+  open = true;
+  writable(): boolean {
+    return this.open;
+  }
+  sendUnit(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean): void {
+    this.units.push({ unit, records, backup });
+  }
+  sendCancel(unitId: string): void {
+    this.cancels.push(unitId);
+  }
+}
+
+const info = (id: string): AgentInfo => ({ agentId: id, model: "m", engineUrl: "", methods: [], capacity: 1, maxModelLen: 0 });
+
+function valid(unitId: string, r: RecordEntry): IncomingResult {
+  return {
+    unitId,
+    runId: r.runId,
+    probs: Object.fromEntries(r.questions.map((q) => [q.key, Object.fromEntries(q.options.map((o) => [o, 1 / q.options.length]))])),
+    skipped: [],
+    errors: {},
+    promptTokens: 0,
+    cachedTokens: 0,
+    completionTokens: 0,
+    requests: 1,
+    latencyMs: 1,
+    payloadSha256: r.payloadSha256,
+    answeredBy: {},
+    retries: 0,
+    approximate: false,
+  };
+}
+
+function setup(groups: number, perGroup = 1, maxRecords = 1) {
+  const recs: RecordEntry[] = [];
+  for (let g = 0; g < groups; g++) for (let i = 0; i < perGroup; i++) recs.push(entry("t", `${g}.${i}`, `g${g}`));
+  const units = planUnits([{ track: "t", family: "f", records: recs }], { maxRecords, maxQuestions: 999, maxPayloadBytes: 1e9 });
+  const byRun = new Map(recs.map((r) => [r.runId, r]));
+  let now = 1000;
+  const accepted: string[] = [];
+  const givenUp: string[] = [];
+  const s = new Scheduler(units, {
+    leaseMs: 100,
+    lookup: (r) => byRun.get(r),
+    onAccept: (res) => accepted.push(res.runId),
+    onGiveUp: (rec) => givenUp.push(rec.runId),
+    now: () => now,
+  });
+  return { s, units, recs, accepted, givenUp, tick: (ms: number) => (now += ms) };
+}
+
+describe("Scheduler", () => {
+  it("never sends more units than credited, and none while the stream is blocked", () => {
+    const { s } = setup(10);
+    const link = new FakeLink();
+    s.attach("a", info("a"), link, true);
+    expect(link.units).toHaveLength(0);
+    s.grantCredit("a", 3);
+    expect(link.units).toHaveLength(3);
+    s.pump();
+    expect(link.units).toHaveLength(3);
+    link.open = false;
+    s.grantCredit("a", 2);
+    expect(link.units).toHaveLength(3);
+    link.open = true;
+    s.pump();
+    expect(link.units).toHaveLength(5);
+    expect(s.agent("a")!.credit).toBe(0);
+  });
+
+  it("gives nothing to an agent that is not ready until a heartbeat says ready", () => {
+    const { s } = setup(2);
+    const link = new FakeLink();
+    s.attach("a", info("a"), link, false);
+    s.grantCredit("a", 2);
+    expect(link.units).toHaveLength(0);
+    s.heartbeat("a", { ready: true, inflightRequests: 0, engineWaiting: 0, engineRunning: 0 });
+    expect(link.units).toHaveLength(2);
+  });
+
+  it("on lease expiry requeues only the unanswered records, first in the queue, and cancels the holder", () => {
+    const { s, tick, accepted } = setup(3, 4, 4);
+    const a = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    const first = a.units[0]!;
+    expect(first.records).toHaveLength(4);
+    s.result("a", valid(first.unit.unitId, first.records[0]!));
+    s.result("a", valid(first.unit.unitId, first.records[1]!));
+    tick(60);
+    s.heartbeat("a", { ready: true, inflightRequests: 1, engineWaiting: 0, engineRunning: 0 });
+    tick(60);
+    expect(s.expireLeases()).toBe(0); // renewed by the heartbeat
+    tick(200);
+    expect(s.expireLeases()).toBe(1);
+    expect(a.cancels).toEqual([first.unit.unitId]);
+    const b = new FakeLink();
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 1);
+    expect(b.units[0]!.unit.unitId).toBe(first.unit.unitId);
+    expect(b.units[0]!.records.map((r) => r.runId)).toEqual(first.records.slice(2).map((r) => r.runId));
+    // The old holder's late answer has no lease any more.
+    expect(s.result("a", valid(first.unit.unitId, first.records[2]!))).toMatchObject({ kind: "rejected", rejection: { reason: "no_lease" } });
+    expect(accepted).toHaveLength(2);
+    expect(s.counters.leasesExpired).toBe(1);
+  });
+
+  it("on disconnect requeues the unanswered rest at once", () => {
+    const { s } = setup(2, 3, 3);
+    const a = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    const u = a.units[0]!;
+    s.result("a", valid(u.unit.unitId, u.records[0]!));
+    s.detach("a");
+    const b = new FakeLink();
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 1);
+    expect(b.units[0]!.unit.unitId).toBe(u.unit.unitId);
+    expect(b.units[0]!.records).toHaveLength(2);
+  });
+
+  it("hands a backup copy of the oldest in-flight unit at the tail; first result wins; the other holder is cancelled", () => {
+    const { s, accepted } = setup(2, 2, 2);
+    const a = new FakeLink();
+    const b = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 2);
+    expect(a.units.map((u) => u.backup)).toEqual([false, false]);
+    const [u1, u2] = a.units;
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 3);
+    // Queue empty: b gets one backup per in-flight unit, never more than one copy per unit.
+    expect(b.units.map((u) => [u.unit.unitId, u.backup])).toEqual([
+      [u1!.unit.unitId, true],
+      [u2!.unit.unitId, true],
+    ]);
+    expect(s.agent("b")!.credit).toBe(1);
+    for (const r of u1!.records) expect(s.result("b", valid(u1!.unit.unitId, r)).kind).toBe("accepted");
+    expect(a.cancels).toEqual([u1!.unit.unitId]);
+    expect(b.cancels).toEqual([]);
+    for (const r of u1!.records) expect(s.result("a", valid(u1!.unit.unitId, r)).kind).toBe("duplicate");
+    expect(s.counters.duplicates).toBe(2);
+    expect(accepted.filter((r) => u1!.records.some((x) => x.runId === r))).toHaveLength(2);
+    expect(s.counters.backupUnits).toBe(2);
+  });
+
+  it("rejects bad results, counts them by reason, redoes the record, and gives up after five", () => {
+    const { s, givenUp, accepted } = setup(1, 2, 2);
+    const a = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    const u = a.units[0]!;
+    const [r0, r1] = u.records as [RecordEntry, RecordEntry];
+    const bad = { ...valid(u.unit.unitId, r0), probs: { label: { A: 0.5, B: 0.6, C: -0.1 } } };
+    expect(s.result("a", bad)).toMatchObject({ kind: "rejected", rejection: { reason: "bad_distribution" } });
+    expect(s.result("a", valid(u.unit.unitId, r1)).kind).toBe("accepted");
+    // The copy is answered (one rejected): the lease ends and the rejected record is queued again.
+    expect(s.heldBy("a")).toBe(0);
+    s.grantCredit("a", 1);
+    expect(a.units[1]!.records.map((r) => r.runId)).toEqual([r0.runId]);
+    for (let i = 0; i < 4; i++) {
+      if (i > 0) s.grantCredit("a", 1);
+      s.result("a", { ...bad, probs: { label: { A: Number.NaN, B: 0.5, C: 0.5 } } });
+    }
+    expect(givenUp).toEqual([r0.runId]);
+    expect(accepted).toEqual([r1.runId]);
+    expect(s.counters.rejectedByReason).toEqual({ bad_distribution: 5 });
+    expect(s.pendingRecords).toBe(0);
+  });
+
+  it("rejects a run_id of another unit and an unknown run_id", () => {
+    const { s, recs } = setup(2, 1, 1);
+    const a = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    const u = a.units[0]!;
+    const other = recs.find((r) => r.runId !== u.records[0]!.runId)!;
+    expect(s.result("a", valid(u.unit.unitId, other))).toMatchObject({ rejection: { reason: "not_in_unit" } });
+    expect(s.result("a", { ...valid(u.unit.unitId, other), runId: "t:nope" })).toMatchObject({ rejection: { reason: "unknown_run_id" } });
+    expect(s.agent("a")!.rejected).toBe(2);
+  });
+});
