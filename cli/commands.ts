@@ -4,5 +4,7 @@ import { register as suite } from "./suite.js";
 import { register as score } from "./score.js";
 import { register as agent } from "./agent.js";
 import { register as simEngine } from "./sim-engine.js";
+import { register as coordinator } from "./coordinator.js";
+import { register as status } from "./status.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [suite, score, agent, simEngine];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [suite, score, agent, simEngine, coordinator, status];

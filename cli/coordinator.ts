@@ -1,0 +1,117 @@
+// udm-orch coordinator: serves a suite to agents over gRPC and checkpoints their results.
+// Prints the listen address; SIGTERM/SIGINT drain (agents finish what they hold, results are
+// flushed) then exit. Exit 0 when every record in scope is committed, 1 when the run stopped
+// before (drained, failed), 2 on bad usage or input.
+import type { Command } from "commander";
+import { EXIT, UdmError, UsageError } from "../common/errors.js";
+import { createLogger } from "../common/log.js";
+import { startCoordinator, type TlsOptions } from "../coordinator/server.js";
+import { csv, intArg, numberArg, opt } from "./options.js";
+
+interface CoordinatorFlags {
+  suite: string;
+  out: string;
+  listen: string;
+  token?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsCa?: string;
+  mtls?: boolean;
+  method: string;
+  seeds?: string;
+  temperature?: string;
+  model?: string;
+  leaseMs?: string;
+  heartbeatMs?: string;
+  drainTimeoutMs?: string;
+  tracks?: string;
+  families?: string;
+  force?: boolean;
+}
+
+const METHODS = ["systemone", "decisions", "label-read"];
+
+export function register(program: Command): void {
+  program
+    .command("coordinator")
+    .description("serve a suite's work units to agents over gRPC and write <out>/<family>/<track>.jsonl")
+    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory (resumed when it holds results of the same run)").makeOptionMandatory())
+    .addOption(opt("--listen <host:port>", "address to listen on", "127.0.0.1:50051"))
+    .addOption(opt("--token <token>", "bearer token agents and status clients must send"))
+    .addOption(opt("--tls-cert <file>", "server certificate (PEM); enables TLS"))
+    .addOption(opt("--tls-key <file>", "server private key (PEM)"))
+    .addOption(opt("--tls-ca <file>", "CA (PEM) that signs agents' client certificates"))
+    .addOption(opt("--mtls", "require agents to present a client certificate signed by --tls-ca"))
+    .addOption(opt("--method <name>", `engine method agents run (${METHODS.join(", ")})`, "systemone"))
+    .addOption(opt("--seeds <list>", "comma-separated label-permutation seeds (default: one read in natural order)"))
+    .addOption(opt("--temperature <t>", "sampling temperature asked of the engine (default 0)"))
+    .addOption(opt("--model <name>", "model agents ask their engine for (default: the engine's own)"))
+    .addOption(opt("--lease-ms <ms>", "lease of a work unit, renewed by heartbeats (default 30000)"))
+    .addOption(opt("--heartbeat-ms <ms>", "heartbeat period asked of agents (default 5000)"))
+    .addOption(opt("--drain-timeout-ms <ms>", "how long a drain waits for agents (default 30000)"))
+    .addOption(opt("--tracks <list>", "comma-separated tracks (default: all)"))
+    .addOption(opt("--families <list>", "comma-separated families (default: all)"))
+    .addOption(opt("--force", "resume even when run.json names another suite, tracks or method"))
+    .action(async (flags: CoordinatorFlags) => {
+      if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
+      if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
+      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
+      if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
+      if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
+      const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
+      const tls: TlsOptions | undefined = flags.tlsCert
+        ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
+        : undefined;
+      const tracks = csv(flags.tracks);
+      const families = csv(flags.families);
+      const logger = createLogger("coordinator");
+      const handle = await startCoordinator({
+        suiteDir: flags.suite,
+        outDir: flags.out,
+        listen: flags.listen,
+        ...(flags.token ? { token: flags.token } : {}),
+        ...(tls ? { tls } : {}),
+        ...(tracks ? { tracks } : {}),
+        ...(families ? { families } : {}),
+        method: {
+          method: flags.method,
+          seeds,
+          temperature: numberArg("temperature", flags.temperature, 0) ?? 0,
+          model: flags.model ?? "",
+        },
+        leaseMs: intArg("lease-ms", flags.leaseMs, 100),
+        heartbeatMs: intArg("heartbeat-ms", flags.heartbeatMs, 10),
+        drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
+        force: Boolean(flags.force),
+        logger,
+      });
+      const st = handle.status();
+      process.stdout.write(
+        `coordinator listening on ${handle.address} run ${handle.runId}: ${st.records_total} records, ${st.records_resumed} already committed\n`,
+      );
+
+      const onSignal = (signal: NodeJS.Signals) => {
+        logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
+        void handle.drain();
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+      try {
+        const outcome = await handle.done;
+        await handle.close();
+        const c = outcome.counters;
+        process.stdout.write(
+          `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
+            `(${outcome.recordsResumed} resumed), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
+            `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n`,
+        );
+        if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
+        if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
+        process.exitCode = EXIT.ok;
+      } finally {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+      }
+    });
+}

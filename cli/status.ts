@@ -1,0 +1,95 @@
+// udm-orch status --coordinator HOST:PORT [--token T] [--json]: a coordinator's RunStatus.
+import * as grpc from "@grpc/grpc-js";
+import type { Command } from "commander";
+import { UdmError, UsageError } from "../common/errors.js";
+import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
+import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
+import { pem } from "../coordinator/server.js";
+import { opt, intArg } from "./options.js";
+
+interface StatusFlags {
+  coordinator: string;
+  token?: string;
+  json?: boolean;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  timeoutMs?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("status")
+    .description("show a coordinator's run status: per-track progress, agents, counters")
+    .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory())
+    .addOption(opt("--token <token>", "bearer token the coordinator expects"))
+    .addOption(opt("--json", "print the RunStatus as JSON"))
+    .addOption(opt("--tls-ca <file>", "CA certificate (PEM) of the coordinator; enables TLS"))
+    .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
+    .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
+    .addOption(opt("--timeout-ms <ms>", "deadline of the call (default 10000)"))
+    .action(async (flags: StatusFlags) => {
+      if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.coordinator)) {
+        throw new UsageError(`--coordinator must be HOST:PORT, got ${JSON.stringify(flags.coordinator)}`);
+      }
+      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
+      const creds =
+        flags.tlsCa || flags.tlsCert
+          ? grpc.credentials.createSsl(
+              flags.tlsCa ? pem(flags.tlsCa, "CA") : null,
+              flags.tlsKey ? pem(flags.tlsKey, "key") : null,
+              flags.tlsCert ? pem(flags.tlsCert, "certificate") : null,
+            )
+          : grpc.credentials.createInsecure();
+      const status = await fetchStatus(flags.coordinator, creds, flags.token, intArg("timeout-ms", flags.timeoutMs, 1) ?? 10_000);
+      process.stdout.write(flags.json ? JSON.stringify(status, null, 2) + "\n" : formatStatus(status));
+    });
+}
+
+export async function fetchStatus(address: string, creds: grpc.ChannelCredentials, token: string | undefined, timeoutMs: number): Promise<RunStatus__Output> {
+  const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
+  const client = new proto.udm.v1.Coordinator(address, creds);
+  const md = new grpc.Metadata();
+  if (token) md.set("authorization", `Bearer ${token}`);
+  try {
+    return await new Promise<RunStatus__Output>((resolve, reject) =>
+      client.Status({}, md, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res!))),
+    );
+  } catch (err) {
+    const e = err as grpc.ServiceError;
+    if (e.code === grpc.status.UNAUTHENTICATED) throw new UsageError(`${address}: ${e.details || "unauthenticated"} (--token)`, { cause: err });
+    throw new UdmError(`cannot get the status of ${address}: ${e.details || e.message}`, { cause: err });
+  } finally {
+    client.close();
+  }
+}
+
+export function formatStatus(s: RunStatus__Output): string {
+  const pct = (a: number, b: number) => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : "-");
+  const lines = [
+    `run ${s.run_id}  state ${s.state}  suite ${s.suite_identity.slice(0, 12)}`,
+    `records ${s.records_committed}/${s.records_total} (${pct(s.records_committed, s.records_total)}), ${s.records_resumed} resumed, ` +
+      `${s.records_per_second.toFixed(1)} records/s, ${s.elapsed_seconds.toFixed(0)} s`,
+    `units ${s.units_queued} queued, ${s.units_inflight} in flight; ${s.results_rejected} results rejected, ` +
+      `${s.leases_expired} leases expired, ${s.backup_units} backup units`,
+    "",
+  ];
+  const tw = Math.max(5, ...s.tracks.map((t) => t.track.length));
+  const fw = Math.max(6, ...s.tracks.map((t) => t.family.length));
+  lines.push(`${"track".padEnd(tw)}  ${"family".padEnd(fw)}  ${"committed".padStart(9)}  ${"records".padStart(7)}  done`);
+  for (const t of s.tracks) {
+    lines.push(`${t.track.padEnd(tw)}  ${t.family.padEnd(fw)}  ${String(t.committed).padStart(9)}  ${String(t.records).padStart(7)}  ${t.complete ? "yes" : pct(t.committed, t.records)}`);
+  }
+  lines.push("");
+  if (s.agents.length === 0) lines.push("no agents attached");
+  else {
+    const aw = Math.max(5, ...s.agents.map((a) => a.agent_id.length));
+    lines.push(`${"agent".padEnd(aw)}  ready  units  credit  ${"results".padStart(7)}  rejected  model`);
+    for (const a of s.agents) {
+      lines.push(
+        `${a.agent_id.padEnd(aw)}  ${(a.ready ? "yes" : "no").padEnd(5)}  ${String(a.inflight_units).padStart(5)}  ${String(a.credit).padStart(6)}  ${String(a.results).padStart(7)}  ${String(a.rejected).padStart(8)}  ${a.model}`,
+      );
+    }
+  }
+  return lines.join("\n") + "\n";
+}
