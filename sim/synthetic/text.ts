@@ -50,9 +50,11 @@ export class TextGenerator {
     let words = 0;
     while (words < target) {
       const n = Math.min(target - words, this.rng.int(8, 22));
-      let s = this.sentence(Math.max(1, n), Math.max(1, n));
-      if (inject.length > 0 && this.rng.next() < 0.5) s = s.slice(0, -1) + " " + this.rng.pick(inject) + ".";
-      sentences.push(s);
+      if (n > 1 && inject.length > 0 && this.rng.next() < 0.5) {
+        sentences.push(this.sentence(n - 1, n - 1, "") + " " + this.rng.pick(inject) + ".");
+      } else {
+        sentences.push(this.sentence(n, n));
+      }
       words += n;
     }
     return sentences.join(" ");

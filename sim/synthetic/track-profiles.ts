@@ -18,7 +18,7 @@ const NLI = ["kéo theo", "trung lập", "mâu thuẫn"];
 const MC_INSTR = { answer: "Choose the correct answer to the question from the listed options." };
 
 export const MASSIVE_INTENTS: readonly string[] = (
-  "alarm_query alarm_remove alarm_set audio_volume_down audio_volume_mute audio_volume_up calendar_query " +
+  "alarm_query alarm_remove alarm_set audio_volume_down audio_volume_mute audio_volume_other audio_volume_up calendar_query " +
   "calendar_remove calendar_set cooking_query cooking_recipe datetime_convert datetime_query email_addcontact " +
   "email_query email_querycontact email_sendemail general_greet general_joke general_quirky iot_cleaning " +
   "iot_coffee iot_hue_lightchange iot_hue_lightdim iot_hue_lightoff iot_hue_lighton iot_hue_lightup iot_wemo_off " +

@@ -95,7 +95,8 @@ function choiceCriteria(ctx: BuildContext, q: QuestionShape): Record<string, str
   const range = optionRange(q.options);
   if (!range) throw new Error(`${shape.track}: cannot read option count ${JSON.stringify(q.options)}`);
   const labels = profile.labels;
-  const count = labels && range[0] === range[1] ? labels.length : rng.int(range[0], range[1]);
+  const count = rng.int(range[0], range[1]);
+  if (labels && labels.length !== count) throw new Error(`${shape.track}: ${labels.length} labels for ${count} options`);
   for (let i = 0; i < count; i++) criteria[letterCode(i)] = labels?.[i] ?? text.phrase(1, 6);
   return criteria;
 }
