@@ -81,6 +81,8 @@ export interface NatsBusOptions {
   maxAgeMs?: number;
   /** Stream and KV replicas (default 1; 3 on a 3-node JetStream cluster). */
   replicas?: number;
+  /** How long a connection attempt waits for the server's handshake (default 20 s). */
+  connectTimeoutMs?: number;
   /** How long a publish waits for JetStream's ack before it is reported as failed (default 5 s). */
   publishTimeoutMs?: number;
   logger?: Logger;
@@ -150,6 +152,7 @@ export class NatsBus implements Bus {
       // A dead peer without a closed TCP connection is noticed within about a minute.
       pingInterval: 20_000,
       maxPingOut: 3,
+      timeout: options.connectTimeoutMs ?? 20_000,
     };
     if (options.user !== undefined) {
       connOpts.user = options.user;

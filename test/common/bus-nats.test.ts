@@ -6,6 +6,7 @@ import type { ResultLine } from "../../common/result-schema.js";
 import { NatsBus, type NatsBusOptions } from "../../common/bus-nats.js";
 import { createLogger } from "../../common/log.js";
 import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
+import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
 import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
 
 const mode = natsTestMode();
@@ -146,6 +147,25 @@ describe.skipIf(mode !== "run")("NatsBus", () => {
         await expect(NatsBus.connect({ servers: [server.url], user: "udm", pass: "nope", logger: quiet })).rejects.toThrow(/cannot connect to NATS.*(authoriz|Authoriz)/);
       } finally {
         await server.stop();
+      }
+    });
+  });
+
+  describe.skipIf(!opensslAvailable())("TLS (certificates made with openssl)", () => {
+    it("connects over mutual TLS with the CA, a client certificate and key; refused without them", async () => {
+      const certs = makeTestCerts();
+      const server = await startNatsServer({ jetstream: true, tls: { certFile: certs.serverCert, keyFile: certs.serverKey, verifyClientsCa: certs.caFile } });
+      try {
+        const bus = await NatsBus.connect({ servers: [server.url], tls: { caFile: certs.caFile, certFile: certs.clientCert, keyFile: certs.clientKey }, logger: quiet });
+        await roundTrip(bus);
+        await bus.close();
+        // No client certificate: the server refuses the handshake.
+        await expect(NatsBus.connect({ servers: [server.url], tls: { caFile: certs.caFile }, connectTimeoutMs: 3000, logger: quiet })).rejects.toThrow(BusError);
+        // No CA: the client cannot verify the server.
+        await expect(NatsBus.connect({ servers: [server.url], tls: { certFile: certs.clientCert, keyFile: certs.clientKey }, logger: quiet })).rejects.toThrow(BusError);
+      } finally {
+        await server.stop();
+        certs.remove();
       }
     });
   });

@@ -21,6 +21,8 @@ export interface NatsServerOptions {
   /** JetStream store dir; default a fresh temp dir, removed by stop() unless given here. */
   storeDir?: string;
   auth?: NatsServerAuth;
+  /** Require TLS with this certificate; with `verifyClientsCa`, mutual TLS. */
+  tls?: { certFile: string; keyFile: string; verifyClientsCa?: string };
 }
 
 export interface RunningNatsServer {
@@ -107,6 +109,10 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Run
   if (jetstream) args.push("-js", "-sd", storeDir);
   if (opts.auth?.token) args.push("--auth", opts.auth.token);
   if (opts.auth?.user) args.push("--user", opts.auth.user, "--pass", opts.auth.pass ?? "");
+  if (opts.tls) {
+    args.push("--tls", "--tlscert", opts.tls.certFile, "--tlskey", opts.tls.keyFile);
+    if (opts.tls.verifyClientsCa) args.push("--tlsverify", "--tlscacert", opts.tls.verifyClientsCa);
+  }
 
   let child: ChildProcess | undefined;
   let logText = "";
