@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusError, catchUpResults, type Bus } from "../../common/bus.js";
 import type { ResultLine } from "../../common/result-schema.js";
 import { NatsBus, type NatsBusOptions } from "../../common/bus-nats.js";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../../common/log.js";
 import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
 import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
@@ -48,7 +50,7 @@ describe.skipIf(mode !== "run")("NatsBus", () => {
       const run = newRunId();
       const acked: string[] = [];
       const failed: ResultLine[] = [];
-      let phase: "before" | "down" | "after" = "before";
+      let phase = "before" as "before" | "down" | "after";
       let failedWhileDown = 0;
       let ackedAfter = 0;
       let stop = false;
@@ -168,6 +170,27 @@ describe.skipIf(mode !== "run")("NatsBus", () => {
         certs.remove();
       }
     });
+  });
+
+  it("sets up file-backed streams, the duplicate window and the status bucket; a later connect updates the window", async () => {
+    const server = await startNatsServer({ jetstream: true });
+    const nc = await connect({ servers: server.url });
+    try {
+      const bus = await NatsBus.connect({ servers: [server.url], logger: quiet });
+      const jsm = await jetstreamManager(nc);
+      const results = await jsm.streams.info("UDM_RESULTS");
+      expect(results.config).toMatchObject({ subjects: ["udm.*.results.>"], storage: "file", retention: "limits", duplicate_window: 600e9, max_age: 7 * 24 * 3600e9 });
+      expect((await jsm.streams.info("UDM_METRICS")).config).toMatchObject({ subjects: ["udm.*.metrics.>"], storage: "file", max_msgs_per_subject: 16 });
+      expect((await jsm.streams.info("UDM_EVENTS")).config).toMatchObject({ subjects: ["udm.*.events"], storage: "file" });
+      expect((await jsm.streams.info("KV_udm_runs")).config).toMatchObject({ storage: "file", max_msgs_per_subject: 1 });
+      await bus.close();
+      const again = await NatsBus.connect({ servers: [server.url], duplicateWindowMs: 180_000, logger: quiet });
+      expect((await jsm.streams.info("UDM_RESULTS")).config.duplicate_window).toBe(180e9);
+      await again.close();
+    } finally {
+      await nc.close();
+      await server.stop();
+    }
   });
 
   it("fails to connect with a clear error when nothing listens", async () => {
