@@ -1,7 +1,8 @@
 // `udm-orch sim-engine` through the real command tree (runCli), on 127.0.0.1:0.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../../cli/program.js";
-import { choiceQuestion, postJson } from "./engine-fixtures.js";
+import { rmSync } from "node:fs";
+import { choiceQuestion, makeRecords, postJson, writeSuite } from "./engine-fixtures.js";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -32,6 +33,26 @@ describe("udm-orch sim-engine", () => {
     for (let i = 0; i < 2; i++) expect((await postJson(`${url}/v1/systemone`, { state: "s", questions: { q: choiceQuestion(2) } })).status).toBe(200);
     await expect(postJson(`${url}/v1/systemone`, { state: "s", questions: { q: choiceQuestion(2) } })).rejects.toThrow();
     expect(await exit).toBe(1);
+  });
+
+  it("takes a suite directory as --oracle and answers its gold at accuracy 1", async () => {
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const records = makeRecords(6);
+    const suite = writeSuite(records);
+    try {
+      const out = captureStdout();
+      const exit = runCli(["sim-engine", "--port", "0", "--tokens-per-s", "0", "--oracle", suite, "--accuracy", "1", "--faults", `crash-after=${records.length}`]);
+      const url = await out.firstLine;
+      for (const r of records) {
+        const res = await postJson(`${url}/v1/systemone`, { state: r.state, questions: r.questions });
+        expect(res.body.answers.label.choice).toBe(r.expected.label);
+        expect(res.body.answers.flag.noul > 0.5).toBe(r.expected.flag);
+      }
+      await expect(postJson(`${url}/v1/systemone`, { state: "s", questions: { q: choiceQuestion(2) } })).rejects.toThrow();
+      expect(await exit).toBe(1);
+    } finally {
+      rmSync(suite, { recursive: true, force: true });
+    }
   });
 
   it("refuses bad flags with exit 2", async () => {

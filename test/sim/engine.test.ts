@@ -1,5 +1,5 @@
 // The simulated vLLM engine over real HTTP on 127.0.0.1:0.
-import { rmSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, rmSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -244,6 +244,13 @@ describe("sim engine: oracle mode", () => {
     expect(perfect.hits).toBe(perfect.total);
     const never = await argmaxHits(0);
     expect(never.hits).toBe(0);
+  });
+
+  it("refuses a missing suite and leaves no oracle file behind", async () => {
+    const out = mkdtempSync(join(tmpdir(), "udm-oracle-"));
+    dirs.push(out);
+    await expect(writeOracleFile(join(out, "no-suite"), join(out, "o.jsonl"))).rejects.toThrow(UsageError);
+    expect(existsSync(join(out, "o.jsonl"))).toBe(false);
   });
 
   it("hits roughly the asked accuracy in between", async () => {
