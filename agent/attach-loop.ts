@@ -50,7 +50,7 @@ export type AgentOutcome =
   | { kind: "drained"; by: "coordinator" | "agent"; reason: string }
   /** stop() was called: work in hand was dropped (the coordinator requeues it). */
   | { kind: "stopped" }
-  /** Cannot go on (credentials refused, bad TLS files): retrying would not help. */
+  /** Cannot go on (credentials refused, bad TLS files, the run needs another method): retrying would not help. */
   | { kind: "failed"; error: UdmError };
 
 export interface AgentHandle {
@@ -165,6 +165,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
         case "drained":
           return { kind: "drained", by: coordinatorDrainReason !== undefined ? "coordinator" : "agent", reason: coordinatorDrainReason ?? end.reason };
         case "unauthenticated":
+        case "incompatible":
           lastError = end.error.message;
           logger.error(end.error.message);
           return { kind: "failed", error: end.error };

@@ -9,7 +9,7 @@ import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./stream-writer.js";
 import { failedAnswer, fromWire, toWire, type AssignedUnit, type UnreadablePayload } from "./wire.js";
-import { AgentAuthError } from "./agent-errors.js";
+import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
 import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
@@ -48,6 +48,8 @@ export type SessionEnd =
   | { kind: "drained"; reason: string }
   | { kind: "disconnected"; error: Error | undefined }
   | { kind: "unauthenticated"; error: AgentAuthError }
+  /** The coordinator's run needs what this agent cannot do (another engine method). */
+  | { kind: "incompatible"; error: AgentProtocolError }
   /** The engine's info changed since Hello (it came up, or serves another model): attach again. */
   | { kind: "stale-hello" }
   | { kind: "stopped" };
@@ -178,6 +180,18 @@ export class AttachSession {
         const w = m.welcome!;
         this.welcome = { runId: w.run_id, params: w.params, leaseMs: w.lease_ms, heartbeatMs: w.heartbeat_ms };
         this.o.logger.info("attached", { runId: w.run_id, leaseMs: w.lease_ms, heartbeatMs: w.heartbeat_ms });
+        const wanted = w.params?.method;
+        if (wanted && wanted !== this.o.method.name) {
+          // Answering with another method would put results of the wrong method into the run.
+          const error = new AgentProtocolError(`run ${w.run_id} at ${this.o.coordinator} uses engine method ${wanted}; this agent runs ${this.o.method.name} (--method)`);
+          this.o.logger.error(error.message);
+          this.stop({ kind: "incompatible", error });
+          return;
+        }
+        const model = w.params?.model;
+        if (model && this.helloInfo && model !== this.helloInfo.model) {
+          this.o.logger.warn("the run names another model than the engine serves", { run: model, engine: this.helloInfo.model });
+        }
         if (this.o.heartbeatMs === undefined && w.heartbeat_ms > 0) this.scheduleHeartbeats(w.heartbeat_ms);
         return;
       }

@@ -37,6 +37,8 @@ export interface FakeCoordinatorOptions {
   token?: string;
   heartbeatMs?: number;
   runId?: string;
+  /** Engine method of the run sent in Welcome (default systemone). */
+  method?: string;
   /** End our side when the agent half-closes (a well-behaved coordinator does). */
   endOnAgentEnd?: boolean;
 }
@@ -115,7 +117,7 @@ export class FakeCoordinator {
     call.on("data", (m: AgentMessage__Output) => {
       conn.messages.push(m);
       if (m.kind === "hello") {
-        call.write({ welcome: { run_id: this.options.runId ?? "run-1", lease_ms: 60_000, heartbeat_ms: this.options.heartbeatMs ?? 0, params: { method: "systemone" } } });
+        call.write({ welcome: { run_id: this.options.runId ?? "run-1", lease_ms: 60_000, heartbeat_ms: this.options.heartbeatMs ?? 0, params: { method: this.options.method ?? "systemone" } } });
       } else if (m.kind === "credit") {
         conn.credit += m.credit!.units;
         this.dispatch(conn);

@@ -2,7 +2,7 @@
 // real EngineMethod object.
 import { afterEach, describe, expect, it } from "vitest";
 import { startAgent, type AgentHandle, type AgentOptions } from "../../agent/attach-loop.js";
-import { AgentAuthError } from "../../agent/agent-errors.js";
+import { AgentAuthError, AgentProtocolError } from "../../agent/agent-errors.js";
 import { createLogger } from "../../common/log.js";
 import { FakeCoordinator, FakeEngineMethod, expectedProbs, makeUnit, waitFor } from "./attach-fakes.js";
 
@@ -265,6 +265,15 @@ describe("attach loop", () => {
     expect(a.state()).toBe("stopped");
     expect(c.refused.length).toBe(1);
     expect(c.connections.length).toBe(0);
+  });
+
+  it("stops when the run needs another engine method", async () => {
+    const c = await coordinator({ method: "label-read" });
+    const a = agent(c, new FakeEngineMethod());
+    const outcome = await a.done;
+    expect(outcome.kind === "failed" && outcome.error).toBeInstanceOf(AgentProtocolError);
+    expect(outcome.kind === "failed" && outcome.error.message).toMatch(/uses engine method label-read; this agent runs systemone/);
+    expect(c.connections.length).toBe(1);
   });
 
   it("engine down: Hello ready=false and no credit; attaches again with ready=true when it comes back", async () => {
