@@ -15,7 +15,8 @@ function captureStdout(): { lines: string[]; firstLine: Promise<string> } {
   vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
     const text = String(chunk);
     lines.push(text);
-    resolve(text.trim());
+    const url = /^http:\/\/\S+/m.exec(text);
+    if (url) resolve(url[0]);
     return true;
   });
   return { lines, firstLine };
