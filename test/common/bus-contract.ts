@@ -150,7 +150,8 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       await waitFor("2 redelivered results", () => c2.got.length >= 2);
       await sleep(1500); // past another ack wait: nothing more may come
       expect(c2.ids()).toEqual(["vihsd:q1", "vihsd:q2"]);
-      expect(c2.got.map((g) => g.delivery.deliveryCount)).toEqual([2, 2]);
+      // 2, or more if a loaded machine let the ack wait run out before the crash.
+      expect(c2.got.every((g) => g.delivery.deliveryCount >= 2)).toBe(true);
       await consumer2.stop();
     });
 
