@@ -12,6 +12,8 @@ import { SystemOneMethod } from "../../agent/methods/systemone.js";
 import { startAgent } from "../../agent/attach-loop.js";
 import { AgentAuthError } from "../../agent/agent-errors.js";
 import { createLogger } from "../../common/log.js";
+import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
+import { waitFor } from "./attach-fakes.js";
 
 const quiet = createLogger("test", "silent");
 const cleanups: Array<() => unknown> = [];
@@ -73,5 +75,41 @@ describe("agent with the real coordinator", () => {
     expect(outcome.kind).toBe("failed");
     expect(outcome.kind === "failed" && outcome.error).toBeInstanceOf(AgentAuthError);
     expect(agent.stats().attaches).toBe(1);
+  });
+
+  describe.skipIf(!opensslAvailable())("mutual TLS (certificates made with openssl)", () => {
+    it("an agent with the CA and a client certificate completes the run; one without a certificate is never attached", async () => {
+      const certs = makeTestCerts();
+      cleanups.push(() => certs.remove());
+      const suiteDir = tmp("suite");
+      const made = await makeSuite({ out: suiteDir, scale: "small", seed: 3, tracks: ["vihos"] });
+      const coordinator = await startCoordinator({
+        suiteDir,
+        outDir: tmp("out"),
+        tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.caFile, requireClientCert: true },
+        logger: quiet,
+      });
+      cleanups.push(() => coordinator.close());
+      const engine = await startSimEngine();
+      cleanups.push(() => engine.close());
+      const method = () => new SystemOneMethod({ baseUrl: engine.url, capacity: 2 });
+
+      const without = startAgent({ coordinator: coordinator.address, method: method(), tls: { ca: certs.caFile }, reconnect: { initialMs: 20, maxMs: 100 }, logger: quiet });
+      cleanups.push(() => without.stop());
+      await waitFor("several refused handshakes", () => without.stats().attaches >= 3);
+      expect(without.state()).toBe("connecting");
+
+      const agent = startAgent({
+        coordinator: coordinator.address,
+        method: method(),
+        tls: { ca: certs.caFile, cert: certs.clientCert, key: certs.clientKey },
+        logger: quiet,
+      });
+      cleanups.push(() => agent.stop());
+      const outcome = await coordinator.done;
+      expect(outcome).toMatchObject({ state: "complete", recordsCommitted: made.records });
+      expect(await agent.done).toMatchObject({ kind: "drained", by: "coordinator" });
+      expect(without.stats().unitsReceived).toBe(0);
+    });
   });
 });
