@@ -98,12 +98,15 @@ const PULL_BATCH = 256;
  * The delay grows with the length of the outage rather than with a retry counter because the
  * client asks for a delay more than once per attempt.
  */
+export function reconnectDelayMs(outageMs: number, random: () => number = Math.random): number {
+  const base = Math.min(5000, Math.max(250, outageMs / 4));
+  return Math.round(base * (1 + random() * 0.2));
+}
+
 function reconnectDelay(since: () => number | undefined): () => number {
   return () => {
     const start = since();
-    const outage = start === undefined ? 0 : Date.now() - start;
-    const base = Math.min(5000, Math.max(250, outage / 4));
-    return Math.round(base * (1 + Math.random() * 0.2));
+    return reconnectDelayMs(start === undefined ? 0 : Date.now() - start);
   };
 }
 
@@ -129,7 +132,6 @@ export class NatsBus implements Bus {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly kv: KV,
-    private readonly options: NatsBusOptions,
     log: Logger,
   ) {
     this.log = log;
@@ -218,7 +220,7 @@ export class NatsBus implements Bus {
       log.debug("status bucket exists with other settings; binding to it", { error: asError(err).message });
       kv = await kvm.open(STATUS_BUCKET);
     }
-    return new NatsBus(nc, js, jsm, kv, options, log);
+    return new NatsBus(nc, js, jsm, kv, log);
   }
 
   private watchStatus(setSince: (t: number | undefined) => void): void {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusError, catchUpResults, type Bus } from "../../common/bus.js";
 import type { ResultLine } from "../../common/result-schema.js";
-import { NatsBus, type NatsBusOptions } from "../../common/bus-nats.js";
+import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../common/bus-nats.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../../common/log.js";
@@ -12,6 +12,19 @@ import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
 import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
 
 const mode = natsTestMode();
+
+describe("reconnectDelayMs", () => {
+  it.each([
+    [0, 0, 250],
+    [0, 1, 300],
+    [2_000, 0, 500],
+    [10_000, 0, 2500],
+    [60_000, 0, 5000],
+    [3_600_000, 1, 6000],
+  ])("after an outage of %i ms (jitter %f): %i ms", (outage, jitter, expected) => {
+    expect(reconnectDelayMs(outage, () => jitter)).toBe(expected);
+  });
+});
 const quiet = createLogger("bus", "error");
 
 if (mode === "fail") {
