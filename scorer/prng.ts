@@ -38,6 +38,30 @@ export class Xoshiro128 {
     return result;
   }
 
+  /** Fills `out` with the next out.length numbers of nextUint32(), with the state kept in locals (the bootstrap's hot loop). */
+  fill(out: Uint32Array): void {
+    let s0 = this.s0;
+    let s1 = this.s1;
+    let s2 = this.s2;
+    let s3 = this.s3;
+    for (let i = 0; i < out.length; i++) {
+      const x = Math.imul(s1, 5);
+      const r = Math.imul((x << 7) | (x >>> 25), 9);
+      const t = s1 << 9;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = (s3 << 11) | (s3 >>> 21);
+      out[i] = r;
+    }
+    this.s0 = s0 >>> 0;
+    this.s1 = s1 >>> 0;
+    this.s2 = s2 >>> 0;
+    this.s3 = s3 >>> 0;
+  }
+
   /** Uniform integer in [0, n). */
   nextInt(n: number): number {
     return Math.floor((this.nextUint32() / 4294967296) * n);

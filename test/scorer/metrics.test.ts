@@ -11,7 +11,7 @@ const LN2 = Math.log(2);
 const NLL_ZERO = -Math.log(1e-12); // 27.631021115928547
 
 describe("argmaxIndex", () => {
-  it.each([
+  it.each<{ dist: Record<string, number>; keys: string[]; want: number; why: string }>([
     { dist: { A: 0.2, B: 0.5, C: 0.3 }, keys: ["A", "B", "C"], want: 1, why: "plain max" },
     { dist: { A: 0.4, B: 0.4, C: 0.2 }, keys: ["A", "B", "C"], want: 0, why: "tie A/B -> A, first in criteria" },
     { dist: { A: 0.4, B: 0.4, C: 0.2 }, keys: ["C", "B", "A"], want: 1, why: "criteria order C,B,A: tie B/A -> B (index 1)" },

@@ -107,7 +107,7 @@ describe("score a synthetic small suite", () => {
       const dcg = (grades: number[]) => grades.sort((a, b) => b - a).slice(0, 10).reduce((sum, g, i) => sum + g / Math.log2(i + 2), 0);
       const eligible = [...queries.values()].filter((q) => Object.values(q.qrels).some((g) => g >= q.threshold));
       const ndcg = eligible.map((q) => dcg([...q.pool.values()]) / dcg(Object.values(q.qrels).map((g) => Math.max(g, 0))));
-      const mrr = eligible.map((q) => (Math.max(0, ...q.pool.values()) >= q.threshold ? 1 : 0));
+      const mrr = eligible.map((q): number => (Math.max(0, ...q.pool.values()) >= q.threshold ? 1 : 0));
       expect(t.retrieval!.queries, track).toBe(eligible.length);
       expect(t.retrieval!.queries_total, track).toBe(queries.size);
       expect(t.retrieval!["ndcg@10"], track).toBeCloseTo(ndcg.reduce((a, b) => a + b, 0) / ndcg.length, 12);
