@@ -15,6 +15,7 @@ import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
 import type { MethodParams__Output } from "../proto/generated/udm/v1/MethodParams.js";
+import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 
 /** Engine load as reported in heartbeats (vllm:num_requests_waiting / _running). */
 export interface EngineLoad {
@@ -224,12 +225,18 @@ export class AttachSession {
     this.sessionAbort.signal.addEventListener("abort", sessionGone, { once: true });
     const held: HeldUnit = { unit, abort, cancelled: false, task: Promise.resolve() };
     this.held.set(unit.unitId, held);
-    held.task = this.runUnit(held).finally(() => {
-      this.sessionAbort.signal.removeEventListener("abort", sessionGone);
-      this.held.delete(unit.unitId);
-      // One credit back per unit that left our hands, done or cancelled; none while draining.
-      if (!this.draining && !this.finished) void this.grant(1);
-    });
+    held.task = this.runUnit(held)
+      .catch((err: unknown) => {
+        // Not expected (answers and sends do not throw); the unit is dropped and its lease lapses.
+        this.o.logger.error("unit failed in the agent", { unit: unit.unitId, error: (err as Error).message });
+        abort.abort(err);
+      })
+      .finally(() => {
+        this.sessionAbort.signal.removeEventListener("abort", sessionGone);
+        this.held.delete(unit.unitId);
+        // One credit back per unit that left our hands, done or cancelled; none while draining.
+        if (!this.draining && !this.finished) void this.grant(1);
+      });
   }
 
   private onCancel(unitId: string): void {
@@ -288,7 +295,17 @@ export class AttachSession {
     }
     if (signal.aborted) return;
     this.o.stats.recordsAnswered++;
-    if (await this.send({ result: toWire(unitId, record, answer) })) this.o.stats.resultsSent++;
+    let result: RecordResult;
+    try {
+      result = toWire(unitId, record, answer);
+    } catch (err) {
+      // An answer not of the RecordAnswer shape (a method bug) is recorded, not allowed to crash the agent.
+      this.o.stats.recordFailures++;
+      const message = `agent: ${this.o.method.name} returned a malformed answer: ${(err as Error).message}`;
+      this.o.logger.warn(message, { unit: unitId, record: record.runId });
+      result = toWire(unitId, record, failedAnswer(Object.keys(record.questions), message, performance.now() - started));
+    }
+    if (await this.send({ result })) this.o.stats.resultsSent++;
   }
 
   private async sendUnreadable(unitId: string, record: UnreadablePayload, signal: AbortSignal): Promise<void> {

@@ -191,6 +191,8 @@ export class FakeEngineMethod implements EngineMethod {
   holding = false;
   /** run_ids for which answer() throws. */
   readonly failOn = new Set<string>();
+  /** run_ids for which answer() resolves with something that is not a RecordAnswer (a method bug). */
+  readonly malformedOn = new Set<string>();
   readonly started: string[] = [];
   readonly finished: string[] = [];
   readonly aborted: string[] = [];
@@ -228,6 +230,7 @@ export class FakeEngineMethod implements EngineMethod {
       }
       await new Promise((r) => setImmediate(r));
       if (this.failOn.has(record.runId)) throw new Error(`engine answered 500 for ${record.runId}`);
+      if (this.malformedOn.has(record.runId)) return { probs: null } as unknown as RecordAnswer;
       const probs = expectedProbs(record);
       this.finished.push(record.runId);
       return {

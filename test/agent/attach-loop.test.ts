@@ -307,13 +307,14 @@ describe("attach loop", () => {
     await waitFor("answered", () => c.all("unit_done").length === 1);
   });
 
-  it("a record the method throws on, or whose payload is unreadable, is answered with errors per question", async () => {
+  it("a record the method throws on, answers malformed, or whose payload is unreadable, is answered with errors per question", async () => {
     const c = await coordinator();
     const method = new FakeEngineMethod();
     agent(c, method);
     await waitFor("attach", () => c.connections.length === 1 && c.last().credit === 2);
     method.failOn.add("bad-r1");
-    const unit = makeUnit("bad", 3);
+    method.malformedOn.add("bad-r3");
+    const unit = makeUnit("bad", 4);
     unit.records![2]!.state_json = "{not json";
     c.enqueue(unit);
     await waitFor("unit done", () => c.all("unit_done").length === 1);
@@ -323,5 +324,6 @@ describe("attach loop", () => {
     expect(byId.get("bad-r1")!.errors.q_choice).toMatch(/engine answered 500 for bad-r1/);
     expect(Object.keys(byId.get("bad-r1")!.errors).sort()).toEqual(["q_choice", "q_noul"]);
     expect(byId.get("bad-r2")!.errors.q_noul).toMatch(/unit bad record bad-r2 field state_json: not JSON/);
+    expect(byId.get("bad-r3")!.errors.q_choice).toMatch(/systemone returned a malformed answer/);
   });
 });
