@@ -14,10 +14,12 @@ import {
   type BusEvent,
   type BusState,
   type ConsumeResultsOptions,
+  type MetricsInput,
   type MetricsMessage,
   type PublishOutcome,
   type ResultConsumer,
   type ResultDelivery,
+  type RunStatusInput,
   type RunStatusRecord,
   type SubscribeEventsOptions,
   type SubscribeMetricsOptions,
@@ -224,7 +226,7 @@ export class InProcessBus implements Bus {
     return { ok: true, duplicate: false, seq: ++this.seq };
   }
 
-  async publishMetrics(runId: string, track: string, metrics: MetricsMessage): Promise<PublishOutcome> {
+  async publishMetrics(runId: string, track: string, metrics: MetricsInput): Promise<PublishOutcome> {
     if (this.closed) return this.closedOutcome();
     const run = this.run(runId);
     if (track !== SUMMARY_METRICS) checkToken("track", track);
@@ -234,7 +236,7 @@ export class InProcessBus implements Bus {
     return { ok: true, duplicate: false, seq: ++this.seq };
   }
 
-  async putStatus(runId: string, status: RunStatusRecord): Promise<void> {
+  async putStatus(runId: string, status: RunStatusInput): Promise<void> {
     if (this.closed) throw new BusError("bus is closed");
     this.run(runId).status = JSON.stringify(status);
   }

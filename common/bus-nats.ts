@@ -43,10 +43,12 @@ import {
   type BusEvent,
   type BusState,
   type ConsumeResultsOptions,
+  type MetricsInput,
   type MetricsMessage,
   type PublishOutcome,
   type ResultConsumer,
   type ResultDelivery,
+  type RunStatusInput,
   type RunStatusRecord,
   type SubscribeEventsOptions,
   type SubscribeMetricsOptions,
@@ -285,12 +287,12 @@ export class NatsBus implements Bus {
     return this.publish(subject.events(checkToken("run id", runId)), JSON.stringify(event));
   }
 
-  async publishMetrics(runId: string, track: string, metrics: MetricsMessage): Promise<PublishOutcome> {
+  async publishMetrics(runId: string, track: string, metrics: MetricsInput): Promise<PublishOutcome> {
     if (track !== SUMMARY_METRICS) checkToken("track", track);
     return this.publish(subject.metrics(checkToken("run id", runId), track), JSON.stringify(metrics));
   }
 
-  async putStatus(runId: string, status: RunStatusRecord): Promise<void> {
+  async putStatus(runId: string, status: RunStatusInput): Promise<void> {
     try {
       await this.kv.put(checkToken("run id", runId), JSON.stringify(status));
     } catch (err) {

@@ -83,6 +83,8 @@ export const MetricsMessageSchema = z.object({
   metrics: z.record(z.string(), z.unknown()),
 });
 export type MetricsMessage = z.infer<typeof MetricsMessageSchema>;
+/** What a publisher passes: any object as `metrics` (the scorer's TrackMetrics interface fits). */
+export type MetricsInput = Omit<MetricsMessage, "metrics"> & { metrics: object };
 
 // ---- Status --------------------------------------------------------------------------------
 
@@ -96,6 +98,8 @@ export const RunStatusRecordSchema = z.looseObject({
   recordsCommitted: z.number().int().nonnegative().optional(),
 });
 export type RunStatusRecord = z.infer<typeof RunStatusRecordSchema>;
+/** What a writer passes: the core fields plus anything else (an interface with more fields fits). */
+export type RunStatusInput = Pick<RunStatusRecord, "runId" | "state" | "updatedAt" | "recordsTotal" | "recordsCommitted"> & object;
 
 // ---- The interface -------------------------------------------------------------------------
 
@@ -160,10 +164,10 @@ export interface Bus {
   publishResult(runId: string, track: string, line: ResultLine): Promise<PublishOutcome>;
   publishEvent(runId: string, event: BusEvent): Promise<PublishOutcome>;
   /** `track` is a track name or SUMMARY_METRICS. */
-  publishMetrics(runId: string, track: string, metrics: MetricsMessage): Promise<PublishOutcome>;
+  publishMetrics(runId: string, track: string, metrics: MetricsInput): Promise<PublishOutcome>;
 
   /** Writes the run's status (KV `udm_runs`, key = run id). Throws when the bus is unreachable. */
-  putStatus(runId: string, status: RunStatusRecord): Promise<void>;
+  putStatus(runId: string, status: RunStatusInput): Promise<void>;
   getStatus(runId: string): Promise<RunStatusRecord | undefined>;
 
   /** A durable consumer of the run's results, from the start of the stream for a new durable. */
