@@ -88,6 +88,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
   let slots: RecordSlots | undefined;
   let client: ReturnType<typeof createCoordinatorClient> | undefined;
   let lastError: string | undefined;
+  let lastRunId: string | undefined;
   let wantDrain = false;
   let wantStop = false;
   let coordinatorDrainReason: string | undefined;
@@ -159,6 +160,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
         },
       });
       const end: SessionEnd = await session.ended;
+      lastRunId = session.welcome?.runId ?? lastRunId;
       session = undefined;
       closeClient();
       switch (end.kind) {
@@ -229,7 +231,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
       agentId,
       ready: probe.ready,
       model: probe.info?.model,
-      runId: session?.welcome?.runId,
+      runId: session?.welcome?.runId ?? lastRunId,
       inflightUnits: session?.inflightUnits ?? 0,
       inflightRecords: slots?.inUse ?? 0,
       lastError,

@@ -140,6 +140,8 @@ export class AttachSession {
     this.helloInfo = info;
     this.helloReady = this.o.probe.ready && info !== undefined;
     this.capacity = this.o.capacity ?? info?.capacity ?? 0;
+    // Before the first await: a Welcome answering quickly may set the coordinator's interval.
+    this.scheduleHeartbeats(this.o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
     await this.send({
       hello: {
         agent_id: this.o.agentId,
@@ -155,7 +157,6 @@ export class AttachSession {
     // Credit only once the engine is known: a not-ready agent is sent nothing, and the attach that
     // follows its engine coming up grants the credit with a Hello that names the model.
     if (this.helloReady && this.capacity > 0) await this.grant(this.capacity);
-    this.scheduleHeartbeats(this.o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
   }
 
   private async send(message: AgentMessage): Promise<boolean> {
