@@ -7,6 +7,7 @@ import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../common/bus
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../../common/log.js";
+import { openBus } from "../../common/open-bus.js";
 import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
 import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
 import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
@@ -233,3 +234,20 @@ async function roundTrip(bus: Bus): Promise<void> {
   await waitFor("the result", () => got.length >= 1);
   await c.stop();
 }
+
+describe.skipIf(mode !== "run")("openBus", () => {
+  it("opens the in-process bus without --nats and NatsBus with it", async () => {
+    const local = await openBus({});
+    expect(local.kind).toBe("in-process");
+    await local.close();
+    const server = await startNatsServer({ jetstream: true, auth: { token: "t" } });
+    try {
+      const bus = await openBus({ nats: server.url, natsToken: "t" }, quiet);
+      expect(bus.kind).toBe("nats");
+      await roundTrip(bus);
+      await bus.close();
+    } finally {
+      await server.stop();
+    }
+  });
+});
