@@ -114,8 +114,9 @@ function gradeDraw(u: number, maxGrade: number): number {
 
 function markdownTable(ctx: BuildContext): string {
   const { rng, text } = ctx;
+  // Sized so that a table, like a passage, holds roughly 50 to 200 words and numbers.
   const cols = rng.int(3, 5);
-  const rows = rng.int(3, 8);
+  const rows = rng.int(6, 24);
   const header = Array.from({ length: cols }, () => text.phrase(1, 3));
   const lines = [text.sentence(6, 14), "", `| ${header.join(" | ")} |`, `|${" --- |".repeat(cols)}`];
   for (let r = 0; r < rows; r++) {
