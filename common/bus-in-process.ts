@@ -152,8 +152,12 @@ class DurablePump implements ResultConsumer {
   }
 
   private reportError(error: Error, delivery: ResultDelivery): void {
-    if (this.options.onError) this.options.onError(error, delivery);
-    else this.log.warn("result consumer error", { durable: this.options.durable, seq: delivery.seq, error: error.message });
+    try {
+      if (this.options.onError) return this.options.onError(error, delivery);
+    } catch (err) {
+      this.log.warn("onError threw", { error: err instanceof Error ? err.message : String(err) });
+    }
+    this.log.warn("result consumer error", { durable: this.options.durable, seq: delivery.seq, error: error.message });
   }
 }
 

@@ -241,7 +241,7 @@ export class NatsBus implements Bus {
           this.log.info("NATS reconnected", { server: s.server, outageMs: this.disconnectedAt ? Date.now() - this.disconnectedAt : 0 });
         }
       }
-    })();
+    })().catch((err: unknown) => this.log.error("NATS status watcher stopped", { error: asError(err).message }));
     void this.nc.closed().then(() => this.setState("closed"));
   }
 
@@ -336,8 +336,12 @@ export class NatsBus implements Bus {
     const consumer = await this.js.consumers.get(RESULTS_STREAM, name);
     const messages = await consumer.consume({ max_messages: PULL_BATCH });
     const report = (error: Error, delivery: ResultDelivery) => {
-      if (options.onError) options.onError(error, delivery);
-      else this.log.warn("result consumer error", { durable, seq: delivery.seq, error: error.message });
+      try {
+        if (options.onError) return options.onError(error, delivery);
+      } catch (err) {
+        this.log.warn("onError threw", { error: asError(err).message });
+      }
+      this.log.warn("result consumer error", { durable, seq: delivery.seq, error: error.message });
     };
     const loop = (async () => {
       for await (const m of messages) {
@@ -360,7 +364,7 @@ export class NatsBus implements Bus {
           report(asError(err), delivery);
         }
       }
-    })();
+    })().catch((err: unknown) => this.log.error("result consumer stopped", { error: asError(err).message }));
     return this.track(messages, loop);
   }
 
@@ -427,7 +431,7 @@ export class NatsBus implements Bus {
           this.log.warn(`${what} subscriber threw`, { error: asError(err).message });
         }
       }
-    })();
+    })().catch((err: unknown) => this.log.error("subscription stopped", { error: asError(err).message }));
     return this.track(messages, loop);
   }
 

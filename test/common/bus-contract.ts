@@ -177,6 +177,27 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       await consumer.stop();
     });
 
+    it("drops a message that is not a results line, reports it, and goes on", async () => {
+      const bus = await open();
+      const run = newRunId();
+      await bus.publishResult(run, "vihsd", { id: "no run_id" } as unknown as ResultLine);
+      await bus.publishResult(run, "vihsd", line("vihsd", 1));
+      const c = collector();
+      const errors: string[] = [];
+      const consumer = await bus.consumeResults(run, {
+        durable: "scorer",
+        ackWaitMs: 1000,
+        onResult: (l, ack, d) => (c.onResult(l, ack, d), ack()),
+        onError: (e) => errors.push(e.message),
+      });
+      await waitFor("the valid result", () => c.got.length >= 1);
+      await sleep(1500); // past the ack wait: the bad one must not come back
+      expect(c.ids()).toEqual(["vihsd:q1"]);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/is not a results line.*run_id/s);
+      await consumer.stop();
+    });
+
     it("catchUpResults republishes with the same ids: what already arrived is dropped, the rest delivered once", async () => {
       const bus = await open();
       const run = newRunId();
