@@ -65,8 +65,13 @@ export class CapacityModel {
   run(reads: readonly ReadPrompt[], signal?: AbortSignal): Promise<ReadOutcome[]> {
     const sequences: Sequence[] = [];
     const promises = reads.map((read) => {
-      const cachedTokens = Math.min(this.prefixCache.lookup(read.prefixKey), read.promptTokens - 1);
-      this.prefixCache.insert(read.prefixKey, read.prefixTokens);
+      let cachedTokens: number;
+      if (read.blockKeys) {
+        cachedTokens = Math.min(this.prefixCache.lookupAndInsertBlocks(read.blockKeys, !read.skipCacheRead), read.promptTokens - 1);
+      } else {
+        cachedTokens = read.skipCacheRead ? 0 : Math.min(this.prefixCache.lookup(read.prefixKey), read.promptTokens - 1);
+        this.prefixCache.insert(read.prefixKey, read.prefixTokens);
+      }
       const base = read.promptTokens - cachedTokens + 1;
       const jitter = 1 + this.options.jitter * (2 * this.random() - 1);
       return new Promise<ReadOutcome>((resolve, reject) => {

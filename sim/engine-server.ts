@@ -10,12 +10,27 @@ import {
   SYSTEMONE_MAX_QUESTIONS,
   type ErrorBody,
 } from "../common/vllm-protocol.js";
-import { CapacityModel } from "./capacity-model.js";
+import { CapacityModel, type ReadOutcome } from "./capacity-model.js";
 import { FaultInjector, NO_FAULTS, parseFaults, type FaultSpec } from "./faults.js";
 import { SimMetrics } from "./metrics.js";
 import { Oracle } from "./oracle.js";
 import { answerObject, PseudoModel } from "./pseudo-model.js";
-import { readPrompts, stateText } from "./read-prompt.js";
+import { decisionAnswer, parseDecisionRequest } from "./decisions-request.js";
+import {
+  blockKeys,
+  chatLogprobs,
+  completionLogprobs,
+  generate,
+  parseChatRequest,
+  parseCompletionRequest,
+  tokenizeRequest,
+  type Failure,
+  type GenerationLimits,
+  type GenerationPlan,
+} from "./generation-requests.js";
+import { SimTokenizer } from "./tokenizer.js";
+import { TokenModel } from "./token-model.js";
+import { readPrompts, stateText, type ReadPrompt } from "./read-prompt.js";
 import { invalidJson, unsupportedMediaType, validateSystemOneRequest, type ValidationFailure } from "./request-validation.js";
 
 export interface SimEngineOptions {
@@ -45,16 +60,24 @@ export interface SimEngineOptions {
   faults?: string | FaultSpec;
   /** false: the model has no structured-decisions read strategy, /v1/systemone answers 501. */
   systemone?: boolean;
+  /** vLLM's --max-logprobs. Default 20. */
+  maxLogprobs?: number;
+  /** false: an older vLLM without logprob_token_ids (the field is ignored, top-k comes back). Default true. */
+  logprobTokenIds?: boolean;
   /** Called once when crash-after fires, after the server stopped listening (the CLI exits). */
   onCrash?: () => void;
 }
 
 export interface SimEngineStats {
-  /** Inference requests received (POST /v1/systemone). */
+  /** Inference requests received (systemone, decisions, completions, chat completions). */
   requests: number;
   byStatus: Record<number, number>;
-  /** Reads run (one per question answered). */
+  /** Reads run (one per question answered, one per completion prompt). */
   reads: number;
+  /** POST /tokenize requests. */
+  tokenizeRequests: number;
+  /** Inference requests per endpoint path. */
+  byEndpoint: Record<string, number>;
   promptTokens: number;
   cachedTokens: number;
   completionTokens: number;
@@ -92,11 +115,22 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
   });
   const faults = new FaultInjector(typeof options.faults === "string" ? parseFaults(options.faults) : options.faults ?? NO_FAULTS, seed);
   const metrics = new SimMetrics(model, capacity);
+  const tokenizer = new SimTokenizer();
+  const tokenModel = new TokenModel(seed, tokenizer);
+  const generationLimits: GenerationLimits = {
+    servedModel: model,
+    maxModelLen,
+    maxLogprobs: options.maxLogprobs ?? 20,
+    logprobTokenIds: options.logprobTokenIds ?? true,
+  };
+  const eos = new Set([tokenizer.idOf("<|endoftext|>")!, tokenizer.idOf("<|im_end|>")!]);
   const created = Math.floor(Date.now() / 1000);
   const stats: SimEngineStats = {
     requests: 0,
     byStatus: {},
     reads: 0,
+    tokenizeRequests: 0,
+    byEndpoint: {},
     promptTokens: 0,
     cachedTokens: 0,
     completionTokens: 0,
@@ -122,8 +156,14 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     void shutdown().then(() => options.onCrash?.());
   };
 
-  async function systemone(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * What every inference request goes through first: counting, faults, the 501 of a model without
+   * structured decisions (for the decision endpoints), the media type and the JSON body. Returns
+   * the parsed body, or undefined when the request was answered (or dropped) here.
+   */
+  async function inferenceBody(req: IncomingMessage, res: ServerResponse, endpoint: string, decisionApi: boolean): Promise<{ body: unknown } | void> {
     stats.requests++;
+    stats.byEndpoint[endpoint] = (stats.byEndpoint[endpoint] ?? 0) + 1;
     const fault = faults.next();
     if (fault.kind === "crash") return crash(req);
     if (fault.kind === "hang") {
@@ -142,7 +182,7 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
         ? sendError(res, 500, errorBody(500, "InternalServerError", "EngineCore encountered an issue. See stack trace (above) for the root cause."))
         : sendError(res, 503, errorBody(503, "Service Unavailable", "The engine is not ready to serve requests."));
     }
-    if (options.systemone === false) {
+    if (decisionApi && options.systemone === false) {
       req.resume();
       // vllm/entrypoints/.../structured_decisions api_router.py: no handler -> NotImplementedError -> 501.
       return sendError(res, 501, errorBody(501, "NotImplementedError", "The model does not support the structured decision API"));
@@ -159,8 +199,16 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
       body = JSON.parse(raw);
     } catch (err) {
       const m = /position (\d+)/.exec((err as Error).message);
-      return respondInvalid(res, invalidJson(m ? Number(m[1]) : 0));
+      respondInvalid(res, invalidJson(m ? Number(m[1]) : 0));
+      return undefined;
     }
+    return { body };
+  }
+
+  async function systemone(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const parsed = await inferenceBody(req, res, "/v1/systemone", true);
+    if (!parsed) return;
+    const body = parsed.body;
     const validated = validateSystemOneRequest(body, { servedModel: model, maxQuestions: SYSTEMONE_MAX_QUESTIONS, maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS });
     if (!validated.ok) return respondInvalid(res, validated);
     const request = validated.request;
@@ -175,17 +223,8 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
         `input length of ${maxInput} tokens. Please reduce the length of the input prompt.`;
       return sendError(res, 400, errorBody(400, "BadRequestError", message, "input_tokens"));
     }
-    const aborted = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) aborted.abort(new Error("client disconnected"));
-    });
-    let outcomes;
-    try {
-      outcomes = await capacity.run(reads, aborted.signal);
-    } catch {
-      if (!res.headersSent && !res.destroyed) sendError(res, 500, errorBody(500, "InternalServerError", "engine stopped"));
-      return;
-    }
+    const outcomes = await runReads(res, reads);
+    if (!outcomes) return;
     const text = stateText(request.state);
     const answers: Record<string, unknown> = {};
     const diagnostics: Record<string, unknown> = {};
@@ -193,7 +232,7 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     let cachedTokens = 0;
     let completionTokens = 0;
     request.questions.forEach((q, i) => {
-      const read = pseudo.read(request.state, text, q);
+      const read = pseudo.read(request.state, text, q, request.seed);
       answers[q.id] = answerObject(q, read.probs, read.labelMass);
       diagnostics[q.id] = { label_mass: read.labelMass, argmax_is_label: true };
       const o = outcomes[i]!;
@@ -225,7 +264,150 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     });
   }
 
-  const respondInvalid = (res: ServerResponse, v: ValidationFailure): void => sendError(res, v.status, v.body);
+  const respondInvalid = (res: ServerResponse, v: ValidationFailure | Failure): void => sendError(res, v.status, v.body);
+
+  /** Runs reads on the GPU model; undefined when the client went away or the engine stopped (answered here). */
+  async function runReads(res: ServerResponse, reads: ReadPrompt[]): Promise<ReadOutcome[] | undefined> {
+    const aborted = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) aborted.abort(new Error("client disconnected"));
+    });
+    try {
+      return await capacity.run(reads, aborted.signal);
+    } catch {
+      if (!res.headersSent && !res.destroyed) sendError(res, 500, errorBody(500, "InternalServerError", "engine stopped"));
+      return undefined;
+    }
+  }
+
+  function account(outcomes: readonly ReadOutcome[]): { prompt: number; cached: number; completion: number } {
+    let prompt = 0;
+    let cached = 0;
+    let completion = 0;
+    for (const o of outcomes) {
+      prompt += o.promptTokens;
+      cached += o.cachedTokens;
+      completion += o.completionTokens;
+      metrics.observeRead(o);
+    }
+    stats.reads += outcomes.length;
+    stats.promptTokens += prompt;
+    stats.cachedTokens += cached;
+    stats.completionTokens += completion;
+    return { prompt, cached, completion };
+  }
+
+  /** Context length check of a decision request's reads (vllm/renderers/params.py, max_output_tokens=1). */
+  function tooLongFailure(reads: readonly ReadPrompt[]): Failure | undefined {
+    const maxInput = maxModelLen - 1;
+    const tooLong = reads.find((r) => r.promptTokens > maxInput);
+    if (!tooLong) return undefined;
+    const message =
+      `You passed ${tooLong.promptTokens} input tokens and requested 1 output tokens. ` +
+      `However, the model's context length is only ${maxModelLen} tokens, resulting in a maximum ` +
+      `input length of ${maxInput} tokens. Please reduce the length of the input prompt.`;
+    return { ok: false, status: 400, body: errorBody(400, "BadRequestError", message, "input_tokens") };
+  }
+
+  async function decisions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const parsed = await inferenceBody(req, res, "/v1/decisions", true);
+    if (!parsed) return;
+    const validated = parseDecisionRequest(parsed.body, model, SYSTEMONE_MAX_CHOICE_OPTIONS);
+    if ("ok" in validated) return respondInvalid(res, validated);
+    const { request, specs } = validated;
+    const reads = readPrompts(request);
+    const tooLong = tooLongFailure(reads);
+    if (tooLong) return respondInvalid(res, tooLong);
+    const outcomes = await runReads(res, reads);
+    if (!outcomes) return;
+    const text = stateText(request.state);
+    const answers = request.questions.map((q, i) => {
+      const read = pseudo.read(request.state, text, q);
+      return decisionAnswer(specs[i]!, read.probs, read.labelMass);
+    });
+    const t = account(outcomes);
+    send(res, 200, {
+      model,
+      answers,
+      usage: {
+        input_tokens: t.prompt,
+        input_tokens_details: { cached_tokens: t.cached, cache_write_tokens: 0 },
+        output_tokens: t.completion,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: t.prompt + t.completion,
+      },
+    });
+  }
+
+  async function generation(req: IncomingMessage, res: ServerResponse, kind: "completion" | "chat"): Promise<void> {
+    const parsed = await inferenceBody(req, res, kind === "chat" ? "/v1/chat/completions" : "/v1/completions", false);
+    if (!parsed) return;
+    const plan: GenerationPlan | Failure =
+      kind === "chat" ? parseChatRequest(parsed.body, tokenizer, generationLimits) : parseCompletionRequest(parsed.body, tokenizer, generationLimits);
+    if ("ok" in plan) return respondInvalid(res, plan);
+    const reads: ReadPrompt[] = plan.prompts.map((ids, i) => ({
+      questionId: String(i),
+      prefixKey: "",
+      prefixTokens: 0,
+      promptTokens: ids.length,
+      blockKeys: blockKeys(ids, plan.cacheSalt),
+      skipCacheRead: plan.skipCacheRead,
+    }));
+    const outcomes = await runReads(res, reads);
+    if (!outcomes) return;
+    const generated = plan.prompts.map((ids) => generate(tokenModel, ids, plan, eos));
+    const t = account(outcomes);
+    const usage = {
+      prompt_tokens: t.prompt,
+      total_tokens: t.prompt + generated.reduce((a, g) => a + g.length, 0),
+      completion_tokens: generated.reduce((a, g) => a + g.length, 0),
+      prompt_tokens_details: { cached_tokens: t.cached },
+    };
+    const created = Math.floor(Date.now() / 1000);
+    const finish = (g: typeof generated[number]) => (g.length > 0 && eos.has(g[g.length - 1]!.id) ? "stop" : "length");
+    const text = (g: typeof generated[number]) => g.filter((t) => !eos.has(t.id)).map((t) => tokenizer.decodeToken(t.id)).join("");
+    if (plan.kind === "completion") {
+      send(res, 200, {
+        id: `cmpl-${randomUUID().replace(/-/g, "")}`,
+        object: "text_completion",
+        created,
+        model,
+        choices: generated.map((g, index) => ({ index, text: text(g), logprobs: completionLogprobs(g, tokenizer, plan), finish_reason: finish(g), stop_reason: null, prompt_logprobs: null })),
+        usage,
+      });
+    } else {
+      send(res, 200, {
+        id: `chatcmpl-${randomUUID().replace(/-/g, "")}`,
+        object: "chat.completion",
+        created,
+        model,
+        choices: generated.map((g, index) => ({
+          index,
+          message: { role: "assistant", content: text(g), tool_calls: [] },
+          logprobs: chatLogprobs(g, tokenizer, plan),
+          finish_reason: finish(g),
+          stop_reason: null,
+        })),
+        usage,
+      });
+    }
+  }
+
+  async function tokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    stats.tokenizeRequests++;
+    const raw = await readBody(req);
+    if (raw === undefined) return sendError(res, 413, { detail: `Request body larger than ${MAX_BODY_BYTES} bytes` });
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch (err) {
+      const m = /position (\d+)/.exec((err as Error).message);
+      return respondInvalid(res, invalidJson(m ? Number(m[1]) : 0));
+    }
+    const result = tokenizeRequest(body, tokenizer, generationLimits);
+    if ("ok" in result) return respondInvalid(res, result);
+    send(res, 200, result);
+  }
 
   const modelList = () => ({
     object: "list",
@@ -273,6 +455,14 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     switch (path) {
       case "/v1/systemone":
         return route("POST", () => systemone(req, res));
+      case "/v1/decisions":
+        return route("POST", () => decisions(req, res));
+      case "/v1/completions":
+        return route("POST", () => generation(req, res, "completion"));
+      case "/v1/chat/completions":
+        return route("POST", () => generation(req, res, "chat"));
+      case "/tokenize":
+        return route("POST", () => tokenize(req, res));
       case "/v1/models":
         return route("GET", () => send(res, 200, modelList()));
       case "/health":
@@ -310,7 +500,7 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     port,
     model,
     close: shutdown,
-    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, faults: { ...stats.faults }, running: capacity.numRunning, waiting: capacity.numWaiting }),
+    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, byEndpoint: { ...stats.byEndpoint }, faults: { ...stats.faults }, running: capacity.numRunning, waiting: capacity.numWaiting }),
   };
 }
 

@@ -39,6 +39,24 @@ export class PrefixCache {
     this.used += tokens;
   }
 
+  /**
+   * Token-level caching for prompts given as token ids (/v1/completions, chat): `blockKeys` are
+   * chained hashes of the prompt's full blocks, so a key stands for the whole prefix up to its
+   * block, as vLLM's block hashes do. Returns the tokens of the leading blocks already cached and
+   * caches the rest.
+   */
+  lookupAndInsertBlocks(blockKeys: readonly string[], read = true): number {
+    let hits = 0;
+    if (read) {
+      for (const key of blockKeys) {
+        if (this.lookup(key) === 0) break;
+        hits++;
+      }
+    }
+    for (const key of blockKeys) this.insert(key, this.blockSize);
+    return hits * this.blockSize;
+  }
+
   /** Fraction of the KV cache in use, 0..1 (vllm:kv_cache_usage_perc). */
   usage(): number {
     return this.capacityTokens > 0 ? this.used / this.capacityTokens : 0;

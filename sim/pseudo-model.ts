@@ -4,6 +4,10 @@
 // accuracy of a run is known before it starts.
 import { hashUnit } from "./deterministic.js";
 import type { Oracle } from "./oracle.js";
+import { labelPermutation } from "../common/label-permutation.js";
+
+/** Logit bonus of the first label over the last (label-position bias). */
+export const LABEL_BIAS = 0.6;
 import type { ParsedQuestion } from "./request-validation.js";
 
 export interface PseudoModelOptions {
@@ -32,9 +36,15 @@ export function softmax(logits: readonly number[]): number[] {
 export class PseudoModel {
   constructor(private readonly options: PseudoModelOptions) {}
 
-  read(state: unknown, stateText: string, q: ParsedQuestion): QuestionRead {
+  /**
+   * `labelSeed` (the request's seed) changes which label each option gets; the model prefers the
+   * first labels a little (LABEL_BIAS), as real models do, so averaging over seeds moves answers.
+   */
+  read(state: unknown, stateText: string, q: ParsedQuestion, labelSeed: number | null = null): QuestionRead {
     const { seed } = this.options;
-    const logits = q.options.map((o) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5));
+    const positions = labelPermutation(labelSeed ?? 0, q.options.length);
+    const n = q.options.length;
+    const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
     const labelMass = 0.8 + 0.19 * hashUnit(seed, "mass", stateText, q.id);
     const entry = this.options.oracle?.lookup(state, q.id, q.criteria);
     if (entry && q.options.length > 1) {

@@ -15,6 +15,10 @@ export interface ReadPrompt {
   prefixKey: string;
   prefixTokens: number;
   promptTokens: number;
+  /** Prompts given as token ids: chained block hashes (PrefixCache.lookupAndInsertBlocks) instead of prefixKey. */
+  blockKeys?: readonly string[];
+  /** vLLM skips reading the prefix cache for requests with prompt_logprobs (sampling_params.py skip_reading_prefix_cache). */
+  skipCacheRead?: boolean;
 }
 
 /** The state as the model reads it: text as is, JSON as its JSON text (ensure_ascii=False). */

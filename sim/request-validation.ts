@@ -34,6 +34,8 @@ export interface ParsedRequest {
   instructions: string | null;
   cacheSalt: string | null;
   questions: ParsedQuestion[];
+  /** Label-permutation seed (changes which label each option gets); null = natural order. */
+  seed: number | null;
 }
 
 export interface ValidationLimits {
@@ -143,6 +145,10 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
   if (priority !== undefined && !(typeof priority === "number" && Number.isInteger(priority))) {
     errors.push({ type: "int_type", loc: ["body", "priority"], msg: "Input should be a valid integer", input: priority });
   }
+  const seed = body.seed;
+  if (seed !== undefined && seed !== null && !(typeof seed === "number" && Number.isInteger(seed))) {
+    errors.push({ type: "int_type", loc: ["body", "seed"], msg: "Input should be a valid integer", input: seed });
+  }
   if (errors.length > 0) return validationFailure(errors);
 
   // 3. the served model.
@@ -175,6 +181,7 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
       instructions: typeof body.instructions === "string" ? body.instructions : null,
       cacheSalt: typeof body.cache_salt === "string" ? body.cache_salt : null,
       questions: parsed,
+      seed: typeof seed === "number" ? seed : null,
     },
   };
 }
