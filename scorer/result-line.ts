@@ -1,0 +1,35 @@
+// One line of a results file, reduced to what the scorer reads.
+import { FormatError } from "../common/errors.js";
+import { ResultLineSchema } from "../common/result-schema.js";
+import { firstIssue } from "../common/suite-schema.js";
+import type { ResultInput } from "./track-accumulator.js";
+
+/** Parses one results line into what the scorer reads; FormatError names file, line and field. */
+export function parseResultLine(file: string, line: number, value: unknown): ResultInput {
+  const fast = plainResultLine(value);
+  if (fast) return fast;
+  const parsed = ResultLineSchema.safeParse(value);
+  if (!parsed.success) {
+    const { field, message } = firstIssue(parsed.error);
+    throw new FormatError(file, line, field || undefined, message);
+  }
+  return { run_id: parsed.data.run_id, probs: parsed.data.probs, skipped: parsed.data.skipped, errors: parsed.data.errors };
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * The well-formed line, checked by hand: the results of a full suite are ~60k lines and zod costs
+ * more than the JSON parse. Anything unusual goes to the schema, which also words the error.
+ */
+function plainResultLine(value: unknown): ResultInput | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const { run_id, probs, skipped, errors } = value;
+  if (typeof run_id !== "string") return undefined;
+  for (const k of ["id", "track", "family"]) if (value[k] !== undefined && typeof value[k] !== "string") return undefined;
+  if (probs !== undefined && !isPlainObject(probs)) return undefined;
+  if (skipped !== undefined && !(Array.isArray(skipped) && skipped.every((s) => typeof s === "string"))) return undefined;
+  if (errors !== undefined && !(isPlainObject(errors) && Object.values(errors).every((e) => typeof e === "string"))) return undefined;
+  return { run_id, probs: probs ?? {}, skipped: (skipped as string[] | undefined) ?? [], ...(errors ? { errors } : {}) };
+}
+
