@@ -53,6 +53,8 @@ export type SessionEnd =
   | { kind: "incompatible"; error: AgentProtocolError }
   /** The engine's info changed since Hello (it came up, or serves another model): attach again. */
   | { kind: "stale-hello" }
+  /** The engine went down with units in hand: they go back to the coordinator, the agent attaches again not ready. */
+  | { kind: "engine-lost" }
   | { kind: "stopped" };
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -295,7 +297,6 @@ export class AttachSession {
       answer = failedAnswer(Object.keys(record.questions), `agent: ${this.o.method.name} failed: ${message}`, performance.now() - started);
     }
     if (signal.aborted) return;
-    this.o.stats.recordsAnswered++;
     let result: RecordResult;
     try {
       result = toWire(unitId, record, answer);
@@ -306,6 +307,14 @@ export class AttachSession {
       this.o.logger.warn(message, { unit: unitId, record: record.runId });
       result = toWire(unitId, record, failedAnswer(Object.keys(record.questions), message, performance.now() - started));
     }
+    if (Object.keys(result.errors ?? {}).length > 0 && !(await this.o.probe.probe())) {
+      // Errors while the engine is down are its absence, not answers: committing them would turn a
+      // vLLM restart into failed records. The units go back to the coordinator instead.
+      this.engineLost(record.runId);
+      return;
+    }
+    if (signal.aborted) return;
+    this.o.stats.recordsAnswered++;
     if (await this.send({ result })) this.o.stats.resultsSent++;
   }
 
@@ -315,6 +324,12 @@ export class AttachSession {
     if (signal.aborted) return;
     const answer = failedAnswer(record.questionKeys, `agent: ${record.error.message}`, 0);
     if (await this.send({ result: toWire(unitId, record, answer) })) this.o.stats.resultsSent++;
+  }
+
+  private engineLost(runId: string): void {
+    if (this.finished) return;
+    this.o.logger.warn("engine down with units in hand; returning them to the coordinator", { record: runId, units: this.held.size });
+    this.stop(this.draining ? { kind: "drained", reason: "engine down while draining; units in hand returned" } : { kind: "engine-lost" });
   }
 
   private onEngineChange(ready: boolean, info: EngineInfo | undefined): void {

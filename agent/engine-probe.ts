@@ -71,6 +71,8 @@ export class EngineProbe {
       else this.logger.warn("engine not ready", { error: error?.message });
     }
     const infoChanged = info !== undefined && (previous?.model !== info.model || previous.maxModelLen !== info.maxModelLen || previous.capacity !== info.capacity);
+    // A change seen by any probe (the timer's or a caller's) moves the timer to the new interval.
+    if (wasReady !== this.readyNow) this.schedule();
     if (wasReady !== this.readyNow || infoChanged) for (const l of this.listeners) l(this.readyNow, this.infoNow);
     return this.readyNow;
   }
@@ -79,12 +81,17 @@ export class EngineProbe {
   start(): void {
     if (this.running) return;
     this.running = true;
-    const tick = async () => {
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(async () => {
+      this.timer = undefined;
       await this.probe();
-      if (!this.running) return;
-      this.timer = setTimeout(tick, this.readyNow ? this.options.readyIntervalMs : this.options.downIntervalMs);
-    };
-    this.timer = setTimeout(tick, this.readyNow ? this.options.readyIntervalMs : this.options.downIntervalMs);
+      if (!this.timer) this.schedule();
+    }, this.readyNow ? this.options.readyIntervalMs : this.options.downIntervalMs);
   }
 
   stop(): void {

@@ -229,6 +229,20 @@ export class FakeEngineMethod implements EngineMethod {
         });
       }
       await new Promise((r) => setImmediate(r));
+      if (this.down) {
+        // What a method reports when every retry found the engine unreachable.
+        this.finished.push(record.runId);
+        return {
+          probs: {},
+          skipped: [],
+          errors: Object.fromEntries(Object.keys(record.questions).map((k) => [k, "engine unreachable after 5 attempts"])),
+          usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 5 },
+          latencyMs: 1,
+          answeredBy: {},
+          retries: 4,
+          approximate: false,
+        };
+      }
       if (this.failOn.has(record.runId)) throw new Error(`engine answered 500 for ${record.runId}`);
       if (this.malformedOn.has(record.runId)) return { probs: null } as unknown as RecordAnswer;
       const probs = expectedProbs(record);

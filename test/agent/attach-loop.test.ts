@@ -6,7 +6,7 @@ import { AgentAuthError, AgentProtocolError } from "../../agent/agent-errors.js"
 import { createLogger } from "../../common/log.js";
 import { FakeCoordinator, FakeEngineMethod, expectedProbs, makeUnit, waitFor } from "./attach-fakes.js";
 
-const quiet = createLogger("test", "silent");
+const quiet = createLogger("test", (process.env.ATTACH_LOG as "debug" | undefined) ?? "silent");
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -305,6 +305,32 @@ describe("attach loop", () => {
     expect(c.connections.length).toBe(2);
     c.enqueue(makeUnit("up", 1));
     await waitFor("answered", () => c.all("unit_done").length === 1);
+  });
+
+  it("engine lost with units in hand: no error results are sent, the units go back, the agent attaches again not ready", async () => {
+    const c = await coordinator();
+    const method = new FakeEngineMethod({ capacity: 2 });
+    method.holding = true;
+    const a = agent(c, method, { probeMs: { ready: 60_000, down: 20 } });
+    await waitFor("attach", () => c.connections.length === 1 && c.last().credit === 2);
+    const units = [makeUnit("e1", 2), makeUnit("e2", 2)];
+    c.enqueue(...units);
+    await waitFor("both units started", () => method.started.includes("e1-r0") && method.started.includes("e2-r0"));
+    method.down = true;
+    method.release();
+    await waitFor("attached again, not ready", () => c.connections.length === 2 && c.last().messages[0]?.hello?.ready === false);
+    const first = c.connections[0]!;
+    expect(first.ended).toBe(true);
+    expect(c.all("result", first)).toEqual([]);
+    expect(c.all("unit_done", first)).toEqual([]);
+    expect(c.all("credit", c.connections[1]!)).toEqual([]);
+    expect(a.stats().unitsDropped).toBe(2);
+
+    method.down = false;
+    await waitFor("attached ready with credit", () => c.connections.length === 3 && c.last().credit === 2);
+    c.enqueue(...units); // the coordinator requeued them
+    await waitFor("done", () => c.all("unit_done", c.last()).length === 2);
+    expect(c.all("result", c.last()).every((r) => Object.keys(r.errors).length === 0)).toBe(true);
   });
 
   it("a record the method throws on, answers malformed, or whose payload is unreadable, is answered with errors per question", async () => {
