@@ -5,7 +5,9 @@
 import type { Command } from "commander";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startCoordinator, type TlsOptions } from "../coordinator/server.js";
+import { startCoordinator, type RunOutcome, type TlsOptions } from "../coordinator/server.js";
+import { startCoordinatorInWorker, workerEntry, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
+import type { RunStatus } from "../coordinator/run-status.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 
 interface CoordinatorFlags {
@@ -27,6 +29,17 @@ interface CoordinatorFlags {
   tracks?: string;
   families?: string;
   force?: boolean;
+  maxHeapMb?: string;
+}
+
+/** What the command needs of a coordinator, in this thread or in a worker. */
+interface RunningCoordinator {
+  address: string;
+  runId: string;
+  status: RunStatus;
+  done: Promise<RunOutcome>;
+  drain(): void;
+  close(): Promise<void> | void;
 }
 
 const METHODS = ["systemone", "decisions", "label-read"];
@@ -53,6 +66,7 @@ export function register(program: Command): void {
     .addOption(opt("--tracks <list>", "comma-separated tracks (default: all)"))
     .addOption(opt("--families <list>", "comma-separated families (default: all)"))
     .addOption(opt("--force", "resume even when run.json names another suite, tracks or method"))
+    .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"))
     .action(async (flags: CoordinatorFlags) => {
       if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
       if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
@@ -66,7 +80,7 @@ export function register(program: Command): void {
       const tracks = csv(flags.tracks);
       const families = csv(flags.families);
       const logger = createLogger("coordinator");
-      const handle = await startCoordinator({
+      const options: WorkerCoordinatorOptions = {
         suiteDir: flags.suite,
         outDir: flags.out,
         listen: flags.listen,
@@ -84,16 +98,26 @@ export function register(program: Command): void {
         heartbeatMs: intArg("heartbeat-ms", flags.heartbeatMs, 10),
         drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
         force: Boolean(flags.force),
-        logger,
-      });
-      const st = handle.status();
+      };
+      const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? 256;
+      const entry = workerEntry();
+      let handle: RunningCoordinator;
+      if (entry) {
+        const w = await startCoordinatorInWorker(options, entry, maxHeapMb);
+        handle = { ...w, status: w.initialStatus };
+      } else {
+        // Running from TypeScript sources (tests): no compiled worker entry, so in this thread.
+        const h = await startCoordinator({ ...options, logger });
+        handle = { address: h.address, runId: h.runId, status: h.status(), done: h.done, drain: () => void h.drain(), close: () => h.close() };
+      }
+      const st = handle.status;
       process.stdout.write(
         `coordinator listening on ${handle.address} run ${handle.runId}: ${st.records_total} records, ${st.records_resumed} already committed\n`,
       );
 
       const onSignal = (signal: NodeJS.Signals) => {
         logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
-        void handle.drain();
+        handle.drain();
       };
       process.on("SIGTERM", onSignal);
       process.on("SIGINT", onSignal);

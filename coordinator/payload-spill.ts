@@ -1,7 +1,7 @@
 // The payloads (state and questions JSON) of every record in scope, spilled to one file on disk at
 // start so the coordinator keeps only offsets in memory: the full suite is several hundred MB of
 // text, and a WorkUnit reads back just its own records.
-import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface SpillSlot {
@@ -71,5 +71,10 @@ export class PayloadSpill {
     this.closed = true;
     closeSync(this.fd);
     rmSync(this.path, { force: true });
+    try {
+      if (readdirSync(dirname(this.path)).length === 0) rmdirSync(dirname(this.path));
+    } catch {
+      // Another coordinator's spill is still there, or the folder is gone already.
+    }
   }
 }

@@ -11,6 +11,7 @@ import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMe
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
 import { HealthService } from "./health.js";
+import { ThroughputMeter } from "./throughput-meter.js";
 import { runEnd, statusState, type CoordinatorState, type RunEnd } from "./lifecycle.js";
 import { DEFAULT_PLAN_LIMITS, planUnits, type PlanLimits } from "./planner.js";
 import { givenUpLine, resultLine } from "./result-line.js";
@@ -208,6 +209,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   };
 
   const connections = new Map<string, AgentConnection>();
+  const meter = new ThroughputMeter();
   const trackCompleted = (p: TrackProgressState) => {
     try {
       options.onTrackComplete?.(p.track, p.family);
@@ -221,6 +223,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     if (!p || !index.byRunId.has(line.run_id)) return;
     p.committed++;
     recordsCommitted++;
+    meter.add(1, Date.now());
     try {
       options.onCommitted?.(line, line.track);
     } catch (err) {
@@ -238,7 +241,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     if (doneResolved) return;
     log.info("run complete", { run_id: runId, records: index.totalRecords });
     scheduler.stopDispatch();
-    for (const c of connections.values()) c.send({ drain: { reason: "run complete" } });
+    for (const c of connections.values()) c.sendDrain("run complete");
     settle();
   }
 
@@ -256,7 +259,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       state = "draining";
       health.set("NOT_SERVING");
       scheduler.stopDispatch();
-      for (const c of connections.values()) c.send({ drain: { reason: "coordinator draining" } });
+      for (const c of connections.values()) c.sendDrain("coordinator draining");
       await waitFor(() => connections.size === 0, graceMs);
       try {
         await store.close();
@@ -264,6 +267,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         fatal ??= err as Error;
       }
       scheduler.stop();
+      clearInterval(memoryLog);
       health.endWatches();
       for (const c of connections.values()) c.end();
       await new Promise<void>((resolve) => {
@@ -299,6 +303,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     readonly key: string;
     private blocked = false;
     private ended = false;
+    private drained = false;
     private outbox: CoordinatorMessage[] = [];
 
     constructor(
@@ -336,6 +341,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
     sendCancel(unitId: string): void {
       this.send({ cancel: { unit_id: unitId } });
+    }
+
+    /** Drain is said once per connection. */
+    sendDrain(reason: string): void {
+      if (this.drained) return;
+      this.drained = true;
+      this.send({ drain: { reason } });
     }
 
     end(status?: { code: grpc.status; details: string }): void {
@@ -381,7 +393,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
           conn.send(welcomeToWire(runId, method, leaseMs, heartbeatMs));
           scheduler.attach(conn.key, info, conn, msg.hello.ready);
           log.info("agent attached", { agent: info.agentId, model: info.model, ready: msg.hello.ready, engine: info.engineUrl });
-          if (doneResolved || state !== "running") conn.send({ drain: { reason: doneResolved ? "run complete" : "coordinator draining" } });
+          if (doneResolved || state !== "running") conn.sendDrain(doneResolved ? "run complete" : "coordinator draining");
           return;
         }
         if (!conn) {
@@ -434,7 +446,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       results_rejected: scheduler.counters.rejected,
       leases_expired: scheduler.counters.leasesExpired,
       backup_units: scheduler.counters.backupUnits,
-      records_per_second: elapsed > 0 ? (recordsCommitted - recordsResumed) / elapsed : 0,
+      records_per_second: meter.rate(Date.now()),
       elapsed_seconds: elapsed,
       agents: scheduler.agentList().map((a) => ({
         agent_id: a.info.agentId,
@@ -481,6 +493,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   startedAt = Date.now();
   health.set("SERVING");
   scheduler.startLeaseClock();
+  const memoryLog = setInterval(() => {
+    const m = process.memoryUsage();
+    const mb = (n: number) => Math.round(n / 1048576);
+    log.debug("memory", { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), external_mb: mb(m.external), committed: recordsCommitted });
+  }, 2_000);
+  memoryLog.unref();
   log.info("coordinator listening", { address, run_id: runId, tls: options.tls ? (options.tls.requireClientCert ? "mutual" : "server") : "off" });
 
   for (const p of progress.values()) if (p.complete) trackCompleted(p);

@@ -1,0 +1,100 @@
+// Runs a coordinator in a worker thread whose V8 heap is capped, so `udm-orch coordinator` stays
+// within a memory budget: V8 otherwise lets a heap with ~125 MB live grow to several hundred MB
+// between major collections (measured on the full suite, bench/coordinator-bench.ts). Results are
+// fsynced as they come, so a worker that runs out of heap loses nothing; a restart resumes.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { UdmError, UsageError } from "../common/errors.js";
+import type { RunStatus } from "./run-status.js";
+import type { CoordinatorOptions, RunOutcome } from "./server.js";
+
+/** Options that can cross to a worker (no callbacks, no logger: the worker logs to stderr). */
+export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "onCommitted" | "onTrackComplete" | "logger">;
+
+export interface WorkerCoordinator {
+  address: string;
+  port: number;
+  runId: string;
+  /** RunStatus when it started listening. */
+  initialStatus: RunStatus;
+  done: Promise<RunOutcome>;
+  drain(): void;
+  close(): void;
+  status(): Promise<RunStatus>;
+}
+
+/** The worker entry, present only in the build (dist/); undefined when running from sources. */
+export function workerEntry(): URL | undefined {
+  const url = new URL("./worker-main.js", import.meta.url);
+  return existsSync(fileURLToPath(url)) ? url : undefined;
+}
+
+export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<WorkerCoordinator> {
+  const worker = new Worker(entry, {
+    workerData: options,
+    resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
+    stdout: false,
+    stderr: false,
+  });
+  const statusWaiters: Array<(s: RunStatus) => void> = [];
+  let resolveDone!: (o: RunOutcome) => void;
+  let rejectDone!: (e: Error) => void;
+  const done = new Promise<RunOutcome>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  return new Promise((resolve, reject) => {
+    let listening = false;
+    let finished = false;
+    worker.on("message", (msg: Record<string, unknown>) => {
+      switch (msg.type) {
+        case "listening":
+          listening = true;
+          resolve({
+            address: msg.address as string,
+            port: msg.port as number,
+            runId: msg.runId as string,
+            initialStatus: msg.status as RunStatus,
+            done,
+            drain: () => worker.postMessage({ type: "drain" }),
+            close: () => worker.postMessage({ type: "close" }),
+            status: () => new Promise<RunStatus>((r) => {
+              statusWaiters.push(r);
+              worker.postMessage({ type: "status" });
+            }),
+          });
+          break;
+        case "status":
+          statusWaiters.shift()?.(msg.status as RunStatus);
+          break;
+        case "done":
+          finished = true;
+          resolveDone(msg.outcome as RunOutcome);
+          break;
+        case "error": {
+          finished = true;
+          const err = msg.exitCode === 2 ? new UsageError(msg.message as string) : new UdmError(msg.message as string);
+          if (listening) rejectDone(err);
+          else reject(err);
+          break;
+        }
+      }
+    });
+    const died = (err: Error) => {
+      if (finished) return;
+      finished = true;
+      const oom = (err as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY";
+      const wrapped = new UdmError(
+        oom
+          ? `the coordinator ran out of its ${maxHeapMb} MB heap (raise --max-heap-mb); committed results are safe, start again to resume`
+          : `the coordinator thread failed: ${err.message}`,
+        { cause: err },
+      );
+      if (listening) rejectDone(wrapped);
+      else reject(wrapped);
+    };
+    worker.on("error", died);
+    worker.on("exit", (code) => died(new Error(`exited with code ${code}`)));
+  });
+}

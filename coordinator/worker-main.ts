@@ -1,0 +1,31 @@
+// Entry of the worker thread that runs a coordinator for worker-host.ts: the V8 heap of a worker
+// can be capped (resourceLimits), which bounds the coordinator's memory where the main thread's
+// heap cannot be capped after start.
+import { parentPort, workerData } from "node:worker_threads";
+import { UdmError } from "../common/errors.js";
+import { startCoordinator, type CoordinatorOptions } from "./server.js";
+
+const port = parentPort;
+if (!port) throw new Error("worker-main.ts must run in a worker thread");
+
+try {
+  const handle = await startCoordinator(workerData as CoordinatorOptions);
+  port.on("message", (msg: { type: string }) => {
+    if (msg.type === "drain") void handle.drain();
+    else if (msg.type === "close") void handle.close();
+    else if (msg.type === "status") port.postMessage({ type: "status", status: handle.status() });
+  });
+  port.postMessage({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, status: handle.status() });
+  const outcome = await handle.done;
+  await handle.close();
+  port.postMessage({ type: "done", outcome });
+  port.close();
+} catch (err) {
+  port.postMessage({
+    type: "error",
+    name: (err as Error).name,
+    message: (err as Error).message,
+    exitCode: err instanceof UdmError ? err.exitCode : 1,
+  });
+  port.close();
+}
