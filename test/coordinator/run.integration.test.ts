@@ -212,4 +212,21 @@ describe("coordinator run", () => {
     expect(h.state()).toBe("stopped");
     expect(h.status().state).toBe("cancelled");
   });
+
+  it("a crashed agent's unit goes back at once with only its unanswered records", async () => {
+    const outDir = tmp("out");
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir, tracks: ["tiny-rr"], planLimits: { maxRecords: 3 } });
+    const a = agent(h.address, { agentId: "a", credit: 1, auto: false });
+    await a.waitFor(() => a.units.length === 1, 10_000, "unit");
+    const unit = a.units[0]!;
+    a.result(unit.unit_id, unit.records[0]!.run_id, uniformAnswer(unit.records[0]!));
+    await eventually(() => h.status().records_committed === 1, 10_000, "one committed");
+    a.kill();
+    await eventually(() => h.status().agents.length === 0, 10_000, "agent gone");
+    const b = agent(h.address, { agentId: "b", credit: 1 });
+    expect((await h.done).state).toBe("complete");
+    expect(b.units.find((u) => u.unit_id === unit.unit_id)!.records.map((r) => r.run_id)).toEqual(unit.records.slice(1).map((r) => r.run_id));
+    expect(resultLines(outDir, "passage_reranking", "tiny-rr")).toHaveLength(9);
+    expect(h.status().leases_expired).toBe(0);
+  });
 });
