@@ -164,3 +164,79 @@ export const ModelListSchema = z.looseObject({
   data: z.array(ModelCardSchema),
 });
 export type ModelList = z.infer<typeof ModelListSchema>;
+
+// ---- /v1/completions, /v1/chat/completions, /tokenize ----
+// vllm/entrypoints/openai/completion/protocol.py (CompletionResponse, CompletionLogProbs),
+// vllm/entrypoints/openai/chat_completion/protocol.py (ChatCompletionLogProbs content[] with
+// top_logprobs[]), the tokenize protocol (TokenizeResponse {count, max_model_len, tokens,
+// token_strs}). With return_tokens_as_token_ids the tokens read "token_id:<id>".
+
+export const CompletionUsageSchema = z.looseObject({
+  prompt_tokens: z.number().optional(),
+  completion_tokens: z.number().nullish(),
+  total_tokens: z.number().optional(),
+  prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
+});
+
+export const CompletionResponseSchema = z.looseObject({
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.looseObject({
+        text: z.string().nullish(),
+        logprobs: z.looseObject({ top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).nullish() }).nullish(),
+      }),
+    )
+    .min(1),
+  usage: CompletionUsageSchema.nullish(),
+});
+export type CompletionResponse = z.infer<typeof CompletionResponseSchema>;
+
+const ChatTopLogprobSchema = z.looseObject({ token: z.string(), logprob: z.number() });
+export const ChatCompletionResponseSchema = z.looseObject({
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.looseObject({
+        logprobs: z.looseObject({ content: z.array(z.looseObject({ token: z.string(), logprob: z.number(), top_logprobs: z.array(ChatTopLogprobSchema).nullish() })).nullish() }).nullish(),
+      }),
+    )
+    .min(1),
+  usage: CompletionUsageSchema.nullish(),
+});
+export type ChatCompletionResponse = z.infer<typeof ChatCompletionResponseSchema>;
+
+export const TokenizeResponseSchema = z.looseObject({
+  count: z.number().int().nonnegative(),
+  max_model_len: z.number().int().nullish(),
+  tokens: z.array(z.number().int()),
+  token_strs: z.array(z.string()).nullish(),
+});
+export type TokenizeResponse = z.infer<typeof TokenizeResponseSchema>;
+
+/** The id in a "token_id:<id>" token string (return_tokens_as_token_ids), else undefined. */
+export function tokenIdOf(token: string): number | undefined {
+  const m = /^token_id:(\d+)$/.exec(token);
+  return m ? Number(m[1]) : undefined;
+}
+
+// ---- /v1/decisions (vllm/entrypoints/openai/decisions/protocol.py) ----
+
+export const DecisionAnswerSchema = z.looseObject({
+  type: z.string(),
+  name: z.string().nullish(),
+  /** predicate: p(true). */
+  probability: z.number().optional(),
+  probabilities: z.array(z.looseObject({ value: z.union([z.string(), z.boolean(), z.number()]), probability: z.number() })).optional(),
+});
+export type DecisionAnswer = z.infer<typeof DecisionAnswerSchema>;
+
+export const DecisionResponseSchema = z.looseObject({
+  model: z.string(),
+  answers: z.array(DecisionAnswerSchema),
+  usage: SystemOneUsageSchema.optional(),
+});
+export type DecisionResponse = z.infer<typeof DecisionResponseSchema>;
+
+/** Questions per /v1/decisions request (DecisionRequest.questions max_length). */
+export const DECISIONS_MAX_QUESTIONS = 200;

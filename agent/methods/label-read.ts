@@ -1,0 +1,388 @@
+// The `label-read` engine method, for any generation model: each question is one
+// /v1/completions request (or /v1/chat/completions, the server applying the chat template) with
+// max_tokens 1, temperature 0, and logprob_token_ids set to the label tokens, so the reply's first
+// token gives the model's probability of each label. Label tokens come from /tokenize once per
+// model. A label of several tokens is read as a trie: one more read per shared prefix, with that
+// prefix appended to the prompt, so
+//   p(option) = P(label's tokens) x P(no longer label continues | label), normalised over options,
+// is exact for the model (the second factor only for a label that is a prefix of another).
+// noul reads the labels "yes" and "no", as vLLM's structured decisions do
+// (vllm/entrypoints/openai/decisions/question_types.py NoulQuestion.label_set = ("yes", "no")).
+//
+// Never prompt_logprobs or echo: vLLM skips the prefix cache for any request with prompt logprobs
+// (vllm/sampling_params.py skip_reading_prefix_cache, vllm/v1/core/kv_cache_manager.py
+// get_computed_blocks), and echo implies them; one generated token's logprobs keep the cache. The
+// prompt goes as token ids (state prefix ids + question ids), so every question of a record
+// shares the state's KV blocks exactly and /tokenize doubles as the length check.
+//
+// Older vLLM without logprob_token_ids ignores the field (or a proxy rejects it): the method then
+// reads the top `max_logprobs` tokens instead, renormalises over the labels found, and marks the
+// record approximate. A 400 "greater than max allowed: M" teaches it the server's max_logprobs.
+import { labelPermutation } from "../../common/label-permutation.js";
+import type { Distribution } from "../../common/result-schema.js";
+import type { Question } from "../../common/suite-schema.js";
+import {
+  ChatCompletionResponseSchema,
+  CompletionResponseSchema,
+  isContextLengthError,
+  TokenizeResponseSchema,
+  tokenIdOf,
+  type CompletionResponse,
+  type ChatCompletionResponse,
+} from "../../common/vllm-protocol.js";
+import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import { EngineHttpError } from "../engine-http.js";
+import { callEngine, DEFAULT_RETRY_POLICY, type CallCounters, type RetryPolicy } from "./engine-call.js";
+import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix, type ListedOption } from "./label-read-template.js";
+import { readEngineInfo } from "./model-info.js";
+import { PromiseCache } from "./promise-cache.js";
+
+/** vllm/sampling_params.py MAX_LOGPROB_TOKEN_IDS. */
+const MAX_IDS_PER_READ = 128;
+/** What the completions prompt ends with; label tokens are what a label adds after it. */
+const ANSWER_TAIL = "Answer:";
+
+export interface LabelReadOptions {
+  baseUrl: string;
+  model?: string;
+  /** Records the engine usefully works on at once (the agent's credit). Default 8. */
+  capacity?: number;
+  /** completions (default): the prompt as token ids; chat: messages, the server's chat template. */
+  api?: "completions" | "chat";
+  /** Label-permutation seeds averaged per question; empty = one read in natural order. */
+  seeds?: readonly number[];
+  retry?: Partial<RetryPolicy>;
+  limiter?: AdaptiveConcurrency;
+  /** The server's max_logprobs until it says otherwise (top-k fallback). Default 20. */
+  maxLogprobs?: number;
+}
+
+/** A question that could not be read, and why. */
+class QuestionFailure extends Error {
+  constructor(
+    message: string,
+    readonly skipped: boolean,
+  ) {
+    super(message);
+  }
+}
+
+interface LabelTokens {
+  ids: number[];
+  /** Token strings, for servers that answer with strings rather than "token_id:<id>". */
+  strs: string[];
+}
+
+interface TrieRead {
+  /** option key -> unnormalised probability */
+  mass: Map<string, number>;
+  approximate: boolean;
+}
+
+type ReadContext = CallCounters & { approximate: boolean };
+
+export class LabelReadMethod implements EngineMethod {
+  readonly name = "label-read" as const;
+  private readonly baseUrl: string;
+  private readonly policy: RetryPolicy;
+  private readonly api: "completions" | "chat";
+  private seeds: number[];
+  private info_: EngineInfo | undefined;
+  /** undefined until the server showed whether it honours logprob_token_ids. */
+  private tokenIdsHonoured: boolean | undefined;
+  private maxLogprobs: number;
+  private readonly labelCache = new PromiseCache<LabelTokens>(4096);
+  private readonly prefixCache = new PromiseCache<number[]>(1024);
+  private readonly questionCache = new PromiseCache<number[]>(8192);
+
+  constructor(private readonly options: LabelReadOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, limiter: options.limiter };
+    this.api = options.api ?? "completions";
+    this.seeds = [...(options.seeds ?? [])];
+    this.maxLogprobs = options.maxLogprobs ?? 20;
+  }
+
+  /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
+  setSeeds(seeds: readonly number[]): void {
+    this.seeds = [...seeds];
+  }
+
+  /** True once the method fell back to top-k logprobs. */
+  get approximateMode(): boolean {
+    return this.tokenIdsHonoured === false;
+  }
+
+  async info(signal?: AbortSignal): Promise<EngineInfo> {
+    this.info_ = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
+    return this.info_;
+  }
+
+  async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
+    const started = performance.now();
+    const out: RecordAnswer = {
+      probs: {},
+      skipped: [],
+      errors: {},
+      usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
+      latencyMs: 0,
+      answeredBy: {},
+      retries: 0,
+      approximate: false,
+    };
+    await this.answerQuestions(record, Object.keys(record.questions), out, signal);
+    out.latencyMs = performance.now() - started;
+    return out;
+  }
+
+  /**
+   * Answers `keys` of the record into `out` (also used by systemone for the questions it cannot
+   * take). The first question goes alone so that it prefills the state; the rest follow at once
+   * and hit the prefix cache.
+   */
+  async answerQuestions(record: RecordPayload, keys: readonly string[], out: RecordAnswer, signal: AbortSignal): Promise<void> {
+    if (keys.length === 0) return;
+    const ctx: ReadContext = { usage: out.usage, retries: 0, approximate: false };
+    const settle = async (key: string): Promise<void> => {
+      try {
+        out.probs[key] = await this.readQuestion(record, record.questions[key]!, ctx, signal);
+        out.answeredBy[key] = this.name;
+      } catch (err) {
+        if (signal.aborted) throw signal.reason;
+        if (err instanceof QuestionFailure && err.skipped) out.skipped.push(key);
+        else out.errors[key] = (err as Error).message;
+      }
+    };
+    try {
+      await settle(keys[0]!);
+      await Promise.all(keys.slice(1).map(settle));
+    } finally {
+      out.retries += ctx.retries;
+      if (ctx.approximate) out.approximate = true;
+    }
+    // Keep the record's question order in skipped, whatever order the reads finished in.
+    out.skipped.sort((a, b) => keys.indexOf(a) - keys.indexOf(b));
+  }
+
+  private async ensureInfo(signal: AbortSignal): Promise<EngineInfo> {
+    return this.info_ ?? (await this.info(signal));
+  }
+
+  private async readQuestion(record: RecordPayload, q: Question, ctx: ReadContext, signal: AbortSignal): Promise<Distribution> {
+    const info = await this.ensureInfo(signal);
+    const keys = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
+    if (keys.length === 0) throw new QuestionFailure("choice without options", false);
+    const seeds = this.seeds.length > 0 ? this.seeds : [0];
+    const sum = new Map<string, number>(keys.map((k) => [k, 0]));
+    for (const seed of seeds) {
+      const options = listOptions(q, labelPermutation(seed, keys.length));
+      const read = await this.readOnce(record, q, options, info, ctx, signal);
+      let total = 0;
+      for (const m of read.mass.values()) total += m;
+      if (!(total > 0)) throw new QuestionFailure("the model gave no probability to any label (none among the logprobs returned)", false);
+      for (const k of keys) sum.set(k, sum.get(k)! + (read.mass.get(k) ?? 0) / total / seeds.length);
+      if (read.approximate) ctx.approximate = true;
+    }
+    return Object.fromEntries(keys.map((k) => [k, sum.get(k)!]));
+  }
+
+  /** One read of a question under one label assignment: unnormalised option masses. */
+  private async readOnce(record: RecordPayload, q: Question, options: readonly ListedOption[], info: EngineInfo, ctx: ReadContext, signal: AbortSignal): Promise<TrieRead> {
+    const labels = await Promise.all(options.map((o) => this.labelTokens(o.label, ctx, signal)));
+    const paths = new Map<string, string>();
+    labels.forEach((l, i) => {
+      const path = l.ids.join(",");
+      const other = paths.get(path);
+      if (other !== undefined) throw new QuestionFailure(`labels ${JSON.stringify(other)} and ${JSON.stringify(options[i]!.label)} are the same tokens for this model`, false);
+      paths.set(path, options[i]!.label);
+    });
+    const depth = Math.max(...labels.map((l) => l.ids.length));
+    const text = questionText(q, options);
+    let prompt: Prompt;
+    if (this.api === "completions") {
+      const [prefix, question] = await Promise.all([this.tokenizeCached(this.prefixCache, statePrefix(record.state), ctx, signal), this.tokenizeCached(this.questionCache, text, ctx, signal)]);
+      prompt = { kind: "ids", ids: [...prefix, ...question] };
+    } else {
+      const messages = [
+        { role: "system", content: LABEL_READ_SYSTEM },
+        { role: "user", content: `${JSON.stringify(record.state)}\n\n${text}` },
+      ];
+      const ids = await this.tokenizeCached(this.questionCache, JSON.stringify(messages), ctx, signal, messages);
+      prompt = { kind: "messages", messages, length: ids.length };
+    }
+    const length = prompt.kind === "ids" ? prompt.ids.length : prompt.length;
+    // The deepest read appends depth - 1 label tokens and asks for one more.
+    if (info.maxModelLen > 0 && length + depth > info.maxModelLen) {
+      throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
+    }
+    return this.readTrie(prompt, options, labels, ctx, signal);
+  }
+
+  /** Reads the label trie level by level; every node with children is one read. */
+  private async readTrie(prompt: Prompt, options: readonly ListedOption[], labels: readonly LabelTokens[], ctx: ReadContext, signal: AbortSignal): Promise<TrieRead> {
+    // node key (ids so far, joined) -> child ids
+    const children = new Map<string, Set<number>>();
+    for (const l of labels) {
+      for (let d = 0; d < l.ids.length; d++) {
+        const key = l.ids.slice(0, d).join(",");
+        let set = children.get(key);
+        if (!set) children.set(key, (set = new Set()));
+        set.add(l.ids[d]!);
+      }
+    }
+    const strs = new Map<number, string>();
+    for (const l of labels) l.ids.forEach((id, i) => strs.set(id, l.strs[i] ?? ""));
+    const probs = new Map<string, Map<number, number>>();
+    let approximate = false;
+    await Promise.all(
+      [...children.entries()].map(async ([key, set]) => {
+        const path = key === "" ? [] : key.split(",").map(Number);
+        const pathText = path.map((id) => strs.get(id) ?? "").join("");
+        const read = await this.readNext(prompt, path, pathText, [...set], strs, ctx, signal);
+        if (read.approximate) approximate = true;
+        probs.set(key, read.probs);
+      }),
+    );
+    const mass = new Map<string, number>();
+    labels.forEach((l, i) => {
+      let p = 1;
+      for (let d = 0; d < l.ids.length; d++) p *= probs.get(l.ids.slice(0, d).join(","))?.get(l.ids[d]!) ?? 0;
+      const below = probs.get(l.ids.join(","));
+      if (below) {
+        let continued = 0;
+        for (const v of below.values()) continued += v;
+        p *= Math.max(0, 1 - continued);
+      }
+      mass.set(options[i]!.key, p);
+    });
+    return { mass, approximate };
+  }
+
+  /** Probabilities of `ids` as the next token after the prompt and `path`. */
+  private async readNext(prompt: Prompt, path: number[], pathText: string, ids: number[], strs: Map<number, string>, ctx: ReadContext, signal: AbortSignal): Promise<{ probs: Map<number, number>; approximate: boolean }> {
+    const probs = new Map<number, number>();
+    if (this.tokenIdsHonoured !== false) {
+      for (let i = 0; i < ids.length; i += MAX_IDS_PER_READ) {
+        const chunk = ids.slice(i, i + MAX_IDS_PER_READ);
+        let got: Map<number, number>;
+        try {
+          got = await this.request(prompt, path, pathText, { ids: chunk }, strs, ctx, signal);
+        } catch (err) {
+          if (this.isTokenIdsRejection(err)) {
+            this.tokenIdsHonoured = false;
+            return this.readNext(prompt, path, pathText, ids, strs, ctx, signal);
+          }
+          throw err;
+        }
+        if (chunk.some((id) => !got.has(id))) {
+          // The server ignored logprob_token_ids (older vLLM): read top-k from now on.
+          this.tokenIdsHonoured = false;
+          return this.readNext(prompt, path, pathText, ids, strs, ctx, signal);
+        }
+        this.tokenIdsHonoured = true;
+        for (const id of chunk) probs.set(id, got.get(id)!);
+      }
+      return { probs, approximate: false };
+    }
+    const got = await this.request(prompt, path, pathText, { topK: this.maxLogprobs }, strs, ctx, signal);
+    for (const id of ids) probs.set(id, got.get(id) ?? 0);
+    return { probs, approximate: true };
+  }
+
+  private isTokenIdsRejection(err: unknown): boolean {
+    if (!(err instanceof EngineHttpError) || (err.status !== 400 && err.status !== 422) || !err.info) return false;
+    const { message, param } = err.info;
+    if (/greater than max allowed|out-of-vocab/.test(message)) return false;
+    return param === "logprob_token_ids" || message.includes("logprob_token_ids");
+  }
+
+  /** One read: logprobs of the next token as probabilities by id. Learns max_logprobs from a 400. */
+  private async request(
+    prompt: Prompt,
+    path: number[],
+    pathText: string,
+    want: { ids: number[] } | { topK: number },
+    strs: Map<number, string>,
+    ctx: ReadContext,
+    signal: AbortSignal,
+  ): Promise<Map<number, number>> {
+    const k = "ids" in want ? Math.min(want.ids.length, this.maxLogprobs) : want.topK;
+    const common = {
+      ...(this.info_?.model ? { model: this.info_.model } : {}),
+      max_tokens: 1,
+      temperature: 0,
+      return_tokens_as_token_ids: true,
+      ...("ids" in want ? { logprob_token_ids: want.ids } : {}),
+    };
+    let entries: Array<[string, number]>;
+    try {
+      if (prompt.kind === "ids") {
+        const res: CompletionResponse = await callEngine(`${this.baseUrl}/v1/completions`, { ...common, prompt: [...prompt.ids, ...path], logprobs: k }, CompletionResponseSchema, this.policy, ctx, signal);
+        this.count(res.usage, ctx);
+        entries = Object.entries(res.choices[0]?.logprobs?.top_logprobs?.[0] ?? {});
+      } else {
+        const messages = path.length ? [...prompt.messages, { role: "assistant", content: pathText }] : prompt.messages;
+        const body = { ...common, messages, logprobs: true, top_logprobs: k, ...(path.length ? { add_generation_prompt: false, continue_final_message: true } : {}) };
+        const res: ChatCompletionResponse = await callEngine(`${this.baseUrl}/v1/chat/completions`, body, ChatCompletionResponseSchema, this.policy, ctx, signal);
+        this.count(res.usage, ctx);
+        entries = (res.choices[0]?.logprobs?.content?.[0]?.top_logprobs ?? []).map((t) => [t.token, t.logprob]);
+      }
+    } catch (err) {
+      if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
+      const allowed = err instanceof EngineHttpError && err.status === 400 ? /sample logprobs of \d+, which is greater than max allowed: (\d+)/.exec(err.info?.message ?? "") : null;
+      if (allowed && Number(allowed[1]) < k) {
+        this.maxLogprobs = Number(allowed[1]);
+        return this.request(prompt, path, pathText, "ids" in want ? want : { topK: this.maxLogprobs }, strs, ctx, signal);
+      }
+      throw err;
+    }
+    const byString = new Map<string, number>();
+    for (const [id, s] of strs) byString.set(s, id);
+    const out = new Map<number, number>();
+    for (const [token, logprob] of entries) {
+      const id = tokenIdOf(token) ?? byString.get(token);
+      if (id !== undefined) out.set(id, Math.exp(logprob));
+    }
+    return out;
+  }
+
+  private count(usage: CompletionResponse["usage"], ctx: ReadContext): void {
+    if (!usage) return;
+    ctx.usage.promptTokens += usage.prompt_tokens ?? 0;
+    ctx.usage.completionTokens += usage.completion_tokens ?? 0;
+    ctx.usage.cachedTokens += usage.prompt_tokens_details?.cached_tokens ?? 0;
+  }
+
+  /** Token ids of a label as the reply's first tokens, once per model. */
+  private labelTokens(label: string, ctx: ReadContext, signal: AbortSignal): Promise<LabelTokens> {
+    return this.labelCache.get(`${this.api}\u0000${label}`, async () => {
+      let base: { tokens: number[]; token_strs?: string[] | null | undefined };
+      let full: typeof base;
+      if (this.api === "completions") {
+        [base, full] = await Promise.all([this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, ctx, signal), this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, ctx, signal)]);
+      } else {
+        const user = { role: "user", content: "x" };
+        [base, full] = await Promise.all([
+          this.tokenize({ messages: [user], add_generation_prompt: true }, ctx, signal),
+          this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, ctx, signal),
+        ]);
+      }
+      const n = base.tokens.length;
+      if (full.tokens.length <= n || full.tokens.slice(0, n).some((t, i) => t !== base.tokens[i])) {
+        throw new QuestionFailure(`label ${JSON.stringify(label)} does not tokenize as a continuation of the prompt for this model`, false);
+      }
+      return { ids: full.tokens.slice(n), strs: (full.token_strs ?? []).slice(n) };
+    });
+  }
+
+  private tokenizeCached(cache: PromiseCache<number[]>, text: string, ctx: ReadContext, signal: AbortSignal, messages?: unknown): Promise<number[]> {
+    return cache.get(text, async () => (await this.tokenize(messages ? { messages, add_generation_prompt: true } : { prompt: text, add_special_tokens: false }, ctx, signal)).tokens);
+  }
+
+  private async tokenize(body: Record<string, unknown>, ctx: ReadContext, signal: AbortSignal) {
+    return callEngine(`${this.baseUrl}/tokenize`, { ...(this.info_?.model ? { model: this.info_.model } : {}), ...body }, TokenizeResponseSchema, { ...this.policy, limiter: undefined }, ctx, signal);
+  }
+}
+
+type Prompt = { kind: "ids"; ids: number[] } | { kind: "messages"; messages: Array<{ role: string; content: string }>; length: number };

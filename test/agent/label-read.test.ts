@@ -1,0 +1,101 @@
+// LabelReadMethod against the real simulated engine over HTTP on 127.0.0.1:0.
+import { afterEach, describe, expect, it } from "vitest";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
+import { SimTokenizer } from "../../sim/tokenizer.js";
+import { TokenModel } from "../../sim/token-model.js";
+import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
+import { choiceLabels, listOptions, questionText, statePrefix, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../../agent/methods/label-read-template.js";
+import { labelPermutation } from "../../common/label-permutation.js";
+import type { RecordPayload } from "../../agent/engine-method.js";
+import type { Question } from "../../common/suite-schema.js";
+import { distributionProblem, NOUL_KEYS } from "../../common/result-schema.js";
+import { choiceQuestion } from "../sim/engine-fixtures.js";
+
+const engines: SimEngine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function setup(sim: SimEngineOptions = {}, method: Partial<LabelReadOptions> = {}): Promise<{ engine: SimEngine; method: LabelReadMethod }> {
+  const engine = await startSimEngine({ model: "tiny", seed: 3, ...sim });
+  engines.push(engine);
+  return { engine, method: new LabelReadMethod({ baseUrl: engine.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 }, ...method }) };
+}
+
+const STATE = { text: "Khách hàng phàn nàn rằng đơn hàng đến muộn hai tuần và hộp bị móp.", lang: "vi" };
+
+function record(questions: Record<string, Question>, id = "r1", state: Record<string, string> = STATE): RecordPayload {
+  return { runId: `t:${id}`, id, state, questions, payloadSha256: "x" };
+}
+
+/**
+ * The sim model's exact option probabilities, computed here from its next-token distributions:
+ * p(option) = P(label tokens) x (1 - P(any longer label's next token)) when the label is a
+ * prefix of another, normalised over the options.
+ */
+function exactProbs(seed: number, state: Record<string, string>, q: Question, labelSeed = 0): Record<string, number> {
+  const tokenizer = new SimTokenizer();
+  const model = new TokenModel(seed, tokenizer);
+  const keys = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
+  const options = listOptions(q, labelPermutation(labelSeed, keys.length));
+  const prompt = tokenizer.encode(statePrefix(state) + questionText(q, options));
+  const labelIds = options.map((o) => tokenizer.encode(o.label));
+  const mass = options.map((o, i) => {
+    const ids = labelIds[i]!;
+    let p = 1;
+    for (let d = 0; d < ids.length; d++) p *= Math.exp(model.next([...prompt, ...ids.slice(0, d)]).logprob(ids[d]!));
+    const longer = labelIds.filter((l) => l.length > ids.length && ids.every((t, j) => l[j] === t)).map((l) => l[ids.length]!);
+    if (longer.length) {
+      const next = model.next([...prompt, ...ids]);
+      p *= 1 - [...new Set(longer)].reduce((s, t) => s + Math.exp(next.logprob(t)), 0);
+    }
+    return p;
+  });
+  const total = mass.reduce((a, b) => a + b, 0);
+  return Object.fromEntries(options.map((o, i) => [o.key, mass[i]! / total]));
+}
+
+function expectValid(probs: Record<string, Record<string, number>>, qs: Record<string, Question>): void {
+  for (const [k, dist] of Object.entries(probs)) {
+    const q = qs[k]!;
+    expect(distributionProblem(dist, q.type === "noul" ? [...NOUL_KEYS] : Object.keys(q.criteria)), k).toBeUndefined();
+  }
+}
+
+describe("LabelReadMethod", () => {
+  it("labels A..Z then AA, AB, ...; the template is versioned and hashed", () => {
+    const labels = choiceLabels(60);
+    expect(labels.slice(0, 3)).toEqual(["A", "B", "C"]);
+    expect(labels.slice(25, 29)).toEqual(["Z", "AA", "AB", "AC"]);
+    expect(labels[59]).toBe("BH");
+    expect(choiceLabels(703)[702]).toBe("AAA");
+    expect(LABEL_READ_TEMPLATE_VERSION).toBe("label-read/v1");
+    expect(LABEL_READ_TEMPLATE_SHA256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("reads the sim model's exact normalised probabilities, multi-token labels included (trie)", async () => {
+    const { engine, method } = await setup();
+    const intents = choiceQuestion(60, "Which intent?");
+    const qs: Record<string, Question> = {
+      intent: intents,
+      flag: { type: "noul", instructions: "Is it a complaint?", criteria: {} },
+      label: { type: "choice", instructions: "Which sentiment?", criteria: { negative: "bad", neutral: "", positive: "good" } },
+    };
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(out.skipped).toEqual([]);
+    expect(out.answeredBy).toEqual({ intent: "label-read", flag: "label-read", label: "label-read" });
+    expect(out.approximate).toBe(false);
+    expectValid(out.probs, qs);
+    for (const [k, q] of Object.entries(qs)) {
+      const exact = exactProbs(3, STATE, q);
+      for (const [opt, p] of Object.entries(exact)) expect(out.probs[k]![opt], `${k}/${opt}`).toBeCloseTo(p, 12);
+    }
+    // The 60-option question: labels AQ..AZ are "A" + one more token, so "A" is read twice.
+    const tok = new SimTokenizer();
+    expect(tok.encode("AQ")).toHaveLength(2);
+    expect(tok.encode("AB")).toHaveLength(1);
+    expect(engine.stats().byEndpoint["/v1/completions"]).toBe(2 + 1 + 1);
+    expect(out.usage.cachedTokens).toBeGreaterThan(0);
+  });
+});
