@@ -1,7 +1,7 @@
 // Agents built by startAgent with the systemone method against simulated engines, attached to the
 // real coordinator over gRPC on 127.0.0.1: the run completes, every record is committed, and the
 // agents end drained by the coordinator.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -60,6 +60,49 @@ describe("agent with the real coordinator", () => {
     const sent = agents.reduce((n, a) => n + a.stats().resultsSent, 0);
     expect(sent).toBeGreaterThanOrEqual(made.records);
     expect(agents.reduce((n, a) => n + a.stats().recordFailures, 0)).toBe(0);
+  });
+
+  it("an engine that crashes mid-run costs no records: its units go back and another agent commits them without errors", async () => {
+    const suiteDir = tmp("suite");
+    const outDir = tmp("out");
+    const made = await makeSuite({ out: suiteDir, scale: "small", seed: 5, tracks: TRACKS });
+    const coordinator = await startCoordinator({ suiteDir, outDir, heartbeatMs: 200, logger: quiet });
+    cleanups.push(() => coordinator.close());
+    const fast = { minBackoffMs: 5, maxBackoffMs: 20, retries: 2 };
+    const crashing = await startSimEngine({ faults: "crash-after=4", tokensPerS: 200_000 });
+    cleanups.push(() => crashing.close());
+    const doomed = startAgent({
+      coordinator: coordinator.address,
+      method: new SystemOneMethod({ baseUrl: crashing.url, capacity: 2, ...fast }),
+      agentId: "doomed",
+      probeMs: { ready: 60_000, down: 50 },
+      logger: quiet,
+    });
+    cleanups.push(() => doomed.stop());
+    await waitFor("the crashed engine noticed", () => crashing.stats().crashed && !doomed.stats().ready && doomed.stats().unitsDropped > 0);
+
+    const healthy = await startSimEngine();
+    cleanups.push(() => healthy.close());
+    const rescuer = startAgent({
+      coordinator: coordinator.address,
+      method: new SystemOneMethod({ baseUrl: healthy.url, capacity: 2, ...fast }),
+      agentId: "rescuer",
+      logger: quiet,
+    });
+    cleanups.push(() => rescuer.stop());
+    const outcome = await coordinator.done;
+    expect(outcome).toMatchObject({ state: "complete", recordsCommitted: made.records });
+    const lines = readdirSync(outDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .flatMap((d) =>
+        readdirSync(join(outDir, d.name))
+          .filter((f) => f.endsWith(".jsonl"))
+          .flatMap((f) => readFileSync(join(outDir, d.name, f), "utf8").split("\n").filter(Boolean)),
+      )
+      .map((l) => JSON.parse(l) as { run_id: string; errors?: Record<string, string> });
+    expect(new Set(lines.map((l) => l.run_id)).size).toBe(made.records);
+    expect(lines.filter((l) => l.errors && Object.keys(l.errors).length > 0)).toEqual([]);
+    expect(doomed.state()).not.toBe("stopped");
   });
 
   it("a wrong token ends the agent with an auth error", async () => {
