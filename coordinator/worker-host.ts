@@ -8,9 +8,13 @@ import { Worker } from "node:worker_threads";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions, RunOutcome } from "./server.js";
+import type { StoredResultLine } from "./results-store.js";
 
-/** Options that can cross to a worker (no callbacks, no logger: the worker logs to stderr). */
-export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "onCommitted" | "onTrackComplete" | "logger">;
+/**
+ * The coordinator's options without a logger (the worker logs to stderr). onCommitted and
+ * onTrackComplete run in the calling thread, fed by messages from the worker.
+ */
+export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger">;
 
 export interface WorkerCoordinator {
   address: string;
@@ -31,8 +35,9 @@ export function workerEntry(): URL | undefined {
 }
 
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<WorkerCoordinator> {
+  const { onCommitted, onTrackComplete, ...cloneable } = options;
   const worker = new Worker(entry, {
-    workerData: options,
+    workerData: { ...cloneable, forwardCommitted: onCommitted !== undefined, forwardTrackComplete: onTrackComplete !== undefined },
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
     stdout: false,
     stderr: false,
@@ -64,6 +69,12 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
               worker.postMessage({ type: "status" });
             }),
           });
+          break;
+        case "committed":
+          onCommitted?.(msg.line as StoredResultLine, msg.track as string);
+          break;
+        case "trackComplete":
+          onTrackComplete?.(msg.track as string, msg.family as string);
           break;
         case "status":
           statusWaiters.shift()?.(msg.status as RunStatus);

@@ -8,8 +8,17 @@ import { startCoordinator, type CoordinatorOptions } from "./server.js";
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
 
+const { forwardCommitted, forwardTrackComplete, ...options } = workerData as CoordinatorOptions & {
+  forwardCommitted?: boolean;
+  forwardTrackComplete?: boolean;
+};
+
 try {
-  const handle = await startCoordinator(workerData as CoordinatorOptions);
+  const handle = await startCoordinator({
+    ...options,
+    ...(forwardCommitted ? { onCommitted: (line, track) => port.postMessage({ type: "committed", line, track }) } : {}),
+    ...(forwardTrackComplete ? { onTrackComplete: (track, family) => port.postMessage({ type: "trackComplete", track, family }) } : {}),
+  });
   port.on("message", (msg: { type: string }) => {
     if (msg.type === "drain") void handle.drain();
     else if (msg.type === "close") void handle.close();

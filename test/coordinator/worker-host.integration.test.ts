@@ -1,0 +1,47 @@
+// The coordinator in a heap-capped worker thread (what `udm-orch coordinator` runs). The worker
+// entry is the compiled one, so this runs after `npm run build` and is skipped before.
+import { existsSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { startCoordinatorInWorker } from "../../coordinator/worker-host.js";
+import { UsageError } from "../../common/errors.js";
+import { resultLines, useHarness } from "./helpers/harness.js";
+import { writeTinySuite } from "./helpers/tiny-suite.js";
+
+const entry = pathToFileURL(fileURLToPath(new URL("../../dist/coordinator/worker-main.js", import.meta.url)));
+const built = existsSync(fileURLToPath(entry));
+const { tmp, agent } = useHarness();
+
+describe.skipIf(!built)("startCoordinatorInWorker", () => {
+  it("runs the coordinator in a worker, forwards commits and track completion, and resolves done", async () => {
+    const suiteDir = writeTinySuite(tmp("suite"));
+    const outDir = tmp("out");
+    const committed: string[] = [];
+    const tracks: string[] = [];
+    const w = await startCoordinatorInWorker(
+      { suiteDir, outDir, onCommitted: (l) => committed.push(l.run_id), onTrackComplete: (t) => tracks.push(t) },
+      entry,
+      128,
+    );
+    expect(w.initialStatus.records_total).toBe(27);
+    agent(w.address, { credit: 2 });
+    const outcome = await w.done;
+    expect(outcome).toMatchObject({ state: "complete", recordsCommitted: 27 });
+    expect(new Set(committed).size).toBe(27);
+    expect(tracks.sort()).toEqual(["tiny-guard", "tiny-rr", "tiny-sa"]);
+    expect(resultLines(outDir, "sentiment", "tiny-sa")).toHaveLength(12);
+  });
+
+  it("passes a usage error from the worker through with its exit code", async () => {
+    const err = await startCoordinatorInWorker({ suiteDir: tmp("empty"), outDir: tmp("out") }, entry, 128).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toMatch(/not a suite/);
+  });
+
+  it("drains on request and reports the run cancelled", async () => {
+    const w = await startCoordinatorInWorker({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") }, entry, 128);
+    expect((await w.status()).state).toBe("running");
+    w.drain();
+    expect((await w.done).state).toBe("cancelled");
+  });
+});
