@@ -40,6 +40,8 @@ export interface SystemOneRequest {
   cache_salt?: string | null;
   priority?: number;
   request_id?: string;
+  /** Changes which label each option gets (label-position bias); newer vLLM. */
+  seed?: number | null;
 }
 
 export const SystemOneAnswerSchema = z.looseObject({

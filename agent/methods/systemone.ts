@@ -7,6 +7,7 @@ import { firstIssue, type Question } from "../../common/suite-schema.js";
 import type { Distribution } from "../../common/result-schema.js";
 import {
   isContextLengthError,
+  TokenizeResponseSchema,
   ModelListSchema,
   SYSTEMONE_MAX_CHOICE_OPTIONS,
   SYSTEMONE_MAX_QUESTIONS,
@@ -17,6 +18,8 @@ import {
   type SystemOneResponse,
 } from "../../common/vllm-protocol.js";
 import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import { LabelReadMethod } from "./label-read.js";
+import { PromiseCache } from "./promise-cache.js";
 import { EngineHttpError, EngineProtocolError, EngineRetriesExhaustedError, isRetryableEngineError, requestJson } from "../engine-http.js";
 
 export interface SystemOneOptions {
@@ -36,12 +39,16 @@ export interface SystemOneOptions {
   requestTimeoutMs?: number;
   /** Questions per request, at most vLLM's 64. Default 64. */
   maxQuestionsPerRequest?: number;
+  /** Label-permutation seeds (the request's `seed`), averaged per question; empty = one read without a seed. */
+  seeds?: readonly number[];
+  /** Reads the questions /v1/systemone cannot take; default a LabelReadMethod on the same engine. */
+  labelRead?: LabelReadMethod;
 }
 
-/** Where a question goes: systemone, or another method (label-read, later) for the reason given. */
+/** Where a question goes: systemone, or label-read for the reason given. */
 export type SystemOneRoute = { to: "systemone" } | { to: "fallback"; reason: string };
 
-/** The seam for label-read: questions /v1/systemone cannot take. */
+/** Questions /v1/systemone cannot take go to label-read. */
 export function routeSystemOne(question: Question): SystemOneRoute {
   if (question.type === "choice") {
     const n = Object.keys(question.criteria).length;
@@ -53,12 +60,15 @@ export function routeSystemOne(question: Question): SystemOneRoute {
   return { to: "systemone" };
 }
 
-/** A question /v1/systemone answered 501 for: the engine has no structured-decisions support. */
-function unsupportedMessage(err: EngineHttpError): string {
-  return `engine does not support /v1/systemone (HTTP 501${err.info ? `: ${err.info.message}` : ""}; needs label-read)`;
-}
 
 const TOLERANCE = 1e-3;
+
+/** The mean of distributions over the same keys (reads under several label seeds). */
+export function averageDistributions(dists: readonly Distribution[]): Distribution {
+  const out: Distribution = {};
+  for (const d of dists) for (const [k, p] of Object.entries(d)) out[k] = (out[k] ?? 0) + p / dists.length;
+  return out;
+}
 
 /** The suite's distribution from one systemone answer, or a problem string. */
 export function answerToDistribution(question: Question, answer: SystemOneAnswer): Distribution | string {
@@ -90,6 +100,13 @@ export class SystemOneMethod implements EngineMethod {
   private readonly maxBackoffMs: number;
   private readonly timeoutMs: number;
   private readonly maxQuestions: number;
+  private seeds: number[];
+  private labelReadMethod: LabelReadMethod | undefined;
+  /** Set when the engine answered 501: every question goes to label-read from then on. */
+  private unsupported = false;
+  private maxModelLen = 0;
+  /** State text -> its token count, for states that might not fit max_model_len. */
+  private readonly stateTokens = new PromiseCache<number>(1024);
 
   constructor(private readonly options: SystemOneOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -98,6 +115,24 @@ export class SystemOneMethod implements EngineMethod {
     this.maxBackoffMs = options.maxBackoffMs ?? 8000;
     this.timeoutMs = options.requestTimeoutMs ?? 120_000;
     this.maxQuestions = Math.min(options.maxQuestionsPerRequest ?? SYSTEMONE_MAX_QUESTIONS, SYSTEMONE_MAX_QUESTIONS);
+    this.seeds = [...(options.seeds ?? [])];
+    this.labelReadMethod = options.labelRead;
+  }
+
+  /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
+  setSeeds(seeds: readonly number[]): void {
+    this.seeds = [...seeds];
+    this.labelReadMethod?.setSeeds(seeds);
+  }
+
+  private get labelRead(): LabelReadMethod {
+    this.labelReadMethod ??= new LabelReadMethod({
+      baseUrl: this.baseUrl,
+      ...(this.options.model ? { model: this.options.model } : {}),
+      seeds: this.seeds,
+      retry: { retries: this.retries, minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, timeoutMs: this.timeoutMs },
+    });
+    return this.labelReadMethod;
   }
 
   async info(signal?: AbortSignal): Promise<EngineInfo> {
@@ -113,7 +148,8 @@ export class SystemOneMethod implements EngineMethod {
       throw new EngineProtocolError(url, this.options.model ? `model ${JSON.stringify(this.options.model)} is not served (served: ${cards.map((c) => c.id).join(", ") || "none"})` : "no model served");
     }
     // vLLM always reports max_model_len; 0 stands for "not reported".
-    return { model: card.id, maxModelLen: card.max_model_len ?? 0, capacity: this.options.capacity ?? 8 };
+    this.maxModelLen = card.max_model_len ?? 0;
+    return { model: card.id, maxModelLen: this.maxModelLen, capacity: this.options.capacity ?? 8 };
   }
 
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
@@ -128,39 +164,92 @@ export class SystemOneMethod implements EngineMethod {
       retries: 0,
       approximate: false,
     };
-    const keys: string[] = [];
+    let keys: string[] = [];
+    const toLabelRead: string[] = [];
     for (const [key, q] of Object.entries(record.questions)) {
-      const route = routeSystemOne(q);
-      if (route.to === "systemone") keys.push(key);
-      else out.errors[key] = route.reason;
+      if (this.unsupported || routeSystemOne(q).to === "fallback") toLabelRead.push(key);
+      else keys.push(key);
     }
-    // Sequential on purpose: the first request prefills the state, the later ones hit the cache.
-    for (let i = 0; i < keys.length; i += this.maxQuestions) {
-      await this.runBatch(record, keys.slice(i, i + this.maxQuestions), out, signal);
+    if (keys.length > 0 && (await this.stateCannotFit(record, out, signal))) {
+      out.skipped.push(...keys);
+      keys = [];
+    }
+    const seeds: Array<number | null> = this.seeds.length > 0 ? this.seeds : [null];
+    const reads = seeds.map((): RecordAnswer & { unsupported: string[] } => ({ ...out, probs: {}, errors: {}, skipped: [], answeredBy: {}, retries: 0, unsupported: [] }));
+    for (const [i, seed] of seeds.entries()) {
+      const read = reads[i]!;
+      // Sequential on purpose: the first request prefills the state, the later ones hit the cache.
+      for (let b = 0; b < keys.length; b += this.maxQuestions) {
+        await this.runBatch(record, keys.slice(b, b + this.maxQuestions), read, signal, seed);
+      }
+      out.retries += read.retries;
+    }
+    for (const key of keys) {
+      const dists = reads.map((r) => r.probs[key]);
+      if (dists.every((d) => d !== undefined)) {
+        out.probs[key] = averageDistributions(dists as Distribution[]);
+        out.answeredBy[key] = "systemone";
+      } else if (reads.some((r) => r.skipped.includes(key))) out.skipped.push(key);
+      else if (reads.some((r) => r.unsupported.includes(key))) toLabelRead.push(key);
+      else out.errors[key] = reads.map((r) => r.errors[key]).find((e) => e !== undefined) ?? "no answer";
+    }
+    if (toLabelRead.length > 0) {
+      const order = Object.keys(record.questions);
+      toLabelRead.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+      await this.labelRead.answerQuestions(record, toLabelRead, out, signal);
     }
     out.latencyMs = performance.now() - started;
     return out;
   }
 
-  private async runBatch(record: RecordPayload, keys: string[], out: RecordAnswer, signal: AbortSignal): Promise<void> {
+  /**
+   * True when the state alone is longer than max_model_len, so no question of the record can fit.
+   * A token is at least one character for vLLM's tokenizers, so /tokenize (once per state) is only
+   * asked when the state has more characters than max_model_len tokens.
+   */
+  private async stateCannotFit(record: RecordPayload, out: RecordAnswer, signal: AbortSignal): Promise<boolean> {
+    if (this.maxModelLen <= 0) return false;
+    const text = JSON.stringify(record.state);
+    if (text.length < this.maxModelLen) return false;
+    try {
+      const tokens = await this.stateTokens.get(text, async () => {
+        out.usage.requests++;
+        const body = { ...(this.options.model ? { model: this.options.model } : {}), prompt: text, add_special_tokens: false };
+        const parsed = TokenizeResponseSchema.safeParse(await requestJson(`${this.baseUrl}/tokenize`, { method: "POST", body, timeoutMs: this.timeoutMs, signal }));
+        if (!parsed.success) throw new EngineProtocolError(`${this.baseUrl}/tokenize`, "not a tokenize response");
+        return parsed.data.count;
+      });
+      return tokens >= this.maxModelLen - 1;
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      return false; // no /tokenize: the engine's own 400 decides
+    }
+  }
+
+  private async runBatch(record: RecordPayload, keys: string[], out: RecordAnswer & { unsupported: string[] }, signal: AbortSignal, seed: number | null): Promise<void> {
     let response: SystemOneResponse;
     try {
-      response = await this.post(record, keys, out, signal);
+      response = await this.post(record, keys, out, signal, seed);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && keys.length > 1) {
         // vLLM rejects the whole request for one bad or oversized question: split to isolate it.
         const mid = Math.ceil(keys.length / 2);
-        await this.runBatch(record, keys.slice(0, mid), out, signal);
-        await this.runBatch(record, keys.slice(mid), out, signal);
+        await this.runBatch(record, keys.slice(0, mid), out, signal, seed);
+        await this.runBatch(record, keys.slice(mid), out, signal, seed);
         return;
       }
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) {
         out.skipped.push(...keys);
         return;
       }
-      const message = err instanceof EngineHttpError && err.status === 501 ? unsupportedMessage(err) : (err as Error).message;
-      for (const k of keys) out.errors[k] = message;
+      if (err instanceof EngineHttpError && err.status === 501) {
+        // No structured decisions for this model (vLLM answers 501): label-read takes over.
+        this.unsupported = true;
+        out.unsupported.push(...keys);
+        return;
+      }
+      for (const k of keys) out.errors[k] = (err as Error).message;
       return;
     }
     const tokens = usageTokens(response.usage);
@@ -180,10 +269,11 @@ export class SystemOneMethod implements EngineMethod {
   }
 
   /** One request with retries; counts every attempt and retry into `out`. */
-  private async post(record: RecordPayload, keys: string[], out: RecordAnswer, signal: AbortSignal): Promise<SystemOneResponse> {
+  private async post(record: RecordPayload, keys: string[], out: RecordAnswer, signal: AbortSignal, seed: number | null): Promise<SystemOneResponse> {
     const url = `${this.baseUrl}/v1/systemone`;
     const body: SystemOneRequest = {
       ...(this.options.model ? { model: this.options.model } : {}),
+      ...(seed !== null ? { seed } : {}),
       state: record.state,
       // Exactly the three fields vLLM takes: a suite question may carry extra fields, and vLLM
       // answers 400 for any unknown field of a question.

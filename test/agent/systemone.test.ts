@@ -121,16 +121,22 @@ describe("SystemOneMethod", () => {
     expect(engine.stats().requests).toBe(2);
   });
 
-  it("sends a choice with more than 26 options to errors (the label-read seam) and answers the rest", async () => {
+  it("routes a choice with more than 26 options to label-read and records who answered each question", async () => {
     const { engine, method } = await setup();
     const big = choiceQuestion(30);
     expect(routeSystemOne(big)).toMatchObject({ to: "fallback" });
     expect(routeSystemOne(choiceQuestion(26))).toEqual({ to: "systemone" });
     const qs: Record<string, Question> = { big, small: choiceQuestion(4) };
     const out = await method.answer(record(qs), new AbortController().signal);
-    expect(out.errors.big).toMatch(/30 options.*at most 26.*label-read/);
-    expect(Object.keys(out.probs)).toEqual(["small"]);
-    expect(engine.stats().reads).toBe(1);
+    expect(out.errors).toEqual({});
+    expect(Object.keys(out.probs).sort()).toEqual(["big", "small"]);
+    expect(out.answeredBy).toEqual({ big: "label-read", small: "systemone" });
+    expectValid(out, qs);
+    const s = engine.stats();
+    expect(s.byEndpoint["/v1/systemone"]).toBe(1);
+    // 30 labels A..Z, AA..AD: all one token each in the sim, so one completion read.
+    expect(s.byEndpoint["/v1/completions"]).toBe(1);
+    expect(out.usage.requests).toBe(s.requests + s.tokenizeRequests);
   });
 
   it("skips questions longer than max_model_len, and only those", async () => {
@@ -151,12 +157,39 @@ describe("SystemOneMethod", () => {
     expect(all.probs).toEqual({});
   });
 
-  it("puts questions in errors when the engine answers 501", async () => {
-    const { method } = await setup({ systemone: false });
-    const out = await method.answer(record(questions(2)), new AbortController().signal);
-    expect(Object.values(out.errors)).toHaveLength(2);
-    for (const m of Object.values(out.errors)) expect(m).toMatch(/does not support \/v1\/systemone \(HTTP 501.*label-read/);
-    expect(out.usage.requests).toBe(1);
+  it("sends every question to label-read once the engine answers 501, and stops asking /v1/systemone", async () => {
+    const { engine, method } = await setup({ systemone: false });
+    const qs = questions(3);
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(Object.keys(out.probs)).toHaveLength(3);
+    expect(new Set(Object.values(out.answeredBy))).toEqual(new Set(["label-read"]));
+    expectValid(out, qs);
+    expect(engine.stats().byEndpoint["/v1/systemone"]).toBe(1);
+    const again = await method.answer(record(qs, "r2"), new AbortController().signal);
+    expect(Object.keys(again.probs)).toHaveLength(3);
+    expect(engine.stats().byEndpoint["/v1/systemone"]).toBe(1);
+  });
+
+  it("averages the reads under each label seed (the request's seed field)", async () => {
+    const qs: Record<string, Question> = { label: choiceQuestion(5, "Which?"), flag: { type: "noul", instructions: "Yes?", criteria: {} } };
+    const single = [];
+    for (const seed of [0, 1, 2]) {
+      const { method } = await setup({}, { seeds: [seed] });
+      single.push(await method.answer(record(qs), new AbortController().signal));
+    }
+    const { engine, method } = await setup({}, { seeds: [0, 1, 2] });
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(engine.stats().requests).toBe(3);
+    for (const k of Object.keys(qs)) {
+      for (const opt of Object.keys(out.probs[k]!)) {
+        const mean = single.reduce((a, r) => a + r.probs[k]![opt]!, 0) / 3;
+        expect(out.probs[k]![opt]).toBeCloseTo(mean, 12);
+      }
+    }
+    // The sim prefers early labels, so the seeds do change the 5-way answer.
+    expect(single[1]!.probs.label).not.toEqual(single[0]!.probs.label);
+    expectValid(out, qs);
   });
 
   it("times out a hung engine and retries, then reports the timeout", async () => {
