@@ -10,6 +10,7 @@ import type { AgentMessage__Output } from "../proto/generated/udm/v1/AgentMessag
 import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMessage.js";
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
+import { AgentConnection } from "./agent-connection.js";
 import { HealthService } from "./health.js";
 import { ThroughputMeter } from "./throughput-meter.js";
 import { runEnd, statusState, type CoordinatorState, type RunEnd } from "./lifecycle.js";
@@ -18,7 +19,7 @@ import { givenUpLine, resultLine } from "./result-line.js";
 import { ResultsStore, type StoredResultLine } from "./results-store.js";
 import { openRunManifest, type MethodConfig } from "./run-manifest.js";
 import type { RunStatus } from "./run-status.js";
-import { Scheduler, type AgentLink, type SchedulerCounters } from "./scheduler.js";
+import { Scheduler, type SchedulerCounters } from "./scheduler.js";
 import { defaultSpillPath, indexSuite, type SuiteIndex } from "./suite-index.js";
 import { agentInfoFromWire, resultFromWire, unitToWire, welcomeToWire } from "./wire.js";
 
@@ -299,65 +300,6 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   };
 
   let agentSeq = 0;
-  class AgentConnection implements AgentLink {
-    readonly key: string;
-    private blocked = false;
-    private ended = false;
-    private drained = false;
-    private outbox: CoordinatorMessage[] = [];
-
-    constructor(
-      readonly agentId: string,
-      private readonly call: grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>,
-    ) {
-      this.key = `${agentId}#${++agentSeq}`;
-    }
-
-    writable(): boolean {
-      return !this.blocked && !this.ended;
-    }
-
-    send(msg: CoordinatorMessage): void {
-      if (this.ended) return;
-      if (this.blocked) {
-        this.outbox.push(msg);
-        return;
-      }
-      if (!this.call.write(msg)) {
-        this.blocked = true;
-        this.call.once("drain", () => {
-          this.blocked = false;
-          const queued = this.outbox;
-          this.outbox = [];
-          for (const m of queued) this.send(m);
-          scheduler.pump();
-        });
-      }
-    }
-
-    sendUnit(unit: Parameters<AgentLink["sendUnit"]>[0], records: Parameters<AgentLink["sendUnit"]>[1], backup: boolean): void {
-      this.send(unitToWire(unit, records, backup, leaseMs, index.spill));
-    }
-
-    sendCancel(unitId: string): void {
-      this.send({ cancel: { unit_id: unitId } });
-    }
-
-    /** Drain is said once per connection. */
-    sendDrain(reason: string): void {
-      if (this.drained) return;
-      this.drained = true;
-      this.send({ drain: { reason } });
-    }
-
-    end(status?: { code: grpc.status; details: string }): void {
-      if (this.ended) return;
-      this.ended = true;
-      if (status) this.call.emit("error", status);
-      else this.call.end();
-    }
-  }
-
   const attach = (call: grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>) => {
     if (!authorized(call.metadata)) {
       call.emit("error", { code: grpc.status.UNAUTHENTICATED, details: "missing or wrong bearer token" });
@@ -388,7 +330,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
               old.end({ code: grpc.status.ABORTED, details: "superseded by a newer connection of the same agent" });
             }
           }
-          conn = new AgentConnection(info.agentId, call);
+          conn = new AgentConnection(`${info.agentId}#${++agentSeq}`, info.agentId, call, {
+            unitMessage: (unit, records, backup) => unitToWire(unit, records, backup, leaseMs, index.spill),
+            onWritable: () => scheduler.pump(),
+          });
           connections.set(conn.key, conn);
           conn.send(welcomeToWire(runId, method, leaseMs, heartbeatMs));
           scheduler.attach(conn.key, info, conn, msg.hello.ready);

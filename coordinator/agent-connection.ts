@@ -1,0 +1,83 @@
+// One agent's Attach stream as the scheduler sees it (AgentLink): messages are written until
+// write() returns false, then held until 'drain'; the scheduler hands the agent nothing while it
+// is blocked (DESIGN.md: honour write() returning false).
+import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMessage.js";
+import type { AgentLink } from "./scheduler.js";
+import type { PlannedUnit } from "./planner.js";
+import type { RecordEntry } from "./suite-index.js";
+
+/** What is used of a grpc-js ServerDuplexStream (any object-mode Writable fits). */
+export interface OutboundStream {
+  write(msg: CoordinatorMessage): boolean;
+  once(event: "drain", listener: () => void): unknown;
+  end(): unknown;
+  emit(event: "error", err: { code: number; details: string }): unknown;
+}
+
+export interface AgentConnectionOptions {
+  /** Builds the WorkUnit message (reads the payloads). */
+  unitMessage: (unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean) => CoordinatorMessage;
+  /** The stream can take more: the scheduler may hand out units again. */
+  onWritable: () => void;
+}
+
+export class AgentConnection implements AgentLink {
+  private blocked = false;
+  private ended = false;
+  private drained = false;
+  private outbox: CoordinatorMessage[] = [];
+
+  constructor(
+    /** Unique per connection. */
+    readonly key: string,
+    readonly agentId: string,
+    private readonly stream: OutboundStream,
+    private readonly options: AgentConnectionOptions,
+  ) {}
+
+  writable(): boolean {
+    return !this.blocked && !this.ended;
+  }
+
+  /** Writes now, or queues behind earlier messages while the stream is blocked. */
+  send(msg: CoordinatorMessage): void {
+    if (this.ended) return;
+    if (this.blocked) {
+      this.outbox.push(msg);
+      return;
+    }
+    if (!this.stream.write(msg)) {
+      this.blocked = true;
+      this.stream.once("drain", () => {
+        this.blocked = false;
+        const queued = this.outbox;
+        this.outbox = [];
+        for (const m of queued) this.send(m);
+        if (!this.blocked) this.options.onWritable();
+      });
+    }
+  }
+
+  sendUnit(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean): void {
+    this.send(this.options.unitMessage(unit, records, backup));
+  }
+
+  sendCancel(unitId: string): void {
+    this.send({ cancel: { unit_id: unitId } });
+  }
+
+  /** Drain is said once per connection. */
+  sendDrain(reason: string): void {
+    if (this.drained) return;
+    this.drained = true;
+    this.send({ drain: { reason } });
+  }
+
+  /** Ends the stream: with OK, or with the given gRPC status. */
+  end(status?: { code: number; details: string }): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (status) this.stream.emit("error", status);
+    else this.stream.end();
+  }
+}
