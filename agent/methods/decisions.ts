@@ -1,0 +1,188 @@
+// The `decisions` engine method: OpenAI's Decisions API as vLLM serves it, POST /v1/decisions
+// (vllm/entrypoints/openai/decisions/protocol.py): `input` is the record's state as JSON text,
+// each noul question a `predicate` (answer: probability of true), each choice a `choice` whose
+// values are the option keys (answer: probabilities[{value, probability}]), named by question key.
+// At most 200 questions per request; vLLM reads them with the state as a shared prefix. Choices
+// with more than 26 options (vLLM: "This model supports at most 26 choices per question") or
+// fewer than 2, and everything once the engine answered 501, go to label-read. Seeds reorder a
+// choice's options (the API has no seed field; the label an option gets follows its position) and
+// the answers are averaged.
+import { labelPermutation } from "../../common/label-permutation.js";
+import type { Distribution } from "../../common/result-schema.js";
+import type { Question } from "../../common/suite-schema.js";
+import { DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, isContextLengthError, SYSTEMONE_MAX_CHOICE_OPTIONS, usageTokens, type DecisionAnswer } from "../../common/vllm-protocol.js";
+import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import { EngineHttpError } from "../engine-http.js";
+import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
+import { LabelReadMethod } from "./label-read.js";
+import { readEngineInfo } from "./model-info.js";
+import { averageDistributions } from "./systemone.js";
+
+export interface DecisionsOptions {
+  baseUrl: string;
+  model?: string;
+  capacity?: number;
+  seeds?: readonly number[];
+  retry?: Partial<RetryPolicy>;
+  limiter?: AdaptiveConcurrency;
+  /** Questions per request, at most 200. */
+  maxQuestionsPerRequest?: number;
+  labelRead?: LabelReadMethod;
+}
+
+type SeedRead = { probs: Record<string, Distribution>; skipped: Set<string>; errors: Record<string, string>; unsupported: Set<string> };
+
+const TOLERANCE = 1e-3;
+
+/** The suite's distribution from one Decisions answer, or a problem string. */
+export function decisionToDistribution(question: Question, answer: DecisionAnswer): Distribution | string {
+  if (question.type === "noul") {
+    if (answer.type !== "predicate") return `engine answered type ${JSON.stringify(answer.type)} for a predicate`;
+    const p = answer.probability;
+    if (p === undefined || !Number.isFinite(p) || p < -TOLERANCE || p > 1 + TOLERANCE) return `predicate answer without a probability in [0,1] (got ${p})`;
+    const yes = Math.min(1, Math.max(0, p));
+    return { true: yes, false: 1 - yes };
+  }
+  if (answer.type !== "choice") return `engine answered type ${JSON.stringify(answer.type)} for a choice`;
+  const byValue = new Map((answer.probabilities ?? []).map((e) => [String(e.value), e.probability]));
+  const keys = Object.keys(question.criteria);
+  const raw: number[] = [];
+  for (const k of keys) {
+    const p = byValue.get(k);
+    if (p === undefined || !Number.isFinite(p) || p < 0) return `answer has no probability for choice ${JSON.stringify(k)}`;
+    raw.push(p);
+  }
+  const sum = raw.reduce((a, b) => a + b, 0);
+  if (Math.abs(sum - 1) > TOLERANCE) return `answer probabilities sum to ${sum}, not 1`;
+  return Object.fromEntries(keys.map((k, i) => [k, raw[i]! / sum]));
+}
+
+export class DecisionsMethod implements EngineMethod {
+  readonly name = "decisions" as const;
+  private readonly baseUrl: string;
+  private readonly policy: RetryPolicy;
+  private readonly maxQuestions: number;
+  private seeds: number[];
+  private unsupported = false;
+  private info_: EngineInfo | undefined;
+  private labelReadMethod: LabelReadMethod | undefined;
+
+  constructor(private readonly options: DecisionsOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, limiter: options.limiter };
+    this.maxQuestions = Math.min(options.maxQuestionsPerRequest ?? DECISIONS_MAX_QUESTIONS, DECISIONS_MAX_QUESTIONS);
+    this.seeds = [...(options.seeds ?? [])];
+    this.labelReadMethod = options.labelRead;
+  }
+
+  setSeeds(seeds: readonly number[]): void {
+    this.seeds = [...seeds];
+    this.labelReadMethod?.setSeeds(seeds);
+  }
+
+  private get labelRead(): LabelReadMethod {
+    this.labelReadMethod ??= new LabelReadMethod({ baseUrl: this.baseUrl, ...(this.options.model ? { model: this.options.model } : {}), seeds: this.seeds, retry: this.policy, ...(this.options.limiter ? { limiter: this.options.limiter } : {}) });
+    return this.labelReadMethod;
+  }
+
+  async info(signal?: AbortSignal): Promise<EngineInfo> {
+    this.info_ = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
+    return this.info_;
+  }
+
+  async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
+    const started = performance.now();
+    const out: RecordAnswer = {
+      probs: {},
+      skipped: [],
+      errors: {},
+      usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
+      latencyMs: 0,
+      answeredBy: {},
+      retries: 0,
+      approximate: false,
+    };
+    const info = this.info_ ?? (await this.info(signal));
+    const keys: string[] = [];
+    const toLabelRead: string[] = [];
+    for (const [key, q] of Object.entries(record.questions)) {
+      const n = q.type === "choice" ? Object.keys(q.criteria).length : 2;
+      if (this.unsupported || n < 2 || n > SYSTEMONE_MAX_CHOICE_OPTIONS) toLabelRead.push(key);
+      else keys.push(key);
+    }
+    const seeds = this.seeds.length > 0 ? this.seeds : [0];
+    const reads: SeedRead[] = [];
+    for (const seed of seeds) {
+      const read: SeedRead = { probs: {}, skipped: new Set(), errors: {}, unsupported: new Set() };
+      // Sequential: the first request prefills the state, the later ones hit the prefix cache.
+      for (let b = 0; b < keys.length; b += this.maxQuestions) await this.runBatch(record, keys.slice(b, b + this.maxQuestions), seed, info.model, read, out, signal);
+      reads.push(read);
+    }
+    for (const key of keys) {
+      const dists = reads.map((r) => r.probs[key]);
+      if (dists.every((d) => d !== undefined)) {
+        out.probs[key] = averageDistributions(dists as Distribution[]);
+        out.answeredBy[key] = this.name;
+      } else if (reads.some((r) => r.skipped.has(key))) out.skipped.push(key);
+      else if (reads.some((r) => r.unsupported.has(key))) toLabelRead.push(key);
+      else out.errors[key] = reads.map((r) => r.errors[key]).find((e) => e !== undefined) ?? "no answer";
+    }
+    if (toLabelRead.length > 0) {
+      const order = Object.keys(record.questions);
+      toLabelRead.sort((a, b) => order.indexOf(a) - order.indexOf(b));
+      await this.labelRead.answerQuestions(record, toLabelRead, out, signal);
+    }
+    out.latencyMs = performance.now() - started;
+    return out;
+  }
+
+  private async runBatch(record: RecordPayload, keys: string[], seed: number, model: string, read: SeedRead, out: RecordAnswer, signal: AbortSignal): Promise<void> {
+    const questions = keys.map((key) => {
+      const q = record.questions[key]!;
+      if (q.type === "noul") {
+        const sides = [q.criteria.true ? `true means: ${q.criteria.true}` : "", q.criteria.false ? `false means: ${q.criteria.false}` : ""].filter(Boolean);
+        return { type: "predicate", name: key, instructions: sides.length ? `${q.instructions} (${sides.join("; ")})` : q.instructions };
+      }
+      const optionKeys = Object.keys(q.criteria);
+      const positions = labelPermutation(seed, optionKeys.length);
+      const ordered = optionKeys.map((k, i) => ({ k, at: positions[i]! })).sort((a, b) => a.at - b.at);
+      return { type: "choice", name: key, instructions: q.instructions, choices: ordered.map(({ k }) => ({ value: k, description: q.criteria[k] ?? "" })) };
+    });
+    const body = { model, input: JSON.stringify(record.state), questions };
+    let response;
+    try {
+      response = await callEngine(`${this.baseUrl}/v1/decisions`, body, DecisionResponseSchema, this.policy, out, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && keys.length > 1) {
+        // One oversized or refused question fails the whole request: split to isolate it.
+        const mid = Math.ceil(keys.length / 2);
+        await this.runBatch(record, keys.slice(0, mid), seed, model, read, out, signal);
+        await this.runBatch(record, keys.slice(mid), seed, model, read, out, signal);
+        return;
+      }
+      if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) {
+        for (const k of keys) read.skipped.add(k);
+        return;
+      }
+      if (err instanceof EngineHttpError && err.status === 501) {
+        this.unsupported = true;
+        for (const k of keys) read.unsupported.add(k);
+        return;
+      }
+      for (const k of keys) read.errors[k] = (err as Error).message;
+      return;
+    }
+    const tokens = usageTokens(response.usage);
+    out.usage.promptTokens += tokens.prompt;
+    out.usage.cachedTokens += tokens.cached;
+    out.usage.completionTokens += tokens.completion;
+    keys.forEach((k, i) => {
+      const answer = response.answers[i];
+      const dist = answer ? decisionToDistribution(record.questions[k]!, answer) : "engine returned no answer for this question";
+      if (typeof dist === "string") read.errors[k] = dist;
+      else read.probs[k] = dist;
+    });
+  }
+}
