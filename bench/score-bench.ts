@@ -54,8 +54,9 @@ async function childMain(mode: string, args: string[]): Promise<void> {
     process.stdout.write(JSON.stringify({ wall_s: wall, cpu_s: cpuSeconds(), max_rss_mib: rssMiB(), records, tracks: Object.keys(m.tracks).length, v1_mean: m.summary.v1_mean }) + "\n");
   } else if (mode === "read") {
     let lines = 0;
-    for await (const _ of readJsonLines(args[0]!)) lines++;
-    process.stdout.write(JSON.stringify({ wall_s: (performance.now() - t0) / 1000, max_rss_mib: rssMiB(), lines }) + "\n");
+    const stats = { maxBufferedBytes: 0 };
+    for await (const _ of readJsonLines(args[0]!, { stats })) lines++;
+    process.stdout.write(JSON.stringify({ wall_s: (performance.now() - t0) / 1000, max_rss_mib: rssMiB(), lines, max_buffered_kib: stats.maxBufferedBytes / 1024 }) + "\n");
   } else if (mode === "baseline") {
     process.stdout.write(JSON.stringify({ wall_s: 0, max_rss_mib: rssMiB() }) + "\n");
   }
@@ -141,12 +142,12 @@ async function main(): Promise<void> {
     const records = best.records as number;
 
     const baseline = child("baseline");
-    const reader: Array<{ file_mib: number; lines: number; wall_s: number; max_rss_mib: number }> = [];
+    const reader: Array<{ file_mib: number; lines: number; wall_s: number; max_rss_mib: number; max_buffered_kib: number }> = [];
     for (const mib of [8, 64, 256]) {
       const path = join(work, `probe-${mib}.jsonl`);
       const size = await writeProbeFile(path, mib);
       const r = child("read", path);
-      reader.push({ file_mib: size / 2 ** 20, lines: r.lines as number, wall_s: r.wall_s, max_rss_mib: r.max_rss_mib });
+      reader.push({ file_mib: size / 2 ** 20, lines: r.lines as number, wall_s: r.wall_s, max_rss_mib: r.max_rss_mib, max_buffered_kib: r.max_buffered_kib as number });
       rmSync(path);
     }
 
