@@ -307,7 +307,10 @@ export class LabelReadMethod implements EngineMethod {
     ctx: ReadContext,
     signal: AbortSignal,
   ): Promise<Map<number, number>> {
-    const k = "ids" in want ? Math.min(want.ids.length, this.maxLogprobs) : want.topK;
+    // With logprob_token_ids vLLM ignores the logprobs count (completion/protocol.py passes
+    // logprobs=None to SamplingParams), so ask for 1: a server that ignores the ids then answers
+    // with fewer tokens than asked, which is how an older vLLM shows itself.
+    const k = "ids" in want ? 1 : want.topK;
     const common = {
       ...(this.info_?.model ? { model: this.info_.model } : {}),
       max_tokens: 1,

@@ -99,3 +99,74 @@ describe("LabelReadMethod", () => {
     expect(out.usage.cachedTokens).toBeGreaterThan(0);
   });
 });
+
+describe("LabelReadMethod: older vLLM, seeds, long prompts", () => {
+  const qs: Record<string, Question> = {
+    label: { type: "choice", instructions: "Which sentiment?", criteria: { negative: "bad", neutral: "", positive: "good", mixed: "both" } },
+    flag: { type: "noul", instructions: "Is it a complaint?", criteria: { true: "the customer complains" } },
+  };
+
+  it("falls back to top-k logprobs when the server ignores logprob_token_ids, and marks the answer approximate", async () => {
+    const { engine, method } = await setup({ logprobTokenIds: false });
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(out.approximate).toBe(true);
+    expect(method.approximateMode).toBe(true);
+    expectValid(out.probs, qs);
+    // With few labels every label is among the top 20, so the renormalised answer is exact here.
+    for (const [k, q] of Object.entries(qs)) {
+      const exact = exactProbs(3, STATE, q);
+      for (const [opt, p] of Object.entries(exact)) expect(out.probs[k]![opt]).toBeCloseTo(p, 9);
+    }
+    expect(engine.stats().byStatus[400] ?? 0).toBe(0);
+  });
+
+  it("learns a smaller max_logprobs from the server's 400", async () => {
+    const { engine, method } = await setup({ logprobTokenIds: false, maxLogprobs: 5 });
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(out.approximate).toBe(true);
+    expect(engine.stats().byStatus[400]).toBe(1);
+    expectValid(out.probs, qs);
+  });
+
+  it("answers with the exact probabilities again on a server that honours logprob_token_ids", async () => {
+    const { method } = await setup();
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.approximate).toBe(false);
+  });
+
+  it("averages the reads under each label permutation", async () => {
+    const { method } = await setup({}, { seeds: [0, 1, 2] });
+    const out = await method.answer(record(qs), new AbortController().signal);
+    for (const [k, q] of Object.entries(qs)) {
+      const per = [0, 1, 2].map((s) => exactProbs(3, STATE, q, s));
+      for (const opt of Object.keys(per[0]!)) expect(out.probs[k]![opt]).toBeCloseTo((per[0]![opt]! + per[1]![opt]! + per[2]![opt]!) / 3, 12);
+    }
+    // The model prefers the first labels, so a permutation changes the answer.
+    expect(exactProbs(3, STATE, qs.label!, 1)).not.toEqual(exactProbs(3, STATE, qs.label!, 0));
+  });
+
+  it("puts questions whose prompt exceeds max_model_len in skipped without sending them", async () => {
+    const { engine, method } = await setup({ maxModelLen: 120 });
+    const long = choiceQuestion(3, "Please consider carefully ".repeat(40));
+    const mixed: Record<string, Question> = { a: choiceQuestion(2), long, b: { type: "noul", instructions: "Yes?", criteria: {} } };
+    const out = await method.answer(record(mixed, "r1", { text: "short" }), new AbortController().signal);
+    expect(out.skipped).toEqual(["long"]);
+    expect(out.errors).toEqual({});
+    expect(Object.keys(out.probs).sort()).toEqual(["a", "b"]);
+    expect(engine.stats().byStatus[400] ?? 0).toBe(0);
+  });
+
+  it("maps the engine's own context-length 400 to skipped", async () => {
+    const { engine, method } = await setup({ maxModelLen: 120 });
+    // The method believes the context is large (a stale /v1/models), so the engine decides.
+    await method.info();
+    (method as unknown as { info_: { maxModelLen: number } }).info_.maxModelLen = 1_000_000;
+    const long = choiceQuestion(3, "Please consider carefully ".repeat(40));
+    const out = await method.answer(record({ long, a: choiceQuestion(2) }, "r1", { text: "short" }), new AbortController().signal);
+    expect(out.skipped).toEqual(["long"]);
+    expect(Object.keys(out.probs)).toEqual(["a"]);
+    expect(engine.stats().byStatus[400]).toBe(1);
+  });
+});
