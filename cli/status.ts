@@ -72,8 +72,15 @@ export function formatStatus(s: RunStatus__Output): string {
       `${s.records_per_second.toFixed(1)} records/s, ${s.elapsed_seconds.toFixed(0)} s`,
     `units ${s.units_queued} queued, ${s.units_inflight} in flight; ${s.results_rejected} results rejected, ` +
       `${s.leases_expired} leases expired, ${s.backup_units} backup units`,
-    "",
   ];
+  const reasons = Object.entries(s.rejected_by_reason ?? {}).filter(([, n]) => Number(n) > 0);
+  if (reasons.length > 0 || s.results_duplicate > 0 || s.records_given_up > 0) {
+    lines.push(
+      `rejected by reason: ${reasons.length ? reasons.map(([r, n]) => `${r}=${n}`).join(" ") : "none"}; ` +
+        `${s.results_duplicate} duplicates dropped, ${s.records_given_up} records given up`,
+    );
+  }
+  lines.push("");
   const tw = Math.max(5, ...s.tracks.map((t) => t.track.length));
   const fw = Math.max(6, ...s.tracks.map((t) => t.family.length));
   lines.push(`${"track".padEnd(tw)}  ${"family".padEnd(fw)}  ${"committed".padStart(9)}  ${"records".padStart(7)}  done`);

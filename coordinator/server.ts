@@ -93,6 +93,8 @@ export interface CoordinatorHandle {
   close(): Promise<void>;
 }
 
+const REJECTIONS_LOGGED = 20;
+
 export const DEFAULT_METHOD: MethodConfig = { method: "systemone", seeds: [], temperature: 0, model: "" };
 
 // grpc-js servers apply no ping-strike policy, so agents' keepalive pings are always accepted;
@@ -183,8 +185,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       });
       store.append(givenUpLine(record, unit.track, unit.family, `${last.reason}: ${last.detail}`));
     },
-    onReject: (agent, result, rejection) =>
-      log.warn("result rejected", { agent: agent.info.agentId, unit: result.unitId, run_id: result.runId, ...rejection }),
+    onReject: (agent, result, rejection) => {
+      // A faulty agent can send thousands: the first few per agent are warnings, the rest debug.
+      const fields = { agent: agent.info.agentId, unit: result.unitId, run_id: result.runId, ...rejection };
+      if (agent.rejected <= REJECTIONS_LOGGED) log.warn("result rejected", fields);
+      else log.debug("result rejected", fields);
+      if (agent.rejected === REJECTIONS_LOGGED) log.warn("further rejections of this agent are logged at debug level", { agent: agent.info.agentId });
+    },
   });
 
   // ---- completion and shutdown ----

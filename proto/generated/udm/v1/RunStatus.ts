@@ -23,6 +23,19 @@ export interface RunStatus {
   'elapsed_seconds'?: (number | string);
   'agents'?: (_udm_v1_AgentStatus)[];
   'tracks'?: (_udm_v1_TrackProgress)[];
+  /**
+   * Rejected results by reason: unknown_run_id, no_lease, not_in_unit, payload_mismatch,
+   * unknown_question, bad_distribution, unanswered_question, conflicting_question.
+   */
+  'rejected_by_reason'?: ({[key: string]: number | string | Long});
+  /**
+   * Results dropped because their run_id was already answered (the first result wins).
+   */
+  'results_duplicate'?: (number | string | Long);
+  /**
+   * Records committed with every question in errors after repeated invalid results.
+   */
+  'records_given_up'?: (number | string | Long);
 }
 
 export interface RunStatus__Output {
@@ -44,4 +57,17 @@ export interface RunStatus__Output {
   'elapsed_seconds': (number);
   'agents': (_udm_v1_AgentStatus__Output)[];
   'tracks': (_udm_v1_TrackProgress__Output)[];
+  /**
+   * Rejected results by reason: unknown_run_id, no_lease, not_in_unit, payload_mismatch,
+   * unknown_question, bad_distribution, unanswered_question, conflicting_question.
+   */
+  'rejected_by_reason': ({[key: string]: number});
+  /**
+   * Results dropped because their run_id was already answered (the first result wins).
+   */
+  'results_duplicate': (number);
+  /**
+   * Records committed with every question in errors after repeated invalid results.
+   */
+  'records_given_up': (number);
 }
