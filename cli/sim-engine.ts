@@ -22,12 +22,14 @@ interface SimEngineFlags {
   faults?: string;
   seed: string;
   systemone: boolean;
+  maxLogprobs: string;
+  logprobTokenIds: boolean;
 }
 
 export function register(program: Command): void {
   program
     .command("sim-engine")
-    .description("run the simulated vLLM engine (/v1/systemone, /v1/models, /health, /metrics); its model is sim/<name>")
+    .description("run the simulated vLLM engine (/v1/systemone, /v1/decisions, /v1/completions, /v1/chat/completions, /tokenize, /v1/models, /health, /metrics); its model is sim/<name>")
     .addOption(opt("--port <n>", "port to listen on (0 = any free port)", "8000"))
     .addOption(opt("--host <host>", "address to listen on", "127.0.0.1"))
     .addOption(opt("--model <name>", "model name, served as sim/<name>", "pseudo"))
@@ -39,7 +41,9 @@ export function register(program: Command): void {
     .addOption(opt("--kv-cache-tokens <n>", "prefix cache size in tokens", "1000000"))
     .addOption(opt("--faults <spec>", 'e.g. "5xx=0.05,429=0.01,hang=0.01,crash-after=500"'))
     .addOption(opt("--seed <n>", "seed of the pseudo-model, oracle draws, faults and jitter", "0"))
-    .addOption(opt("--no-systemone", "answer /v1/systemone with 501, like a model vLLM cannot read"))
+    .addOption(opt("--no-systemone", "answer /v1/systemone and /v1/decisions with 501, like a model vLLM cannot read"))
+    .addOption(opt("--max-logprobs <n>", "vLLM's --max-logprobs: most top logprobs a request may ask for", "20"))
+    .addOption(opt("--no-logprob-token-ids", "behave like an older vLLM: ignore logprob_token_ids and return top-k logprobs"))
     .action(async (flags: SimEngineFlags) => {
       const accuracy = numberArg("accuracy", flags.accuracy, 0)!;
       if (accuracy > 1) throw new UsageError(`--accuracy must be in [0, 1], got ${flags.accuracy}`);
@@ -70,6 +74,8 @@ export function register(program: Command): void {
         kvCacheTokens: intArg("kv-cache-tokens", flags.kvCacheTokens, 0)!,
         faults,
         systemone: flags.systemone,
+        maxLogprobs: intArg("max-logprobs", flags.maxLogprobs, 0)!,
+        logprobTokenIds: flags.logprobTokenIds,
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);
