@@ -30,8 +30,6 @@ export interface AgentStats extends AgentStatsCounters {
   runId: string | undefined;
   inflightUnits: number;
   inflightRecords: number;
-  /** Records allowed in flight now (adapts to the engine's queue). */
-  concurrency: number;
   lastError: string | undefined;
 }
 

@@ -13,7 +13,6 @@ import { AttachSession, type EngineLoad, type SessionEnd } from "./attach-sessio
 import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./coordinator-channel.js";
 import { EngineProbe } from "./engine-probe.js";
 import { RecordSlots } from "./record-slots.js";
-import type { GovernorBounds } from "./concurrency-governor.js";
 import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
 
 export interface AgentOptions {
@@ -30,10 +29,7 @@ export interface AgentOptions {
   engineUrl?: string;
   /** Units to hold at once. Default: the engine's capacity from method.info(). */
   capacity?: number;
-  /**
-   * Records in flight to the engine across all held units. Default: 2 × capacity. With engineLoad
-   * it is the ceiling: the limit shrinks while the engine has requests waiting, down to capacity.
-   */
+  /** Records in flight to the engine across all held units. Default: 2 × capacity. */
   concurrency?: number;
   /** Reconnect backoff (default 250 ms doubling to 30 s, with jitter). */
   reconnect?: Partial<BackoffOptions>;
@@ -41,7 +37,7 @@ export interface AgentOptions {
   heartbeatMs?: number;
   /** Engine probe intervals in ms while ready / while down (defaults 5000 / 1000). */
   probeMs?: { ready?: number; down?: number };
-  /** Engine load for heartbeats (vllm:num_requests_waiting/running) and adaptive concurrency; reported as 0 when absent. */
+  /** Engine load for heartbeats (vllm:num_requests_waiting/running); reported as 0 when absent. */
   engineLoad?: (signal: AbortSignal) => Promise<EngineLoad>;
   /** Extra gRPC channel options (merged over the keepalive defaults). */
   channelOptions?: grpc.ChannelOptions;
@@ -90,7 +86,6 @@ export function startAgent(options: AgentOptions): AgentHandle {
   let state: AgentState = "starting";
   let session: AttachSession | undefined;
   let slots: RecordSlots | undefined;
-  let bounds: GovernorBounds = { min: 1, max: 1 };
   let client: ReturnType<typeof createCoordinatorClient> | undefined;
   let lastError: string | undefined;
   let lastRunId: string | undefined;
@@ -136,7 +131,6 @@ export function startAgent(options: AgentOptions): AgentHandle {
       if (capacity !== undefined && !slots) {
         const concurrency = options.concurrency ?? Math.max(1, capacity * RECORDS_PER_UNIT);
         slots = new RecordSlots(concurrency);
-        bounds = { min: Math.max(1, Math.min(capacity, concurrency)), max: concurrency };
         logger.info("capacity", { units: capacity, recordsInFlight: concurrency });
       }
       client = createCoordinatorClient(options.coordinator, credentials, options.channelOptions);
@@ -154,7 +148,6 @@ export function startAgent(options: AgentOptions): AgentHandle {
         capacity: options.capacity,
         heartbeatMs: options.heartbeatMs,
         engineLoad: options.engineLoad,
-        concurrencyBounds: bounds,
         stats: counters,
         logger,
         onAttached: () => {
@@ -242,7 +235,6 @@ export function startAgent(options: AgentOptions): AgentHandle {
       runId: session?.welcome?.runId ?? lastRunId,
       inflightUnits: session?.inflightUnits ?? 0,
       inflightRecords: slots?.inUse ?? 0,
-      concurrency: slots?.size ?? 0,
       lastError,
     }),
   };

@@ -8,7 +8,6 @@ import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "./en
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./stream-writer.js";
-import { nextConcurrency, type GovernorBounds } from "./concurrency-governor.js";
 import { failedAnswer, fromWire, toWire, type AssignedUnit, type UnreadablePayload } from "./wire.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
@@ -37,8 +36,6 @@ export interface SessionOptions {
   /** Explicit heartbeat interval; undefined: the Welcome's, else DEFAULT_HEARTBEAT_MS. */
   heartbeatMs: number | undefined;
   engineLoad: ((signal: AbortSignal) => Promise<EngineLoad>) | undefined;
-  /** Range in which records in flight adapt to the engine's queue (needs engineLoad). */
-  concurrencyBounds: GovernorBounds;
   stats: AgentStatsCounters;
   logger: Logger;
   /** The coordinator answered on this stream (the attach succeeded). */
@@ -362,12 +359,6 @@ export class AttachSession {
         try {
           load = await this.o.engineLoad(AbortSignal.any([this.sessionAbort.signal, AbortSignal.timeout(2_000)]));
           this.o.stats.engineLoad = load;
-          const slots = this.o.slots;
-          const next = nextConcurrency(slots.size, this.o.concurrencyBounds, load, slots.takeSaturated());
-          if (next !== slots.size) {
-            this.o.logger.debug("records in flight adapted to the engine queue", { from: slots.size, to: next, waiting: load.waiting });
-            slots.resize(next);
-          }
         } catch (err) {
           this.o.logger.debug("engine load not read", { error: (err as Error).message });
         }

@@ -6,21 +6,8 @@ export class RecordSlots {
   private used = 0;
   private readonly waiters: Array<{ grant: () => void; reject: (err: unknown) => void; signal: AbortSignal; onAbort: () => void }> = [];
 
-  private limit: number;
-  /** True once every slot was taken since the last takeSaturated(). */
-  private saturated = false;
-
-  constructor(size: number) {
-    RecordSlots.check(size);
-    this.limit = size;
-  }
-
-  private static check(size: number): void {
+  constructor(readonly size: number) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`RecordSlots size must be an integer >= 1, got ${size}`);
-  }
-
-  get size(): number {
-    return this.limit;
   }
 
   /** Records in flight now. */
@@ -28,26 +15,11 @@ export class RecordSlots {
     return this.used;
   }
 
-  /** Changes the limit; holders above a smaller limit finish normally, waiters are granted under a larger one. */
-  resize(size: number): void {
-    RecordSlots.check(size);
-    this.limit = size;
-    while (this.used < this.limit && this.waiters.length > 0) this.waiters.shift()!.grant();
-  }
-
-  /** Whether every slot was in use at some moment since the last call. */
-  takeSaturated(): boolean {
-    const s = this.saturated || this.used >= this.limit;
-    this.saturated = false;
-    return s;
-  }
-
   /** Resolves with a release function once a slot is free; rejects with the signal's reason on abort. */
   acquire(signal: AbortSignal): Promise<() => void> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    if (this.used < this.limit && this.waiters.length === 0) {
+    if (this.used < this.size && this.waiters.length === 0) {
       this.used++;
-      if (this.used >= this.limit) this.saturated = true;
       return Promise.resolve(this.releaser());
     }
     return new Promise((resolve, reject) => {
@@ -55,7 +27,6 @@ export class RecordSlots {
         grant: () => {
           signal.removeEventListener("abort", onAbort);
           this.used++;
-          if (this.used >= this.limit) this.saturated = true;
           resolve(this.releaser());
         },
         reject,
@@ -79,7 +50,8 @@ export class RecordSlots {
       if (released) return;
       released = true;
       this.used--;
-      if (this.used < this.limit) this.waiters.shift()?.grant();
+      const next = this.waiters.shift();
+      if (next) next.grant();
     };
   }
 }

@@ -71,7 +71,7 @@ export function register(program: Command): void {
     .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
     .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
     .addOption(opt("--capacity <n>", "units to hold at once (default: the method's engine capacity, 8 for systemone)"))
-    .addOption(opt("--concurrency <n>", "most records in flight to the engine across units (default: 2 x capacity; lowered while the engine has requests waiting)"))
+    .addOption(opt("--concurrency <n>", "records in flight to the engine across units (default: 2 x capacity)"))
     .addOption(opt("--agent-id <id>", "agent id (default: hostname-pid-random)"))
     .addOption(opt("--heartbeat-ms <ms>", "heartbeat interval (default: the coordinator's)"))
     .action(async (flags: AgentFlags) => {

@@ -146,23 +146,6 @@ describe("attach loop", () => {
     await waitFor("heartbeat after the unit", () => c.all("unit_done").length === 1 && c.all("heartbeat").at(-1)!.inflight_units === 0);
   });
 
-  it("records in flight shrink while the engine has requests waiting and grow back when saturated without a queue", async () => {
-    const c = await coordinator();
-    const method = new FakeEngineMethod({ capacity: 2 });
-    method.holding = true;
-    const load = { waiting: 7, running: 3 };
-    const a = agent(c, method, { heartbeatMs: 15, concurrency: 8, engineLoad: async () => ({ ...load }) });
-    await waitFor("shrunk to capacity", () => a.stats().concurrency === 2);
-    expect(c.all("heartbeat").some((h) => h.engine_waiting === 7 && h.engine_running === 3)).toBe(true);
-    load.waiting = 0;
-    c.enqueue(makeUnit("g1", 3), makeUnit("g2", 3));
-    await waitFor("both units' first records in flight", () => a.stats().inflightRecords === 2);
-    await waitFor("grew while saturated", () => a.stats().concurrency > 2);
-    method.release();
-    await waitFor("done", () => c.all("unit_done").length === 2);
-    expect(a.stats().concurrency).toBeLessThanOrEqual(8);
-  });
-
   it("uses the Welcome's heartbeat interval when none is configured", async () => {
     const c = await coordinator({ heartbeatMs: 25 });
     agent(c, new FakeEngineMethod());

@@ -6,7 +6,6 @@ import { RecordSlots } from "../../agent/record-slots.js";
 import { reconnectDelayMs } from "../../agent/reconnect-backoff.js";
 import { parseEngineLoad, readEngineLoad } from "../../agent/engine-load.js";
 import { canTransition } from "../../agent/agent-state.js";
-import { nextConcurrency } from "../../agent/concurrency-governor.js";
 import { startSimEngine } from "../../sim/engine-server.js";
 import { waitFor } from "./attach-fakes.js";
 
@@ -88,48 +87,6 @@ describe("RecordSlots", () => {
     rc();
     expect(slots.inUse).toBe(0);
     expect(() => new RecordSlots(0)).toThrow(RangeError);
-  });
-});
-
-describe("RecordSlots.resize", () => {
-  it("lets holders above a smaller limit finish, grants waiters under a larger one, and reports saturation", async () => {
-    const slots = new RecordSlots(3);
-    const never = new AbortController().signal;
-    expect(slots.takeSaturated()).toBe(false);
-    const held = [await slots.acquire(never), await slots.acquire(never), await slots.acquire(never)];
-    expect(slots.takeSaturated()).toBe(true);
-    slots.resize(1);
-    let granted = 0;
-    const waiter = slots.acquire(never).then((r) => (granted++, r));
-    held[0]!();
-    held[1]!();
-    await new Promise((r) => setImmediate(r));
-    expect(granted).toBe(0); // two released, one still held: at the new limit of 1
-    held[2]!();
-    const w = await waiter;
-    expect(slots.inUse).toBe(1);
-    slots.resize(3);
-    const more = await Promise.all([slots.acquire(never), slots.acquire(never)]);
-    expect(slots.inUse).toBe(3);
-    for (const r of [w, ...more]) r();
-    expect(slots.inUse).toBe(0);
-    slots.takeSaturated();
-    expect(slots.takeSaturated()).toBe(false);
-  });
-});
-
-describe("nextConcurrency", () => {
-  const bounds = { min: 4, max: 16 };
-  it.each([
-    [16, 3, false, 12],
-    [12, 1, true, 9],
-    [5, 10, false, 4],
-    [4, 10, true, 4],
-    [9, 0, true, 10],
-    [16, 0, true, 16],
-    [9, 0, false, 9],
-  ])("from %i with %i waiting (saturated %s) goes to %i", (current, waiting, saturated, expected) => {
-    expect(nextConcurrency(current, bounds, { waiting }, saturated)).toBe(expected);
   });
 });
 
