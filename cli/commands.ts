@@ -6,5 +6,7 @@ import { register as agent } from "./agent.js";
 import { register as simEngine } from "./sim-engine.js";
 import { register as coordinator } from "./coordinator.js";
 import { register as status } from "./status.js";
+import { register as run } from "./run.js";
+import { register as demo } from "./demo.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [suite, score, agent, simEngine, coordinator, status];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine];

@@ -1,0 +1,166 @@
+// One machine, one process: the coordinator, one agent per engine (or per in-process simulated
+// engine) and the live scorer. What `run` and `demo` share. Rerunning with the same --out resumes.
+import { join } from "node:path";
+import { createLogger, type Logger } from "../common/log.js";
+import { env } from "../common/env.js";
+import { UdmError, UsageError } from "../common/errors.js";
+import { startCoordinator, type CoordinatorHandle, type RunOutcome } from "../coordinator/server.js";
+import type { MethodConfig } from "../coordinator/run-manifest.js";
+import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
+import { readEngineLoad } from "../agent/engine-load.js";
+import { SystemOneMethod } from "../agent/methods/systemone.js";
+import type { EngineMethod } from "../agent/engine-method.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine-server.js";
+import { LiveScorer } from "../scorer/live-scorer.js";
+import type { MetricsJson } from "../scorer/score-results.js";
+import { createProgressBar } from "./progress.js";
+
+export interface EmbeddedRunOptions {
+  suiteDir: string;
+  outDir: string;
+  /** Engine base URLs, one agent each. */
+  engines?: readonly string[];
+  /** Start this many simulated engines in-process (one agent each). */
+  sim?: number;
+  simOptions?: SimEngineOptions;
+  method?: Partial<MethodConfig>;
+  tracks?: readonly string[];
+  families?: readonly string[];
+  force?: boolean;
+  /** Units each agent holds at once (default: the engine's capacity). */
+  capacity?: number;
+  leaseMs?: number;
+  /** Print each track's headline as soon as the track is scored. */
+  printTracks?: boolean;
+  logger?: Logger;
+}
+
+export interface EmbeddedRunResult {
+  outcome: RunOutcome;
+  metrics: MetricsJson | undefined;
+  metricsPath: string;
+}
+
+/** Engine methods this build can drive, by --method name. */
+export function makeEngineMethod(name: string, baseUrl: string, opts: { model?: string; capacity?: number; seeds?: readonly number[] }): EngineMethod {
+  switch (name) {
+    case "systemone":
+      return new SystemOneMethod({
+        baseUrl,
+        ...(opts.model ? { model: opts.model } : {}),
+        ...(opts.capacity ? { capacity: opts.capacity } : {}),
+        ...(opts.seeds?.length ? { seeds: opts.seeds } : {}),
+      });
+    default:
+      throw new UsageError(`--method ${JSON.stringify(name)} is not available; choose systemone`);
+  }
+}
+
+export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
+  // The progress bar and the per-track lines say what matters; UDM_LOG_LEVEL=info shows the rest.
+  const log = options.logger ?? createLogger("run", process.env.UDM_LOG_LEVEL ? env.logLevel() : "warn");
+  const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
+  if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
+  const metricsPath = join(options.outDir, "metrics.json");
+  const bar = createProgressBar("run");
+  const scorer = new LiveScorer({
+    suiteDir: options.suiteDir,
+    resultsDir: options.outDir,
+    metricsPath,
+    ...(options.tracks ? { tracks: options.tracks } : {}),
+    ...(options.families ? { families: options.families } : {}),
+    log,
+    onTrackMetrics: (track, m) => {
+      if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
+    },
+  });
+
+  const sims: SimEngine[] = [];
+  const agents: AgentHandle[] = [];
+  let coordinator: CoordinatorHandle | undefined;
+  let progress: NodeJS.Timeout | undefined;
+  const stopAll = async () => {
+    if (progress) clearInterval(progress);
+    for (const a of agents) a.stop();
+    await Promise.allSettled(agents.map((a) => a.done));
+    await Promise.allSettled(sims.map((s) => s.close()));
+  };
+
+  let interrupted: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = signal;
+    log.warn(`${signal}: draining; committed results are kept, rerun the same command to resume`);
+    void coordinator?.drain();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
+    const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
+
+    coordinator = await startCoordinator({
+      suiteDir: options.suiteDir,
+      outDir: options.outDir,
+      ...(options.tracks ? { tracks: options.tracks } : {}),
+      ...(options.families ? { families: options.families } : {}),
+      ...(options.method ? { method: options.method } : {}),
+      ...(options.force ? { force: true } : {}),
+      ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+      onTrackComplete: (track, family) => scorer.trackComplete(track, family),
+      logger: log.child("coordinator"),
+    });
+    const status = coordinator.status();
+    scorer.setSuite(status.suite_identity, status.tracks.length);
+    if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
+
+    for (const url of urls) {
+      agents.push(
+        startAgent({
+          coordinator: coordinator.address,
+          method: makeEngineMethod(options.method?.method ?? "systemone", url, {
+            ...(options.method?.model ? { model: options.method.model } : {}),
+            ...(options.capacity ? { capacity: options.capacity } : {}),
+            ...(options.method?.seeds ? { seeds: options.method.seeds } : {}),
+          }),
+          engineUrl: url,
+          engineLoad: (signal) => readEngineLoad(url, signal),
+          ...(options.capacity ? { capacity: options.capacity } : {}),
+          logger: log.child(`agent${agents.length}`),
+        }),
+      );
+    }
+
+    const c = coordinator;
+    progress = setInterval(() => {
+      const s = c.status();
+      bar.update({
+        committed: Number(s.records_committed),
+        total: Number(s.records_total),
+        tracksDone: s.tracks.filter((t) => t.complete).length,
+        tracksTotal: s.tracks.length,
+        agents: s.agents.length,
+      });
+    }, 250);
+    progress.unref();
+
+    const outcome = await coordinator.done;
+    await coordinator.drain();
+    await stopAll();
+    bar.stop();
+    if (outcome.state !== "complete") {
+      if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
+      throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
+    }
+    const metrics = await scorer.finish();
+    return { outcome, metrics, metricsPath };
+  } catch (err) {
+    await coordinator?.close().catch(() => undefined);
+    await stopAll();
+    bar.stop();
+    throw err;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

@@ -1,0 +1,89 @@
+// udm-orch run: coordinator, agents and scorer in one process. Rerunning the same command resumes.
+import type { Command } from "commander";
+import { UsageError } from "../common/errors.js";
+import { formatReport } from "./score.js";
+import { runEmbedded } from "./embedded-run.js";
+import { csv, intArg, numberArg, opt } from "./options.js";
+
+interface RunFlags {
+  suite: string;
+  out: string;
+  engine?: string;
+  sim?: string;
+  model?: string;
+  method: string;
+  seeds?: string;
+  tracks?: string;
+  families?: string;
+  force?: boolean;
+  capacity?: string;
+  leaseMs?: string;
+  simTokensPerS?: string;
+  simFaults?: string;
+  simOracle?: string;
+  simAccuracy?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("run")
+    .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
+    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory (results/<family>/<track>.jsonl, run.json, metrics.json)").makeOptionMandatory())
+    .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
+    .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"))
+    .addOption(opt("--model <name>", "model to ask the engines for (default: the one each serves)"))
+    .addOption(opt("--method <name>", "engine method", "systemone"))
+    .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2"))
+    .addOption(opt("--tracks <list>", "comma-separated tracks to run (default: all)"))
+    .addOption(opt("--families <list>", "comma-separated families to run (default: all)"))
+    .addOption(opt("--force", "resume even when run.json pins another suite, scope or method"))
+    .addOption(opt("--capacity <n>", "units each agent holds at once (default: the engine's capacity)"))
+    .addOption(opt("--lease-ms <ms>", "lease of a work unit, renewed by heartbeats (default 30000)"))
+    .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
+    .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
+    .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
+    .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
+    .action(async (flags: RunFlags) => {
+      const engines = csv(flags.engine);
+      const sim = intArg("sim", flags.sim, 1);
+      if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
+      const seeds = csv(flags.seeds)?.map((s) => {
+        const n = Number(s);
+        if (!Number.isInteger(n)) throw new UsageError(`--seeds must be integers, got ${JSON.stringify(s)}`);
+        return n;
+      });
+      const tracks = csv(flags.tracks);
+      const families = csv(flags.families);
+      const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
+      const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
+      if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
+      const capacity = intArg("capacity", flags.capacity, 1);
+      const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
+      const result = await runEmbedded({
+        suiteDir: flags.suite,
+        outDir: flags.out,
+        ...(engines ? { engines } : {}),
+        ...(sim ? { sim } : {}),
+        simOptions: {
+          ...(tokensPerS !== undefined ? { tokensPerS } : {}),
+          ...(flags.simFaults ? { faults: flags.simFaults } : {}),
+          ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
+          ...(accuracy !== undefined ? { accuracy } : {}),
+        },
+        method: { method: flags.method, ...(seeds ? { seeds } : {}), ...(flags.model ? { model: flags.model } : {}) },
+        ...(tracks ? { tracks } : {}),
+        ...(families ? { families } : {}),
+        ...(flags.force ? { force: true } : {}),
+        ...(capacity ? { capacity } : {}),
+        ...(leaseMs ? { leaseMs } : {}),
+      });
+      const o = result.outcome;
+      process.stdout.write(
+        (result.metrics ? formatReport(result.metrics) : "") +
+          `run ${o.runId} ${o.state}: ${o.recordsTotal} records (${o.recordsResumed} resumed) in ${o.elapsedSeconds.toFixed(1)} s; ` +
+          `${o.counters.rejected} results rejected, ${o.counters.leasesExpired} leases expired, ${o.counters.backupUnits} backup units\n` +
+          `wrote ${result.metricsPath}\n`,
+      );
+    });
+}
