@@ -8,13 +8,12 @@ import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "./en
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./stream-writer.js";
-import { failedAnswer, fromWire, toWire, type AssignedUnit, type UnreadablePayload } from "./wire.js";
+import { failedAnswer, fromWire, toWire, welcomeFromWire, type AssignedUnit, type RunParams, type UnreadablePayload } from "./wire.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
 import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
-import type { MethodParams__Output } from "../proto/generated/udm/v1/MethodParams.js";
 import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 
 /** Engine load as reported in heartbeats (vllm:num_requests_waiting / _running). */
@@ -36,6 +35,8 @@ export interface SessionOptions {
   /** Explicit heartbeat interval; undefined: the Welcome's, else DEFAULT_HEARTBEAT_MS. */
   heartbeatMs: number | undefined;
   engineLoad: ((signal: AbortSignal) => Promise<EngineLoad>) | undefined;
+  /** Applies the run's parameters (seeds) to the method; undefined: the method cannot take seeds. */
+  onRunParams: ((params: RunParams) => void) | undefined;
   stats: AgentStatsCounters;
   logger: Logger;
   /** The coordinator answered on this stream (the attach succeeded). */
@@ -68,13 +69,6 @@ interface HeldUnit {
   task: Promise<void>;
 }
 
-export interface WelcomeInfo {
-  runId: string;
-  params: MethodParams__Output | null;
-  leaseMs: number;
-  heartbeatMs: number;
-}
-
 export class AttachSession {
   readonly ended: Promise<SessionEnd>;
   private finish!: (end: SessionEnd) => void;
@@ -96,7 +90,7 @@ export class AttachSession {
   private unsubscribeProbe: () => void = () => {};
   /** Set once the units in hand are sent and our side is closed. */
   private pendingDrainReason: string | undefined;
-  welcome: WelcomeInfo | undefined;
+  welcome: RunParams | undefined;
 
   constructor(client: CoordinatorClient, private readonly o: SessionOptions) {
     this.ended = new Promise((resolve) => (this.finish = resolve));
@@ -181,22 +175,16 @@ export class AttachSession {
     }
     switch (m.kind) {
       case "welcome": {
-        const w = m.welcome!;
-        this.welcome = { runId: w.run_id, params: w.params, leaseMs: w.lease_ms, heartbeatMs: w.heartbeat_ms };
-        this.o.logger.info("attached", { runId: w.run_id, leaseMs: w.lease_ms, heartbeatMs: w.heartbeat_ms });
-        const wanted = w.params?.method;
-        if (wanted && wanted !== this.o.method.name) {
-          // Answering with another method would put results of the wrong method into the run.
-          const error = new AgentProtocolError(`run ${w.run_id} at ${this.o.coordinator} uses engine method ${wanted}; this agent runs ${this.o.method.name} (--method)`);
-          this.o.logger.error(error.message);
-          this.stop({ kind: "incompatible", error });
+        const run = welcomeFromWire(m.welcome!);
+        this.welcome = run;
+        this.o.logger.info("attached", { runId: run.runId, method: run.method, seeds: run.seeds, leaseMs: run.leaseMs, heartbeatMs: run.heartbeatMs });
+        const incompatible = this.applyRunParams(run);
+        if (incompatible) {
+          this.o.logger.error(incompatible.message);
+          this.stop({ kind: "incompatible", error: incompatible });
           return;
         }
-        const model = w.params?.model;
-        if (model && this.helloInfo && model !== this.helloInfo.model) {
-          this.o.logger.warn("the run names another model than the engine serves", { run: model, engine: this.helloInfo.model });
-        }
-        if (this.o.heartbeatMs === undefined && w.heartbeat_ms > 0) this.scheduleHeartbeats(w.heartbeat_ms);
+        if (this.o.heartbeatMs === undefined && run.heartbeatMs > 0) this.scheduleHeartbeats(run.heartbeatMs);
         return;
       }
       case "unit":
@@ -210,6 +198,24 @@ export class AttachSession {
       default:
         this.o.logger.warn("unknown message from the coordinator", { kind: m.kind });
     }
+  }
+
+  /** Configures the method for the run; an error when this agent cannot answer the way the run asks. */
+  private applyRunParams(run: RunParams): AgentProtocolError | undefined {
+    const where = `run ${run.runId} at ${this.o.coordinator}`;
+    // Answering with another method, or without the run's seeds, would put results the run did
+    // not ask for into it.
+    if (run.method && run.method !== this.o.method.name) {
+      return new AgentProtocolError(`${where} uses engine method ${run.method}; this agent runs ${this.o.method.name} (--method)`);
+    }
+    if (this.o.onRunParams) this.o.onRunParams(run);
+    else if (run.seeds.length > 0) {
+      return new AgentProtocolError(`${where} averages label-permutation seeds ${run.seeds.join(",")}; this agent's method cannot apply seeds`);
+    }
+    if (run.model && this.helloInfo && run.model !== this.helloInfo.model) {
+      this.o.logger.warn("the run names another model than the engine serves", { run: run.model, engine: this.helloInfo.model });
+    }
+    return undefined;
   }
 
   private onUnit(unit: AssignedUnit): void {

@@ -2,7 +2,6 @@
 // own format (state + questions), at most 64 per request; the requests of a record share the state,
 // so the engine's prefix cache prefills it once. Limits and wording follow vLLM
 // (common/vllm-protocol.ts cites the files).
-import pRetry from "p-retry";
 import { firstIssue, type Question } from "../../common/suite-schema.js";
 import type { Distribution } from "../../common/result-schema.js";
 import {
@@ -17,10 +16,12 @@ import {
   type SystemOneRequest,
   type SystemOneResponse,
 } from "../../common/vllm-protocol.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
 import { LabelReadMethod } from "./label-read.js";
 import { PromiseCache } from "./promise-cache.js";
-import { EngineHttpError, EngineProtocolError, EngineRetriesExhaustedError, isRetryableEngineError, requestJson } from "../engine-http.js";
+import { callEngine } from "./engine-call.js";
+import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
+import { EngineHttpError, EngineProtocolError, requestJson } from "../engine-http.js";
 
 export interface SystemOneOptions {
   /** Engine base URL, e.g. http://127.0.0.1:8000. */
@@ -41,6 +42,8 @@ export interface SystemOneOptions {
   maxQuestionsPerRequest?: number;
   /** Label-permutation seeds (the request's `seed`), averaged per question; empty = one read without a seed. */
   seeds?: readonly number[];
+  /** Gates every request (adaptive concurrency), shared with the label-read fallback. */
+  limiter?: AdaptiveConcurrency;
   /** Reads the questions /v1/systemone cannot take; default a LabelReadMethod on the same engine. */
   labelRead?: LabelReadMethod;
 }
@@ -120,6 +123,10 @@ export class SystemOneMethod implements EngineMethod {
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
+  applyRunParams(params: RunParams): void {
+    if (params.seeds.length > 0) this.setSeeds(params.seeds);
+  }
+
   setSeeds(seeds: readonly number[]): void {
     this.seeds = [...seeds];
     this.labelReadMethod?.setSeeds(seeds);
@@ -131,6 +138,7 @@ export class SystemOneMethod implements EngineMethod {
       ...(this.options.model ? { model: this.options.model } : {}),
       seeds: this.seeds,
       retry: { retries: this.retries, minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, timeoutMs: this.timeoutMs },
+      ...(this.options.limiter ? { limiter: this.options.limiter } : {}),
     });
     return this.labelReadMethod;
   }
@@ -284,34 +292,6 @@ export class SystemOneMethod implements EngineMethod {
         }),
       ),
     };
-    let attempts = 0;
-    try {
-      return await pRetry(
-        async () => {
-          attempts++;
-          out.usage.requests++;
-          const parsed = SystemOneResponseSchema.safeParse(await requestJson(url, { method: "POST", body, timeoutMs: this.timeoutMs, signal }));
-          if (!parsed.success) {
-            const { field, message } = firstIssue(parsed.error);
-            throw new EngineProtocolError(url, `${field || "body"}: ${message}`);
-          }
-          return parsed.data;
-        },
-        {
-          retries: this.retries,
-          factor: 2,
-          minTimeout: this.minBackoffMs,
-          maxTimeout: this.maxBackoffMs,
-          randomize: true,
-          signal,
-          shouldRetry: ({ error }) => isRetryableEngineError(error),
-        },
-      );
-    } catch (err) {
-      if (!signal.aborted && isRetryableEngineError(err)) throw new EngineRetriesExhaustedError(attempts, err as Error);
-      throw err;
-    } finally {
-      out.retries += Math.max(0, attempts - 1);
-    }
+    return callEngine(url, body, SystemOneResponseSchema, { retries: this.retries, minBackoffMs: this.minBackoffMs, maxBackoffMs: this.maxBackoffMs, timeoutMs: this.timeoutMs, limiter: this.options.limiter }, out, signal);
   }
 }
