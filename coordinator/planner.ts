@@ -37,7 +37,7 @@ const PER_QUESTION_COST = 16;
  * question reuse it), then each question adds its instructions and options plus one label read.
  */
 export function recordCost(r: RecordEntry): number {
-  return r.stateBytes + r.questionsBytes + PER_QUESTION_COST * r.questions.length;
+  return r.stateBytes + r.questionsBytes + PER_QUESTION_COST * r.questionCount;
 }
 
 export interface TrackToPlan {
@@ -74,7 +74,7 @@ function unitsOfTrack(t: TrackToPlan, limits: PlanLimits): PlannedUnit[] {
     if (!g) groups.set(r.groupId, (g = { id: r.groupId, records: [], cost: 0, questions: 0, bytes: 0 }));
     g.records.push(r);
     g.cost += recordCost(r);
-    g.questions += r.questions.length;
+    g.questions += r.questionCount;
     g.bytes += r.stateBytes + r.questionsBytes;
   }
   const units: PlannedUnit[] = [];

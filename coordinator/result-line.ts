@@ -3,12 +3,13 @@
 import { RESULT_FORMAT } from "../common/result-schema.js";
 import type { IncomingResult } from "./incoming-result.js";
 import type { StoredResultLine } from "./results-store.js";
-import type { RecordEntry } from "./suite-index.js";
+import { questionSpecs, type RecordEntry } from "./suite-index.js";
 
 export function resultLine(result: IncomingResult, record: RecordEntry, track: string, family: string, agentId: string): StoredResultLine {
   // Distributions are written in criteria order whatever order the map arrived in.
+  const questions = questionSpecs(record);
   const probs: Record<string, Record<string, number>> = {};
-  for (const q of record.questions) {
+  for (const q of questions) {
     const dist = result.probs[q.key];
     if (!dist) continue;
     const ordered: Record<string, number> = {};
@@ -21,7 +22,7 @@ export function resultLine(result: IncomingResult, record: RecordEntry, track: s
     track,
     family,
     probs,
-    skipped: record.questions.map((q) => q.key).filter((k) => result.skipped.includes(k)),
+    skipped: questions.map((q) => q.key).filter((k) => result.skipped.includes(k)),
   };
   if (Object.keys(result.errors).length > 0) line.errors = result.errors;
   line.payload_sha256 = record.payloadSha256;
@@ -46,7 +47,7 @@ export function givenUpLine(record: RecordEntry, track: string, family: string, 
     family,
     probs: {},
     skipped: [],
-    errors: Object.fromEntries(record.questions.map((q) => [q.key, `rejected by the coordinator: ${reason}`])),
+    errors: Object.fromEntries(questionSpecs(record).map((q) => [q.key, `rejected by the coordinator: ${reason}`])),
     payload_sha256: record.payloadSha256,
     agent: "",
     format: RESULT_FORMAT,

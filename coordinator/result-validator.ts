@@ -3,7 +3,7 @@
 // exactly the record's questions with valid distributions.
 import { distributionProblem } from "../common/result-schema.js";
 import type { IncomingResult } from "./incoming-result.js";
-import type { RecordEntry } from "./suite-index.js";
+import { questionSpecs, type RecordEntry } from "./suite-index.js";
 
 export const REJECT_REASONS = [
   "unknown_run_id",
@@ -39,7 +39,7 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
   if (result.payloadSha256 !== "" && record.payloadSha256 !== "" && result.payloadSha256 !== record.payloadSha256) {
     return { reason: "payload_mismatch", detail: `payload_sha256 ${result.payloadSha256} is not the record's ${record.payloadSha256}` };
   }
-  const known = new Map(record.questions.map((q) => [q.key, q.options]));
+  const known = new Map(questionSpecs(record).map((q) => [q.key, q.options]));
   for (const key of [...Object.keys(result.probs), ...result.skipped, ...Object.keys(result.errors)]) {
     if (!known.has(key)) return { reason: "unknown_question", detail: `question ${JSON.stringify(key)} is not in the record` };
   }

@@ -22,12 +22,72 @@ export interface QuestionSpec {
   options: readonly string[];
 }
 
+/**
+ * What the coordinator keeps of one record. Questions are held compactly (one string of keys, shared
+ * option lists): the full suite has 427,652 questions, and an object per question cost ~27 MB of
+ * heap (measured). questionSpecs() expands them when a result is checked.
+ */
 export interface RecordEntry extends SpillSlot {
   runId: string;
   id: string;
   groupId: string;
   payloadSha256: string;
-  questions: readonly QuestionSpec[];
+  /** Question keys in file order, joined by QUESTION_KEY_SEPARATOR. */
+  questionKeys: string;
+  questionCount: number;
+  /** Option keys per question; a single list when every question has the same (shared, interned). */
+  optionLists: ReadonlyArray<readonly string[]>;
+}
+
+export const QUESTION_KEY_SEPARATOR = "\u0000";
+
+export function questionSpecs(r: RecordEntry): QuestionSpec[] {
+  if (r.questionCount === 0) return [];
+  const keys = r.questionKeys.split(QUESTION_KEY_SEPARATOR);
+  const shared = r.optionLists.length === 1 ? r.optionLists[0]! : undefined;
+  return keys.map((key, i) => ({ key, options: shared ?? r.optionLists[i] ?? [] }));
+}
+
+/** Interns option lists (A..D, "0".."4", noul) and lists of lists, so records share them. */
+export class OptionInterner {
+  private readonly lists = new Map<string, readonly string[]>([[NOUL_KEYS.join("\u0000"), NOUL_KEYS]]);
+  private readonly listIds = new Map<readonly string[], number>();
+  private readonly perRecord = new Map<string, ReadonlyArray<readonly string[]>>();
+
+  list(keys: readonly string[]): readonly string[] {
+    const k = keys.join("\u0000");
+    const hit = this.lists.get(k);
+    if (hit) return hit;
+    this.lists.set(k, keys);
+    return keys;
+  }
+
+  /** The per-record option lists: one shared list when all questions agree. */
+  forRecord(lists: ReadonlyArray<readonly string[]>): ReadonlyArray<readonly string[]> {
+    const interned = lists.map((l) => this.list(l));
+    const distinct = new Set(interned);
+    const compact = distinct.size <= 1 ? [...distinct] : interned;
+    const k = compact.map((l) => this.idOf(l)).join(",");
+    const hit = this.perRecord.get(k);
+    if (hit) return hit;
+    this.perRecord.set(k, compact);
+    return compact;
+  }
+
+  private idOf(list: readonly string[]): number {
+    let id = this.listIds.get(list);
+    if (id === undefined) this.listIds.set(list, (id = this.listIds.size));
+    return id;
+  }
+}
+
+/** The compact form of a record's questions (keys in order, option keys per question). */
+export function compactQuestions(specs: readonly QuestionSpec[], interner: OptionInterner): Pick<RecordEntry, "questionKeys" | "questionCount" | "optionLists"> {
+  return {
+    questionKeys: specs.map((q) => q.key).join(QUESTION_KEY_SEPARATOR),
+    questionCount: specs.length,
+    optionLists: interner.forRecord(specs.map((q) => q.options)),
+  };
 }
 
 export interface TrackIndex {
@@ -66,15 +126,7 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
   const tracks: TrackIndex[] = [];
   const byRunId = new Map<string, { track: TrackIndex; record: RecordEntry }>();
   const spill = new PayloadSpill(options.spillPath);
-  // Identical option lists (A..D, "0".."4", noul) share one array.
-  const optionLists = new Map<string, readonly string[]>([[NOUL_KEYS.join("\u0000"), NOUL_KEYS]]);
-  const intern = (keys: string[]): readonly string[] => {
-    const k = keys.join("\u0000");
-    const hit = optionLists.get(k);
-    if (hit) return hit;
-    optionLists.set(k, keys);
-    return keys;
-  };
+  const interner = new OptionInterner();
   try {
     for (const file of suite.files) {
       if (!selectedPaths.has(file.relPath)) {
@@ -85,10 +137,10 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
       for await (const rec of readTrackRecords(file, { onHash: (h) => (fileHashes[file.relPath] = h) })) {
         const runId = rec._evaluation.run_id;
         if (byRunId.has(runId)) throw new FormatError(file.path, rec.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(runId)}`);
-        const questions: QuestionSpec[] = Object.entries(rec.questions).map(([key, q]) => ({
-          key,
-          options: q.type === "noul" ? NOUL_KEYS : intern(Object.keys(q.criteria)),
-        }));
+        const questions: QuestionSpec[] = Object.entries(rec.questions).map(([key, q]) => {
+          if (key.includes(QUESTION_KEY_SEPARATOR)) throw new FormatError(file.path, rec.line, `questions.${key}`, "a question key may not contain a NUL character");
+          return { key, options: q.type === "noul" ? NOUL_KEYS : Object.keys(q.criteria) };
+        });
         const slot = spill.add(JSON.stringify(rec.state), JSON.stringify(rec.questions));
         const entry: RecordEntry = {
           ...slot,
@@ -96,7 +148,7 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
           id: rec.id,
           groupId: rec.metadata.group_id,
           payloadSha256: rec._evaluation.payload_sha256 ?? "",
-          questions,
+          ...compactQuestions(questions, interner),
         };
         track.records.push(entry);
         byRunId.set(runId, { track, record: entry });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planUnits, recordCost } from "../../coordinator/planner.js";
+import { compactQuestions, OptionInterner, questionSpecs } from "../../coordinator/suite-index.js";
 import { entry } from "./helpers/entries.js";
 
 describe("planUnits", () => {
@@ -78,5 +79,26 @@ describe("planUnits", () => {
 
   it("returns no unit for a track with nothing left to do", () => {
     expect(planUnits([{ track: "t", family: "f", records: [] }])).toEqual([]);
+  });
+});
+
+describe("compact questions", () => {
+  it("round-trips keys and option lists, sharing one list when all questions agree", () => {
+    const interner = new OptionInterner();
+    const mixed = [
+      { key: "harmful", options: ["true", "false"] },
+      { key: "category", options: ["cybercrime", "none", "skill:x"] },
+    ];
+    const a = compactQuestions(mixed, interner);
+    expect(a.optionLists).toHaveLength(2);
+    expect(questionSpecs({ ...entry("t", "x", "g"), ...a })).toEqual(mixed);
+    const docs = Array.from({ length: 25 }, (_, i) => ({ key: `doc:${i}`, options: ["true", "false"] }));
+    const b = compactQuestions(docs, interner);
+    const c = compactQuestions(docs.slice(0, 3), interner);
+    expect(b.optionLists).toHaveLength(1);
+    expect(b.optionLists).toBe(c.optionLists);
+    expect(questionSpecs({ ...entry("t", "y", "g"), ...b })).toEqual(docs);
+    expect(compactQuestions([], interner).questionCount).toBe(0);
+    expect(questionSpecs({ ...entry("t", "z", "g"), ...compactQuestions([], interner) })).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { validateResult, type RejectReason } from "../../coordinator/result-validator.js";
 import type { IncomingResult } from "../../coordinator/incoming-result.js";
-import type { RecordEntry } from "../../coordinator/suite-index.js";
+import { compactQuestions, OptionInterner, type RecordEntry } from "../../coordinator/suite-index.js";
 
 const record: RecordEntry = {
   runId: "t:1",
@@ -11,10 +11,13 @@ const record: RecordEntry = {
   offset: 0,
   stateBytes: 1,
   questionsBytes: 1,
-  questions: [
-    { key: "harmful", options: ["true", "false"] },
-    { key: "category", options: ["cybercrime", "none", "skill:x"] },
-  ],
+  ...compactQuestions(
+    [
+      { key: "harmful", options: ["true", "false"] },
+      { key: "category", options: ["cybercrime", "none", "skill:x"] },
+    ],
+    new OptionInterner(),
+  ),
 };
 
 const good: IncomingResult = {

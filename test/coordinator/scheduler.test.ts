@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { planUnits, type PlannedUnit } from "../../coordinator/planner.js";
 import { Scheduler, type AgentLink, type AgentInfo } from "../../coordinator/scheduler.js";
 import type { IncomingResult } from "../../coordinator/incoming-result.js";
-import type { RecordEntry } from "../../coordinator/suite-index.js";
+import { questionSpecs, type RecordEntry } from "../../coordinator/suite-index.js";
 import { entry } from "./helpers/entries.js";
 
 class FakeLink implements AgentLink {
@@ -28,7 +28,7 @@ function valid(unitId: string, r: RecordEntry): IncomingResult {
   return {
     unitId,
     runId: r.runId,
-    probs: Object.fromEntries(r.questions.map((q) => [q.key, Object.fromEntries(q.options.map((o) => [o, 1 / q.options.length]))])),
+    probs: Object.fromEntries(questionSpecs(r).map((q) => [q.key, Object.fromEntries(q.options.map((o) => [o, 1 / q.options.length]))])),
     skipped: [],
     errors: {},
     promptTokens: 0,

@@ -1,5 +1,7 @@
 // RecordEntry values for pure tests of the planner and scheduler (no spill file needed).
-import type { RecordEntry } from "../../../coordinator/suite-index.js";
+import { compactQuestions, OptionInterner, type RecordEntry } from "../../../coordinator/suite-index.js";
+
+const interner = new OptionInterner();
 
 export function entry(track: string, id: string, group: string, opts: { bytes?: number; questions?: number } = {}): RecordEntry {
   const n = opts.questions ?? 1;
@@ -11,6 +13,9 @@ export function entry(track: string, id: string, group: string, opts: { bytes?: 
     offset: 0,
     stateBytes: opts.bytes ?? 100,
     questionsBytes: 50 * n,
-    questions: Array.from({ length: n }, (_, i) => ({ key: n === 1 ? "label" : `q${i}`, options: ["A", "B", "C"] })),
+    ...compactQuestions(
+      Array.from({ length: n }, (_, i) => ({ key: n === 1 ? "label" : `q${i}`, options: ["A", "B", "C"] })),
+      interner,
+    ),
   };
 }
