@@ -49,4 +49,11 @@ export interface EngineMethod {
   info(signal?: AbortSignal): Promise<EngineInfo>;
   /** Answers every question of the record; never throws for a per-question failure. */
   answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer>;
+  /** The run's method parameters from the coordinator's Welcome (label-permutation seeds). */
+  applyRunParams?(params: RunParams): void;
+}
+
+export interface RunParams {
+  /** Label-permutation seeds averaged per question; empty = the agent's own (--seeds), else one read. */
+  seeds: readonly number[];
 }

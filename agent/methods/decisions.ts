@@ -12,7 +12,7 @@ import type { Distribution } from "../../common/result-schema.js";
 import type { Question } from "../../common/suite-schema.js";
 import { DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, isContextLengthError, SYSTEMONE_MAX_CHOICE_OPTIONS, usageTokens, type DecisionAnswer } from "../../common/vllm-protocol.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
 import { LabelReadMethod } from "./label-read.js";
@@ -74,6 +74,10 @@ export class DecisionsMethod implements EngineMethod {
     this.maxQuestions = Math.min(options.maxQuestionsPerRequest ?? DECISIONS_MAX_QUESTIONS, DECISIONS_MAX_QUESTIONS);
     this.seeds = [...(options.seeds ?? [])];
     this.labelReadMethod = options.labelRead;
+  }
+
+  applyRunParams(params: RunParams): void {
+    if (params.seeds.length > 0) this.setSeeds(params.seeds);
   }
 
   setSeeds(seeds: readonly number[]): void {

@@ -31,7 +31,7 @@ import {
   type ChatCompletionResponse,
 } from "../../common/vllm-protocol.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type CallCounters, type RetryPolicy } from "./engine-call.js";
 import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix, type ListedOption } from "./label-read-template.js";
@@ -105,6 +105,10 @@ export class LabelReadMethod implements EngineMethod {
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
+  applyRunParams(params: RunParams): void {
+    if (params.seeds.length > 0) this.setSeeds(params.seeds);
+  }
+
   setSeeds(seeds: readonly number[]): void {
     this.seeds = [...seeds];
   }

@@ -16,7 +16,7 @@ import {
   type SystemOneRequest,
   type SystemOneResponse,
 } from "../../common/vllm-protocol.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../engine-method.js";
+import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
 import { LabelReadMethod } from "./label-read.js";
 import { PromiseCache } from "./promise-cache.js";
 import { callEngine } from "./engine-call.js";
@@ -123,6 +123,10 @@ export class SystemOneMethod implements EngineMethod {
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
+  applyRunParams(params: RunParams): void {
+    if (params.seeds.length > 0) this.setSeeds(params.seeds);
+  }
+
   setSeeds(seeds: readonly number[]): void {
     this.seeds = [...seeds];
     this.labelReadMethod?.setSeeds(seeds);
