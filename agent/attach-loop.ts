@@ -13,6 +13,7 @@ import { AttachSession, type EngineLoad, type SessionEnd } from "./attach-sessio
 import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./coordinator-channel.js";
 import { EngineProbe } from "./engine-probe.js";
 import { RecordSlots } from "./record-slots.js";
+import type { RunWelcome } from "./wire.js";
 import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
 
 export interface AgentOptions {
@@ -39,6 +40,11 @@ export interface AgentOptions {
   probeMs?: { ready?: number; down?: number };
   /** Engine load for heartbeats (vllm:num_requests_waiting/running); reported as 0 when absent. */
   engineLoad?: (signal: AbortSignal) => Promise<EngineLoad>;
+  /**
+   * Applies the run's parameters from the coordinator's Welcome to the method (e.g. its seeds via
+   * setSeeds). Without it, a run that asks for seeds is refused rather than answered without them.
+   */
+  onRunParams?: (params: RunWelcome) => void;
   /** Extra gRPC channel options (merged over the keepalive defaults). */
   channelOptions?: grpc.ChannelOptions;
   logger?: Logger;
@@ -148,6 +154,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
         capacity: options.capacity,
         heartbeatMs: options.heartbeatMs,
         engineLoad: options.engineLoad,
+        onRunParams: options.onRunParams,
         stats: counters,
         logger,
         onAttached: () => {

@@ -8,7 +8,7 @@ import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "./en
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./stream-writer.js";
-import { failedAnswer, fromWire, toWire, welcomeFromWire, type AssignedUnit, type RunParams, type UnreadablePayload } from "./wire.js";
+import { failedAnswer, fromWire, toWire, welcomeFromWire, type AssignedUnit, type RunWelcome, type UnreadablePayload } from "./wire.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
 import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
@@ -36,7 +36,7 @@ export interface SessionOptions {
   heartbeatMs: number | undefined;
   engineLoad: ((signal: AbortSignal) => Promise<EngineLoad>) | undefined;
   /** Applies the run's parameters (seeds) to the method; undefined: the method cannot take seeds. */
-  onRunParams: ((params: RunParams) => void) | undefined;
+  onRunParams: ((params: RunWelcome) => void) | undefined;
   stats: AgentStatsCounters;
   logger: Logger;
   /** The coordinator answered on this stream (the attach succeeded). */
@@ -90,7 +90,7 @@ export class AttachSession {
   private unsubscribeProbe: () => void = () => {};
   /** Set once the units in hand are sent and our side is closed. */
   private pendingDrainReason: string | undefined;
-  welcome: RunParams | undefined;
+  welcome: RunWelcome | undefined;
 
   constructor(client: CoordinatorClient, private readonly o: SessionOptions) {
     this.ended = new Promise((resolve) => (this.finish = resolve));
@@ -201,7 +201,7 @@ export class AttachSession {
   }
 
   /** Configures the method for the run; an error when this agent cannot answer the way the run asks. */
-  private applyRunParams(run: RunParams): AgentProtocolError | undefined {
+  private applyRunParams(run: RunWelcome): AgentProtocolError | undefined {
     const where = `run ${run.runId} at ${this.o.coordinator}`;
     // Answering with another method, or without the run's seeds, would put results the run did
     // not ask for into it.

@@ -9,6 +9,7 @@ import type { WorkUnit__Output } from "../proto/generated/udm/v1/WorkUnit.js";
 import type { Payload__Output } from "../proto/generated/udm/v1/Payload.js";
 import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 import type { Distribution as WireDistribution } from "../proto/generated/udm/v1/Distribution.js";
+import type { Welcome__Output } from "../proto/generated/udm/v1/Welcome.js";
 
 /** A payload the agent cannot read (bad JSON or shape); names the unit, record and field. */
 export class PayloadError extends UdmError {
@@ -33,6 +34,32 @@ export interface UnreadablePayload {
 }
 
 export type UnitRecord = { payload: RecordPayload } | { unreadable: UnreadablePayload };
+
+/** How the coordinator's run reads the engine (Welcome.params). */
+export interface RunWelcome {
+  runId: string;
+  /** systemone | decisions | label-read; empty: the agent's own. */
+  method: string;
+  /** Label-permutation seeds averaged per question; empty: one read in natural order. */
+  seeds: number[];
+  temperature: number;
+  /** Model to ask the engine for; empty: the engine's own. */
+  model: string;
+  leaseMs: number;
+  heartbeatMs: number;
+}
+
+export function welcomeFromWire(w: Welcome__Output): RunWelcome {
+  return {
+    runId: w.run_id,
+    method: w.params?.method ?? "",
+    seeds: [...(w.params?.seeds ?? [])],
+    temperature: w.params?.temperature ?? 0,
+    model: w.params?.model ?? "",
+    leaseMs: w.lease_ms,
+    heartbeatMs: w.heartbeat_ms,
+  };
+}
 
 /** A work unit as the agent holds it. */
 export interface AssignedUnit {

@@ -8,14 +8,19 @@ import { createLogger } from "../common/log.js";
 import { startAgent, type AgentOutcome } from "../agent/attach-loop.js";
 import type { EngineMethod } from "../agent/engine-method.js";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
+import { DecisionsMethod } from "../agent/methods/decisions.js";
+import { LabelReadMethod } from "../agent/methods/label-read.js";
+import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { readEngineLoad } from "../agent/engine-load.js";
-import { opt, intArg } from "./options.js";
+import { VllmSupervisor } from "../agent/vllm-supervisor.js";
+import { opt, intArg, csv } from "./options.js";
 
 interface AgentFlags {
   coordinator: string;
   engine: string;
   method: string;
   model?: string;
+  labelReadApi: string;
   token?: string;
   tlsCa?: string;
   tlsCert?: string;
@@ -24,12 +29,38 @@ interface AgentFlags {
   concurrency?: string;
   agentId?: string;
   heartbeatMs?: string;
+  seeds?: string;
+  maxConcurrency?: string;
+  vllmCmd?: string;
 }
 
+interface MethodSetup {
+  baseUrl: string;
+  model: string | undefined;
+  capacity: number | undefined;
+  api: "completions" | "chat";
+  /** Engine requests in flight, adapted to the engine's queue (vllm:num_requests_waiting). */
+  limiter: AdaptiveConcurrency;
+  /** --seeds: label-permutation seeds until the run's Welcome names its own. */
+  seeds: number[];
+}
+
+/** Every method takes the run's label-permutation seeds from the coordinator's Welcome. */
+type SeededMethod = EngineMethod & { setSeeds(seeds: readonly number[]): void };
+
 /** Engine methods this build can run, by --method name. */
-const METHODS: Record<string, (engineUrl: string, flags: { model?: string; capacity?: number }) => EngineMethod> = {
-  systemone: (baseUrl, f) => new SystemOneMethod({ baseUrl, ...(f.model ? { model: f.model } : {}), ...(f.capacity ? { capacity: f.capacity } : {}) }),
+const METHODS: Record<string, (setup: MethodSetup) => SeededMethod> = {
+  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter }),
+  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter }),
+  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter }),
 };
+
+function parseSeeds(value: string | undefined): number[] {
+  if (value === undefined) return [];
+  const seeds = (csv(value) ?? []).map((s) => Number(s));
+  if (seeds.some((n) => !Number.isInteger(n) || n < 0)) throw new UsageError(`--seeds must be non-negative integers, e.g. 0,1,2; got ${JSON.stringify(value)}`);
+  return [...new Set(seeds)];
+}
 
 function engineUrl(value: string): string {
   let url: URL;
@@ -66,6 +97,7 @@ export function register(program: Command): void {
     .addOption(opt("--engine <url>", "engine base URL, e.g. http://127.0.0.1:8000").makeOptionMandatory())
     .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")})`, "systemone"))
     .addOption(opt("--model <name>", "model to ask the engine for (default: the first it serves)"))
+    .addOption(opt("--label-read-api <api>", "label-read prompts: completions (token ids) or chat (the server's chat template)", "completions"))
     .addOption(opt("--token <token>", "bearer token the coordinator expects"))
     .addOption(opt("--tls-ca <file>", "CA certificate (PEM) of the coordinator; enables TLS"))
     .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
@@ -74,6 +106,9 @@ export function register(program: Command): void {
     .addOption(opt("--concurrency <n>", "records in flight to the engine across units (default: 2 x capacity)"))
     .addOption(opt("--agent-id <id>", "agent id (default: hostname-pid-random)"))
     .addOption(opt("--heartbeat-ms <ms>", "heartbeat interval (default: the coordinator's)"))
+    .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2 (default: the run's, else one read)"))
+    .addOption(opt("--max-concurrency <n>", "upper bound of the adaptive (AIMD) limit on requests in flight to the engine (default 256)"))
+    .addOption(opt("--vllm-cmd <command>", 'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain'))
     .action(async (flags: AgentFlags) => {
       const coordinator = coordinatorAddress(flags.coordinator);
       const engine = engineUrl(flags.engine);
@@ -82,13 +117,27 @@ export function register(program: Command): void {
       const heartbeatMs = intArg("heartbeat-ms", flags.heartbeatMs, 10);
       const makeMethod = METHODS[flags.method];
       if (!makeMethod) throw new UsageError(`--method ${JSON.stringify(flags.method)} is not available; choose one of ${Object.keys(METHODS).join(", ")}`);
+      if (flags.labelReadApi !== "completions" && flags.labelReadApi !== "chat") {
+        throw new UsageError(`--label-read-api must be completions or chat, got ${JSON.stringify(flags.labelReadApi)}`);
+      }
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
+      const seeds = parseSeeds(flags.seeds);
+      const maxConcurrency = intArg("max-concurrency", flags.maxConcurrency, 1);
       const tls = flags.tlsCa || flags.tlsCert ? { ca: flags.tlsCa, cert: flags.tlsCert, key: flags.tlsKey } : undefined;
 
       const logger = createLogger("udm-orch");
+      const supervisor = flags.vllmCmd ? new VllmSupervisor({ command: flags.vllmCmd, healthUrl: `${engine}/health`, logger }) : undefined;
+      supervisor?.start();
+      const limiter = new AdaptiveConcurrency({
+        ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
+        readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
+      });
+      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds });
       const handle = startAgent({
         coordinator,
-        method: makeMethod(engine, { model: flags.model, capacity }),
+        method,
+        // The run's seeds decide; --seeds stands in for a run that names none.
+        onRunParams: (run) => method.setSeeds(run.seeds.length > 0 ? run.seeds : seeds),
         engineUrl: engine,
         engineLoad: (signal) => readEngineLoad(engine, signal),
         ...(flags.agentId ? { agentId: flags.agentId } : {}),
@@ -119,6 +168,7 @@ export function register(program: Command): void {
       } finally {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
+        await supervisor?.stop();
       }
       const s = handle.stats();
       process.stdout.write(

@@ -14,8 +14,8 @@ beforeAll(() => {
   process.env.UDM_LOG_LEVEL = "silent";
 });
 
-async function setup(token?: string): Promise<{ c: FakeCoordinator; engine: SimEngine }> {
-  const c = new FakeCoordinator({ token, heartbeatMs: 20 });
+async function setup(token?: string, run: { method?: string; seeds?: number[] } = {}): Promise<{ c: FakeCoordinator; engine: SimEngine }> {
+  const c = new FakeCoordinator({ token, heartbeatMs: 20, ...run });
   await c.start();
   cleanups.push(() => c.kill());
   const engine = await startSimEngine({ seed: 3 });
@@ -24,9 +24,14 @@ async function setup(token?: string): Promise<{ c: FakeCoordinator; engine: SimE
 }
 
 describe("udm-orch agent", () => {
-  it("answers units through the engine and exits 0 after the coordinator's Drain", async () => {
-    const { c, engine } = await setup("tok");
-    const exit = runCli(["agent", "--coordinator", c.address, "--engine", engine.url, "--token", "tok", "--capacity", "3", "--agent-id", "cli-1"]);
+  it.each([
+    ["systemone", []],
+    ["decisions", [1, 2]],
+    ["label-read", []],
+    ["label-read", [5, 6]],
+  ])("--method %s (run seeds %j) answers units through the engine and exits 0 after the coordinator's Drain", async (method, seeds) => {
+    const { c, engine } = await setup("tok", { method, seeds });
+    const exit = runCli(["agent", "--coordinator", c.address, "--engine", engine.url, "--token", "tok", "--capacity", "3", "--agent-id", "cli-1", "--method", method]);
     await waitFor("attached", () => c.connections.length === 1 && c.last().credit === 3);
     expect(c.last().messages[0]!.hello).toMatchObject({ agent_id: "cli-1", model: engine.model, capacity: 3, ready: true, engine_url: engine.url });
     const units = [makeUnit("c1", 3), makeUnit("c2", 1), makeUnit("c3", 2), makeUnit("c4", 2)];
@@ -69,6 +74,7 @@ describe("udm-orch agent", () => {
     [["--coordinator", "127.0.0.1:1", "--engine", "http://127.0.0.1:1", "--capacity", "0"]],
     [["--coordinator", "127.0.0.1:1", "--engine", "http://127.0.0.1:1", "--method", "nope"]],
     [["--coordinator", "127.0.0.1:1", "--engine", "http://127.0.0.1:1", "--tls-cert", "c.pem"]],
+    [["--coordinator", "127.0.0.1:1", "--engine", "http://127.0.0.1:1", "--label-read-api", "grpc"]],
     [["--engine", "http://127.0.0.1:1"]],
   ])("exits 2 on bad flags %j", async (args) => {
     expect(await runCli(["agent", ...args])).toBe(2);

@@ -39,6 +39,8 @@ export interface FakeCoordinatorOptions {
   runId?: string;
   /** Engine method of the run sent in Welcome (default systemone). */
   method?: string;
+  /** Label-permutation seeds of the run sent in Welcome (default none). */
+  seeds?: number[];
   /** End our side when the agent half-closes (a well-behaved coordinator does). */
   endOnAgentEnd?: boolean;
 }
@@ -117,7 +119,7 @@ export class FakeCoordinator {
     call.on("data", (m: AgentMessage__Output) => {
       conn.messages.push(m);
       if (m.kind === "hello") {
-        call.write({ welcome: { run_id: this.options.runId ?? "run-1", lease_ms: 60_000, heartbeat_ms: this.options.heartbeatMs ?? 0, params: { method: this.options.method ?? "systemone" } } });
+        call.write({ welcome: { run_id: this.options.runId ?? "run-1", lease_ms: 60_000, heartbeat_ms: this.options.heartbeatMs ?? 0, params: { method: this.options.method ?? "systemone", seeds: this.options.seeds ?? [], model: "" } } });
       } else if (m.kind === "credit") {
         conn.credit += m.credit!.units;
         this.dispatch(conn);

@@ -276,6 +276,19 @@ describe("attach loop", () => {
     expect(c.connections.length).toBe(1);
   });
 
+  it("hands the run's parameters to onRunParams; refuses a seeded run when it cannot apply seeds", async () => {
+    const c = await coordinator({ seeds: [3, 1, 4] });
+    const seen: unknown[] = [];
+    const a = agent(c, new FakeEngineMethod(), { onRunParams: (p) => seen.push(p) });
+    await waitFor("welcomed", () => seen.length === 1);
+    expect(seen[0]).toEqual({ runId: "run-1", method: "systemone", seeds: [3, 1, 4], temperature: 0, model: "", leaseMs: 60_000, heartbeatMs: 0 });
+    expect(a.state()).toBe("running");
+
+    const b = agent(c, new FakeEngineMethod(), { agentId: "no-seeds" });
+    const outcome = await b.done;
+    expect(outcome.kind === "failed" && outcome.error.message).toMatch(/averages label-permutation seeds 3,1,4; this agent's method cannot apply seeds/);
+  });
+
   it("engine down: Hello ready=false and no credit; attaches again with ready=true when it comes back", async () => {
     const c = await coordinator();
     const method = new FakeEngineMethod({ capacity: 2 });
