@@ -41,8 +41,9 @@ export interface AgentOptions {
   /** Engine load for heartbeats (vllm:num_requests_waiting/running); reported as 0 when absent. */
   engineLoad?: (signal: AbortSignal) => Promise<EngineLoad>;
   /**
-   * Applies the run's parameters from the coordinator's Welcome to the method (e.g. its seeds via
-   * setSeeds). Without it, a run that asks for seeds is refused rather than answered without them.
+   * Applies the run's parameters from the coordinator's Welcome to the method. Default:
+   * method.applyRunParams; with neither, a run that asks for seeds is refused rather than answered
+   * without them.
    */
   onRunParams?: (params: RunWelcome) => void;
   /** Extra gRPC channel options (merged over the keepalive defaults). */

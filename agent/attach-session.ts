@@ -35,7 +35,7 @@ export interface SessionOptions {
   /** Explicit heartbeat interval; undefined: the Welcome's, else DEFAULT_HEARTBEAT_MS. */
   heartbeatMs: number | undefined;
   engineLoad: ((signal: AbortSignal) => Promise<EngineLoad>) | undefined;
-  /** Applies the run's parameters (seeds) to the method; undefined: the method cannot take seeds. */
+  /** Applies the run's parameters (seeds) to the method; undefined: method.applyRunParams, if it has one. */
   onRunParams: ((params: RunWelcome) => void) | undefined;
   stats: AgentStatsCounters;
   logger: Logger;
@@ -209,6 +209,7 @@ export class AttachSession {
       return new AgentProtocolError(`${where} uses engine method ${run.method}; this agent runs ${this.o.method.name} (--method)`);
     }
     if (this.o.onRunParams) this.o.onRunParams(run);
+    else if (this.o.method.applyRunParams) this.o.method.applyRunParams({ seeds: run.seeds });
     else if (run.seeds.length > 0) {
       return new AgentProtocolError(`${where} averages label-permutation seeds ${run.seeds.join(",")}; this agent's method cannot apply seeds`);
     }

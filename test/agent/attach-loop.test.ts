@@ -276,13 +276,23 @@ describe("attach loop", () => {
     expect(c.connections.length).toBe(1);
   });
 
-  it("hands the run's parameters to onRunParams; refuses a seeded run when it cannot apply seeds", async () => {
+  it("hands the run's parameters to onRunParams or method.applyRunParams; refuses a seeded run when it cannot apply seeds", async () => {
     const c = await coordinator({ seeds: [3, 1, 4] });
     const seen: unknown[] = [];
     const a = agent(c, new FakeEngineMethod(), { onRunParams: (p) => seen.push(p) });
     await waitFor("welcomed", () => seen.length === 1);
     expect(seen[0]).toEqual({ runId: "run-1", method: "systemone", seeds: [3, 1, 4], temperature: 0, model: "", leaseMs: 60_000, heartbeatMs: 0 });
     expect(a.state()).toBe("running");
+
+    const seeded = Object.assign(new FakeEngineMethod(), {
+      applied: [] as unknown[],
+      applyRunParams(p: unknown) {
+        this.applied.push(p);
+      },
+    });
+    agent(c, seeded, { agentId: "seeded" });
+    await waitFor("applied through the method", () => seeded.applied.length === 1);
+    expect(seeded.applied[0]).toEqual({ seeds: [3, 1, 4] });
 
     const b = agent(c, new FakeEngineMethod(), { agentId: "no-seeds" });
     const outcome = await b.done;

@@ -105,6 +105,22 @@ describe("agent with the real coordinator", () => {
     expect(doomed.state()).not.toBe("stopped");
   });
 
+  it("a run with label-permutation seeds: the method takes them from the Welcome and the run completes", async () => {
+    const suiteDir = tmp("suite");
+    const made = await makeSuite({ out: suiteDir, scale: "small", seed: 9, tracks: ["vihsd", "respan"] });
+    const coordinator = await startCoordinator({ suiteDir, outDir: tmp("out"), method: { seeds: [0, 1, 2] }, logger: quiet });
+    cleanups.push(() => coordinator.close());
+    const engine = await startSimEngine();
+    cleanups.push(() => engine.close());
+    const agent = startAgent({ coordinator: coordinator.address, method: new SystemOneMethod({ baseUrl: engine.url, capacity: 2 }), logger: quiet });
+    cleanups.push(() => agent.stop());
+    expect(await coordinator.done).toMatchObject({ state: "complete", recordsCommitted: made.records });
+    expect(await agent.done).toMatchObject({ kind: "drained", by: "coordinator" });
+    expect(agent.stats().recordFailures).toBe(0);
+    // Three seeded reads per record instead of one.
+    expect(engine.stats().requests).toBeGreaterThanOrEqual(3 * made.records);
+  });
+
   it("a wrong token ends the agent with an auth error", async () => {
     const suiteDir = tmp("suite");
     await makeSuite({ out: suiteDir, scale: "small", seed: 7, tracks: ["vihsd"] });
