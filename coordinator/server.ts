@@ -2,6 +2,7 @@
 // Coordinator gRPC service (Attach, Status) and grpc.health.v1, and commits results.
 import { existsSync, readFileSync } from "node:fs";
 import { timingSafeEqual } from "node:crypto";
+import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { UsageError } from "../common/errors.js";
 import { createLogger, type Logger } from "../common/log.js";
@@ -12,12 +13,13 @@ import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
 import { AgentConnection } from "./agent-connection.js";
 import { HealthService } from "./health.js";
+import { lockOutDir } from "./out-dir-lock.js";
 import { ThroughputMeter } from "./throughput-meter.js";
 import { runEnd, statusState, type CoordinatorState, type RunEnd } from "./lifecycle.js";
 import { DEFAULT_PLAN_LIMITS, planUnits, type PlanLimits } from "./planner.js";
 import { givenUpLine, resultLine } from "./result-line.js";
 import { ResultsStore, type StoredResultLine } from "./results-store.js";
-import { openRunManifest, type MethodConfig } from "./run-manifest.js";
+import { openRunManifest, type MethodConfig, type RunManifest } from "./run-manifest.js";
 import type { RunStatus } from "./run-status.js";
 import { Scheduler, type SchedulerCounters } from "./scheduler.js";
 import { defaultSpillPath, indexSuite, type SuiteIndex } from "./suite-index.js";
@@ -123,19 +125,26 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const credentials = serverCredentials(options.tls);
   let state: CoordinatorState = "starting";
 
-  const index: SuiteIndex = await indexSuite({
-    suiteDir: options.suiteDir,
-    tracks: options.tracks,
-    families: options.families,
-    spillPath: defaultSpillPath(options.outDir),
-    logger: log,
-  });
+  const lock = lockOutDir(options.outDir, log);
+  let index: SuiteIndex;
+  try {
+    index = await indexSuite({
+      suiteDir: options.suiteDir,
+      tracks: options.tracks,
+      families: options.families,
+      spillPath: defaultSpillPath(options.outDir),
+      logger: log,
+    });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   let store: ResultsStore;
-  let manifest;
+  let manifest: RunManifest;
   try {
     manifest = openRunManifest(
       options.outDir,
-      { suiteIdentity: index.identity, suiteRoot: index.root, tracks: index.tracks.map((t) => t.track), method },
+      { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), method },
       { force: options.force, logger: log },
     );
     store = await ResultsStore.open({
@@ -148,6 +157,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     });
   } catch (err) {
     index.spill.dispose();
+    lock.release();
     throw err;
   }
   const runId = manifest.run_id;
@@ -289,6 +299,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         });
       });
       index.spill.dispose();
+      lock.release();
       state = "stopped";
       log.info("coordinator stopped", { ...outcome(), counters: undefined });
       settle();
@@ -437,6 +448,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   } catch (err) {
     index.spill.dispose();
     await store.close();
+    lock.release();
     throw new UsageError(`cannot listen on ${listen}: ${(err as Error).message}`, { cause: err });
   }
   const host = listen.slice(0, listen.lastIndexOf(":"));

@@ -15,6 +15,7 @@ import {
 } from "../common/suite.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
+import { cacheDir } from "./out-dir-lock.js";
 
 export interface QuestionSpec {
   key: string;
@@ -171,5 +172,5 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
 }
 
 export function defaultSpillPath(outDir: string): string {
-  return join(outDir, ".udm-cache", `payloads-${process.pid}.bin`);
+  return join(cacheDir(outDir), `payloads-${process.pid}.bin`);
 }

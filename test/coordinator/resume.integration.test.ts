@@ -1,6 +1,7 @@
 // Resume: a second coordinator on the same results directory skips what is committed, repairs a
 // torn last line, and refuses another suite or config unless forced.
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { UsageError } from "../../common/errors.js";
@@ -102,5 +103,23 @@ describe("resume", () => {
     const err = await startCoordinator({ suiteDir, outDir: tmp("out"), logger: quiet }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/tiny-sa\.jsonl\.gz: sha256 mismatch/);
+  });
+});
+
+describe("results directory lock", () => {
+  it("refuses a second coordinator on the same out dir, and takes over the lock of a dead one", async () => {
+    const suiteDir = writeTinySuite(tmp("suite"));
+    const outDir = tmp("out");
+    const h = await start({ suiteDir, outDir });
+    await expect(startCoordinator({ suiteDir, outDir, logger: quiet })).rejects.toThrow(/in use by another coordinator/);
+    await h.close();
+    // A crashed coordinator's lock and payload spill (a pid that no longer runs).
+    mkdirSync(join(outDir, ".udm-cache"), { recursive: true });
+    writeFileSync(join(outDir, ".udm-cache", "lock"), JSON.stringify({ pid: 2 ** 22 + 7, host: hostname(), since: "earlier" }));
+    writeFileSync(join(outDir, ".udm-cache", `payloads-${2 ** 22 + 7}.bin`), "stale");
+    const h2 = await start({ suiteDir, outDir });
+    expect(existsSync(join(outDir, ".udm-cache", `payloads-${2 ** 22 + 7}.bin`))).toBe(false);
+    await h2.close();
+    expect(existsSync(join(outDir, ".udm-cache"))).toBe(false);
   });
 });
