@@ -182,10 +182,10 @@ describe("coordinator run", () => {
     expect(l0.probs).toEqual({ harmful: { true: 0.5, false: 0.5 }, category: { cybercrime: 1 / 3, none: 1 / 3, "skill:x": 1 / 3 } });
   });
 
-  it("serves grpc.health.v1 and stops serving after close", async () => {
+  it("serves grpc.health.v1 (Check, Watch) and stops serving on drain", async () => {
     const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
     const pkg = grpc.loadPackageDefinition(loadHealthPackageDefinition()) as unknown as {
-      grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { Check: Function } } } };
+      grpc: { health: { v1: { Health: new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client & { Check: Function; Watch: Function } } } };
     };
     const client = new pkg.grpc.health.v1.Health(h.address, grpc.credentials.createInsecure());
     const check = (service: string) =>
@@ -195,6 +195,14 @@ describe("coordinator run", () => {
     expect(await check("")).toEqual({ status: "SERVING" });
     expect(await check("udm.v1.Coordinator")).toEqual({ status: "SERVING" });
     await expect(check("nope")).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+    const seen: string[] = [];
+    const watch = (client as unknown as { Watch: (req: object) => grpc.ClientReadableStream<{ status: string }> }).Watch({ service: "" });
+    watch.on("data", (m) => seen.push(m.status));
+    watch.on("error", () => undefined);
+    await eventually(() => seen.length === 1, 10_000, "first watch status");
+    await h.drain();
+    await eventually(() => seen.includes("NOT_SERVING"), 10_000, "NOT_SERVING");
+    expect(seen).toEqual(["SERVING", "NOT_SERVING"]);
     client.close();
   });
 
