@@ -88,3 +88,46 @@ export function firstIssue(error: z.ZodError): { field: string; message: string 
   const issue = error.issues[0];
   return { field: issue ? issue.path.map(String).join(".") : "", message: issue ? issue.message : error.message };
 }
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+function isStringMap(v: unknown): v is Record<string, string> {
+  if (!isObj(v)) return false;
+  for (const k in v) if (typeof v[k] !== "string") return false;
+  return true;
+}
+
+/**
+ * RecordSchema's answer for the common case, without zod's per-field cost (the suite is 58k
+ * records and most of `score`'s time is reading it): returns the record when `value` is plainly
+ * well-formed and needs no normalisation, undefined otherwise, and then RecordSchema decides and
+ * names the field. Scoring blocks still go through zod. test/common/suite-schema.test.ts holds the
+ * two to the same verdicts.
+ */
+export function wellFormedRecord(value: unknown): SuiteRecord | undefined {
+  if (!isObj(value)) return undefined;
+  const v = value;
+  if (typeof v.id !== "string" || typeof v.family !== "string") return undefined;
+  if (v.split !== undefined && typeof v.split !== "string") return undefined;
+  if (!isStringMap(v.state) || !isObj(v.questions) || !isObj(v.expected)) return undefined;
+  for (const k in v.questions) {
+    const q = v.questions[k];
+    if (!isObj(q) || (q.type !== "choice" && q.type !== "noul") || typeof q.instructions !== "string" || !isStringMap(q.criteria)) return undefined;
+  }
+  for (const k in v.expected) {
+    const e = v.expected[k];
+    if (typeof e !== "string" && typeof e !== "boolean") return undefined;
+  }
+  const m = v.metadata;
+  if (!isObj(m) || typeof m.group_id !== "string" || typeof m.lang !== "string") return undefined;
+  const ev = v._evaluation;
+  if (!isObj(ev) || typeof ev.run_id !== "string" || (ev.payload_sha256 !== undefined && typeof ev.payload_sha256 !== "string")) return undefined;
+  if (v.scoring !== undefined) {
+    // Only the plain map form of qrels needs no normalisation.
+    if (isObj(v.scoring) && Array.isArray(v.scoring.qrels)) return undefined;
+    const scoring = ScoringSchema.safeParse(v.scoring);
+    if (!scoring.success) return undefined;
+    v.scoring = scoring.data;
+  }
+  return v as SuiteRecord;
+}

@@ -5,7 +5,7 @@ import { createGunzip } from "node:zlib";
 import { join, relative, sep } from "node:path";
 import { FormatError, UsageError } from "./errors.js";
 import { readJsonLines, type ReadOptions } from "./jsonl-reader.js";
-import { firstIssue, ManifestSchema, RecordSchema, type Manifest, type SuiteRecord } from "./suite-schema.js";
+import { firstIssue, ManifestSchema, RecordSchema, wellFormedRecord, type Manifest, type SuiteRecord } from "./suite-schema.js";
 
 export interface TrackFile {
   track: string;
@@ -117,7 +117,8 @@ export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOpt
     readOptions.onTornLastLine = (line) => report(new FormatError(file.path, line, undefined, "torn last line: no newline and not valid JSON (file cut off?)"));
   }
   for await (const { line, value } of readJsonLines(file.path, readOptions)) {
-    const parsed = RecordSchema.safeParse(value);
+    const fast = wellFormedRecord(value);
+    const parsed = fast ? { success: true as const, data: fast } : RecordSchema.safeParse(value);
     if (!parsed.success) {
       if (!report) {
         const { field, message } = firstIssue(parsed.error);
