@@ -12,8 +12,9 @@
 // Never prompt_logprobs or echo: vLLM skips the prefix cache for any request with prompt logprobs
 // (vllm/sampling_params.py skip_reading_prefix_cache, vllm/v1/core/kv_cache_manager.py
 // get_computed_blocks), and echo implies them; one generated token's logprobs keep the cache. The
-// prompt goes as token ids (state prefix ids + question ids), so every question of a record
-// shares the state's KV blocks exactly and /tokenize doubles as the length check.
+// prompt is the state prefix then the question, so every question of a record shares the state's
+// KV blocks. Prompts are counted with /tokenize only when their characters could exceed
+// max_model_len (a token is at least one character), the state once per record.
 //
 // Older vLLM without logprob_token_ids ignores the field (or a proxy rejects it): the method then
 // reads the top `max_logprobs` tokens instead, renormalises over the labels found, and marks the
@@ -40,6 +41,8 @@ import { PromiseCache } from "./promise-cache.js";
 
 /** vllm/sampling_params.py MAX_LOGPROB_TOKEN_IDS. */
 const MAX_IDS_PER_READ = 128;
+/** Tokens a chat template adds around the messages, at most (role markers, generation prompt). */
+const CHAT_TEMPLATE_SLACK = 64;
 /** What the completions prompt ends with; label tokens are what a label adds after it. */
 const ANSWER_TAIL = "Answer:";
 
@@ -204,21 +207,28 @@ export class LabelReadMethod implements EngineMethod {
     const depth = Math.max(...labels.map((l) => l.ids.length));
     const text = questionText(q, options);
     let prompt: Prompt;
+    // A token is at least one character for vLLM's tokenizers, so a prompt with fewer characters
+    // than max_model_len tokens fits without counting; only longer ones go through /tokenize.
+    const limit = info.maxModelLen > 0 ? info.maxModelLen - depth : Infinity;
     if (this.api === "completions") {
-      const [prefix, question] = await Promise.all([this.tokenizeCached(this.prefixCache, statePrefix(record.state), ctx, signal), this.tokenizeCached(this.questionCache, text, ctx, signal)]);
-      prompt = { kind: "ids", ids: [...prefix, ...question] };
+      const prefixText = statePrefix(record.state);
+      const full = prefixText + text;
+      if (full.length > limit) {
+        const [prefix, question] = await Promise.all([this.tokenizeCached(this.prefixCache, prefixText, ctx, signal), this.tokenizeCached(this.questionCache, text, ctx, signal)]);
+        const length = prefix.length + question.length;
+        if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
+      }
+      prompt = { kind: "text", text: full };
     } else {
       const messages = [
         { role: "system", content: LABEL_READ_SYSTEM },
         { role: "user", content: `${JSON.stringify(record.state)}\n\n${text}` },
       ];
-      const ids = await this.tokenizeCached(this.questionCache, JSON.stringify(messages), ctx, signal, messages);
-      prompt = { kind: "messages", messages, length: ids.length };
-    }
-    const length = prompt.kind === "ids" ? prompt.ids.length : prompt.length;
-    // The deepest read appends depth - 1 label tokens and asks for one more.
-    if (info.maxModelLen > 0 && length + depth > info.maxModelLen) {
-      throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
+      if (messages.reduce((n, m) => n + m.content.length, 0) + CHAT_TEMPLATE_SLACK > limit) {
+        const length = (await this.tokenizeCached(this.questionCache, JSON.stringify(messages), ctx, signal, messages)).length;
+        if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
+      }
+      prompt = { kind: "messages", messages };
     }
     return this.readTrie(prompt, options, labels, ctx, signal);
   }
@@ -324,8 +334,11 @@ export class LabelReadMethod implements EngineMethod {
     };
     let entries: Array<[string, number]>;
     try {
-      if (prompt.kind === "ids") {
-        const res: CompletionResponse = await callEngine(`${this.baseUrl}/v1/completions`, { ...common, prompt: [...prompt.ids, ...path], logprobs: k }, CompletionResponseSchema, this.policy, ctx, signal);
+      if (prompt.kind === "text") {
+        // The first read sends text; a read after a label's first tokens sends the prompt's ids
+        // (tokenized once, the same ids the server made of the text) plus those tokens.
+        const body = path.length ? [...(await this.tokenizeCached(this.questionCache, prompt.text, ctx, signal)), ...path] : prompt.text;
+        const res: CompletionResponse = await callEngine(`${this.baseUrl}/v1/completions`, { ...common, prompt: body, logprobs: k }, CompletionResponseSchema, this.policy, ctx, signal);
         this.count(res.usage, ctx);
         entries = Object.entries(res.choices[0]?.logprobs?.top_logprobs?.[0] ?? {});
       } else {
@@ -392,4 +405,4 @@ export class LabelReadMethod implements EngineMethod {
   }
 }
 
-type Prompt = { kind: "ids"; ids: number[] } | { kind: "messages"; messages: Array<{ role: string; content: string }>; length: number };
+type Prompt = { kind: "text"; text: string } | { kind: "messages"; messages: Array<{ role: string; content: string }> };

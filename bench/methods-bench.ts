@@ -1,0 +1,161 @@
+// Benchmark of the engine methods (systemone, decisions, label-read) against the simulated engine
+// on the full-scale synthetic suite: HTTP requests per record, prompt tokens per record, and the
+// simulated prefix-cache hit rate next to the best achievable for the same reads.
+//
+//   node dist/bench/methods-bench.js --suite DIR [--per-track N] [--concurrency 16] [--out bench/out/methods.json]
+//
+// DIR is a full-scale suite (`udm-orch suite make --scale full`). Records are a stratified sample:
+// the first N records of every track (all 44), so every question shape is in it; figures are per
+// record over the sample. "realistic": records run 16 at a time against the default KV cache
+// (1M tokens, LRU). "best": the same records one after another against an unbounded cache, where
+// every shared state is computed once (whole 16-token blocks, as vLLM caches) - the best any
+// client can get for these prompts. The sim's token rate is 0 here (no GPU time): the figures are
+// counts, not speed; wall time is the agent's and the sim's own overhead on this machine.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname } from "node:path";
+import { openSuite, readTrackRecords } from "../common/suite.js";
+import { startSimEngine, type SimEngineOptions } from "../sim/engine-server.js";
+import { SystemOneMethod } from "../agent/methods/systemone.js";
+import { DecisionsMethod } from "../agent/methods/decisions.js";
+import { LabelReadMethod } from "../agent/methods/label-read.js";
+import { LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../agent/methods/label-read-template.js";
+import type { EngineMethod, RecordPayload } from "../agent/engine-method.js";
+
+function arg(name: string, fallback?: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+interface Sample {
+  records: RecordPayload[];
+  questions: number;
+  suiteRecords: number;
+  tracks: number;
+}
+
+async function loadSample(dir: string, perTrack: number): Promise<Sample> {
+  const suite = openSuite(dir);
+  const records: RecordPayload[] = [];
+  let suiteRecords = 0;
+  let questions = 0;
+  for (const file of suite.files) {
+    let taken = 0;
+    for await (const r of readTrackRecords(file)) {
+      suiteRecords++;
+      if (taken >= perTrack) continue;
+      taken++;
+      questions += Object.keys(r.questions).length;
+      records.push({ runId: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" });
+    }
+  }
+  return { records, questions, suiteRecords, tracks: suite.files.length };
+}
+
+type Maker = (baseUrl: string) => EngineMethod;
+
+interface RunFigures {
+  wall_s: number;
+  inference_requests_per_record: number;
+  tokenize_requests_per_record: number;
+  requests_by_endpoint_per_record: Record<string, number>;
+  prompt_tokens_per_record: number;
+  cached_tokens_per_record: number;
+  prefix_cache_hit_rate: number;
+  answered_share: number;
+  skipped: number;
+  errors: number;
+  approximate_records: number;
+  answered_by: Record<string, number>;
+}
+
+async function run(make: Maker, sample: Sample, engineOptions: SimEngineOptions, concurrency: number): Promise<RunFigures> {
+  const engine = await startSimEngine({ model: "bench", seed: 1, tokensPerS: 0, maxModelLen: 32768, ...engineOptions });
+  const method = make(engine.url);
+  let next = 0;
+  let answered = 0;
+  let skipped = 0;
+  let errors = 0;
+  let approximate = 0;
+  const answeredBy: Record<string, number> = {};
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      const signal = new AbortController().signal;
+      while (next < sample.records.length) {
+        const out = await method.answer(sample.records[next++]!, signal);
+        answered += Object.keys(out.probs).length;
+        skipped += out.skipped.length;
+        errors += Object.keys(out.errors).length;
+        if (out.approximate) approximate++;
+        for (const by of Object.values(out.answeredBy)) answeredBy[by] = (answeredBy[by] ?? 0) + 1;
+      }
+    }),
+  );
+  const wall = (performance.now() - started) / 1000;
+  const s = engine.stats();
+  await engine.close();
+  const n = sample.records.length;
+  const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+  return {
+    wall_s: round(wall),
+    inference_requests_per_record: round(s.requests / n),
+    tokenize_requests_per_record: round(s.tokenizeRequests / n),
+    requests_by_endpoint_per_record: Object.fromEntries(Object.entries(s.byEndpoint).map(([k, v]) => [k, round(v / n)])),
+    prompt_tokens_per_record: round(s.promptTokens / n, 1),
+    cached_tokens_per_record: round(s.cachedTokens / n, 1),
+    prefix_cache_hit_rate: round(s.cachedTokens / Math.max(1, s.promptTokens), 4),
+    answered_share: round(answered / sample.questions, 4),
+    skipped,
+    errors,
+    approximate_records: approximate,
+    answered_by: answeredBy,
+  };
+}
+
+const suiteDir = arg("suite");
+if (!suiteDir) {
+  process.stderr.write("usage: methods-bench --suite DIR (a full-scale suite) [--per-track N] [--concurrency N] [--out FILE]\n");
+  process.exit(2);
+}
+const perTrack = Number(arg("per-track", "40"));
+const concurrency = Number(arg("concurrency", "16"));
+const out = arg("out", "bench/out/methods.json")!;
+const only = arg("methods")?.split(",");
+const sample = await loadSample(suiteDir, perTrack);
+process.stderr.write(`sample: ${sample.records.length} records (${sample.questions} questions) of ${sample.suiteRecords}, ${sample.tracks} tracks\n`);
+
+const methods: Record<string, Maker> = {
+  systemone: (baseUrl) => new SystemOneMethod({ baseUrl }),
+  decisions: (baseUrl) => new DecisionsMethod({ baseUrl }),
+  "label-read": (baseUrl) => new LabelReadMethod({ baseUrl }),
+  "label-read seeds 0,1,2": (baseUrl) => new LabelReadMethod({ baseUrl, seeds: [0, 1, 2] }),
+  "label-read, older vLLM (top-k)": (baseUrl) => new LabelReadMethod({ baseUrl }),
+};
+const engineFor: Record<string, SimEngineOptions> = { "label-read, older vLLM (top-k)": { logprobTokenIds: false } };
+
+const results: Array<{ method: string; realistic: RunFigures; best: RunFigures }> = [];
+for (const [name, make] of Object.entries(methods)) {
+  if (only && !only.some((o) => name.startsWith(o))) continue;
+  const extra = engineFor[name] ?? {};
+  const realistic = await run(make, sample, { ...extra }, concurrency);
+  const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
+  results.push({ method: name, realistic, best });
+  process.stderr.write(`${name}: ${JSON.stringify({ req: realistic.inference_requests_per_record, tok: realistic.tokenize_requests_per_record, prompt: realistic.prompt_tokens_per_record, hit: realistic.prefix_cache_hit_rate, best: best.prefix_cache_hit_rate, wall: realistic.wall_s })}\n`);
+}
+
+const figures = {
+  benchmark: "methods",
+  node: process.version,
+  cpus: cpus().length,
+  cpu_model: cpus()[0]?.model ?? "",
+  measured_at: new Date().toISOString(),
+  suite: { dir: suiteDir, records: sample.suiteRecords, tracks: sample.tracks },
+  sample: { per_track: perTrack, records: sample.records.length, questions: sample.questions },
+  concurrency,
+  label_read_template: { version: LABEL_READ_TEMPLATE_VERSION, sha256: LABEL_READ_TEMPLATE_SHA256 },
+  results,
+};
+mkdirSync(dirname(out), { recursive: true });
+writeFileSync(out, JSON.stringify(figures, null, 2) + "\n");
+process.stdout.write(JSON.stringify(figures, null, 2) + "\n");
