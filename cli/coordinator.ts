@@ -101,14 +101,27 @@ export function register(program: Command): void {
       };
       const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? 256;
       const entry = workerEntry();
+      // Nothing is committed while the suite is read: a signal then just stops (the next start
+      // takes over the lock and removes the payload spill left behind).
+      const onSignalWhileStarting = (signal: NodeJS.Signals) => {
+        logger.warn(`${signal} while starting: stopping; nothing was committed`);
+        process.exit(EXIT.failed);
+      };
+      process.on("SIGTERM", onSignalWhileStarting);
+      process.on("SIGINT", onSignalWhileStarting);
       let handle: RunningCoordinator;
-      if (entry) {
-        const w = await startCoordinatorInWorker(options, entry, maxHeapMb);
-        handle = { ...w, status: w.initialStatus };
-      } else {
-        // Running from TypeScript sources (tests): no compiled worker entry, so in this thread.
-        const h = await startCoordinator({ ...options, logger });
-        handle = { address: h.address, runId: h.runId, status: h.status(), done: h.done, drain: () => void h.drain(), close: () => h.close() };
+      try {
+        if (entry) {
+          const w = await startCoordinatorInWorker(options, entry, maxHeapMb);
+          handle = { ...w, status: w.initialStatus };
+        } else {
+          // Running from TypeScript sources (tests): no compiled worker entry, so in this thread.
+          const h = await startCoordinator({ ...options, logger });
+          handle = { address: h.address, runId: h.runId, status: h.status(), done: h.done, drain: () => void h.drain(), close: () => h.close() };
+        }
+      } finally {
+        process.off("SIGTERM", onSignalWhileStarting);
+        process.off("SIGINT", onSignalWhileStarting);
       }
       const st = handle.status;
       process.stdout.write(

@@ -125,7 +125,53 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const credentials = serverCredentials(options.tls);
   let state: CoordinatorState = "starting";
 
-  const lock = lockOutDir(options.outDir, log);
+  const authorized = (md: grpc.Metadata): boolean => {
+    if (options.token === undefined) return true;
+    const got = md.get("authorization")[0];
+    if (typeof got !== "string") return false;
+    const a = Buffer.from(got);
+    const b = Buffer.from(`Bearer ${options.token}`);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+
+  // The port opens before the suite is read (tens of seconds on the full suite), so probes see
+  // the coordinator at once: health NOT_SERVING, Status "starting", agents refused with
+  // UNAVAILABLE (they retry) until it runs.
+  let serve: { attach: (call: grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>) => void; status: () => RunStatus } | undefined;
+  const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
+  const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
+  server.addService(proto.udm.v1.Coordinator.service, {
+    Attach: (call: grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>) => {
+      if (!authorized(call.metadata)) call.emit("error", { code: grpc.status.UNAUTHENTICATED, details: "missing or wrong bearer token" });
+      else if (!serve) call.emit("error", { code: grpc.status.UNAVAILABLE, details: "coordinator is starting (reading the suite)" });
+      else serve.attach(call);
+    },
+    Status: (call: grpc.ServerUnaryCall<StatusRequest__Output, RunStatus__Output>, cb: grpc.sendUnaryData<RunStatus__Output>) => {
+      if (!authorized(call.metadata)) cb({ code: grpc.status.UNAUTHENTICATED, details: "missing or wrong bearer token" });
+      else cb(null, serve ? serve.status() : startingStatus());
+    },
+  });
+  const health = new HealthService("NOT_SERVING");
+  health.addTo(server);
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(listen, credentials, (err, p) => (err ? reject(err) : resolve(p))),
+    );
+  } catch (err) {
+    server.forceShutdown();
+    throw new UsageError(`cannot listen on ${listen}: ${(err as Error).message}`, { cause: err });
+  }
+  const address = `${listen.slice(0, listen.lastIndexOf(":"))}:${port}`;
+  log.info("coordinator listening; reading the suite", { address });
+
+  let lock: ReturnType<typeof lockOutDir>;
+  try {
+    lock = lockOutDir(options.outDir, log);
+  } catch (err) {
+    server.forceShutdown();
+    throw err;
+  }
   let index: SuiteIndex;
   try {
     index = await indexSuite({
@@ -137,6 +183,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     });
   } catch (err) {
     lock.release();
+    server.forceShutdown();
     throw err;
   }
   let store: ResultsStore;
@@ -158,6 +205,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   } catch (err) {
     index.spill.dispose();
     lock.release();
+    server.forceShutdown();
     throw err;
   }
   const runId = manifest.run_id;
@@ -308,14 +356,6 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   };
 
   // ---- gRPC ----
-  const authorized = (md: grpc.Metadata): boolean => {
-    if (options.token === undefined) return true;
-    const got = md.get("authorization")[0];
-    if (typeof got !== "string") return false;
-    const a = Buffer.from(got);
-    const b = Buffer.from(`Bearer ${options.token}`);
-    return a.length === b.length && timingSafeEqual(a, b);
-  };
 
   let agentSeq = 0;
   const attach = (call: grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>) => {
@@ -428,31 +468,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     };
   };
 
-  const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
-  const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
-  server.addService(proto.udm.v1.Coordinator.service, {
-    Attach: attach,
-    Status: (call: grpc.ServerUnaryCall<StatusRequest__Output, RunStatus__Output>, cb: grpc.sendUnaryData<RunStatus__Output>) => {
-      if (!authorized(call.metadata)) cb({ code: grpc.status.UNAUTHENTICATED, details: "missing or wrong bearer token" });
-      else cb(null, status());
-    },
-  });
-  const health = new HealthService("NOT_SERVING");
-  health.addTo(server);
-
-  let port: number;
-  try {
-    port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(listen, credentials, (err, p) => (err ? reject(err) : resolve(p))),
-    );
-  } catch (err) {
-    index.spill.dispose();
-    await store.close();
-    lock.release();
-    throw new UsageError(`cannot listen on ${listen}: ${(err as Error).message}`, { cause: err });
-  }
-  const host = listen.slice(0, listen.lastIndexOf(":"));
-  const address = `${host}:${port}`;
+  serve = { attach, status };
   state = "running";
   startedAt = Date.now();
   health.set("SERVING");
@@ -463,7 +479,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     log.debug("memory", { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), external_mb: mb(m.external), committed: recordsCommitted });
   }, 2_000);
   memoryLog.unref();
-  log.info("coordinator listening", { address, run_id: runId, tls: options.tls ? (options.tls.requireClientCert ? "mutual" : "server") : "off" });
+  log.info("coordinator running", { address, run_id: runId, tls: options.tls ? (options.tls.requireClientCert ? "mutual" : "server") : "off" });
 
   for (const p of progress.values()) if (p.complete) trackCompleted(p);
   if (recordsCommitted >= index.totalRecords) runComplete();
@@ -478,6 +494,29 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     status,
     drain: () => shutdown(options.drainTimeoutMs ?? 30_000),
     close: () => shutdown(2_000),
+  };
+}
+
+function startingStatus(): RunStatus {
+  return {
+    run_id: "",
+    state: "starting",
+    suite_identity: "",
+    records_total: 0,
+    records_committed: 0,
+    records_resumed: 0,
+    units_queued: 0,
+    units_inflight: 0,
+    results_rejected: 0,
+    leases_expired: 0,
+    backup_units: 0,
+    records_per_second: 0,
+    elapsed_seconds: 0,
+    agents: [],
+    tracks: [],
+    rejected_by_reason: {},
+    results_duplicate: 0,
+    records_given_up: 0,
   };
 }
 
