@@ -380,11 +380,14 @@ export class LabelReadMethod implements EngineMethod {
       let base: { tokens: number[]; token_strs?: string[] | null | undefined };
       let full: typeof base;
       if (this.api === "completions") {
-        [base, full] = await Promise.all([this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, ctx, signal), this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, ctx, signal)]);
+        [base, full] = await Promise.all([
+          this.labelCache.get(`${this.api}\u0000`, async () => ({ ids: (await this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, ctx, signal)).tokens, strs: [] })).then((b) => ({ tokens: b.ids })),
+          this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, ctx, signal),
+        ]);
       } else {
         const user = { role: "user", content: "x" };
         [base, full] = await Promise.all([
-          this.tokenize({ messages: [user], add_generation_prompt: true }, ctx, signal),
+          this.labelCache.get(`${this.api}\u0000`, async () => ({ ids: (await this.tokenize({ messages: [user], add_generation_prompt: true }, ctx, signal)).tokens, strs: [] })).then((b) => ({ tokens: b.ids })),
           this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, ctx, signal),
         ]);
       }
