@@ -5,8 +5,8 @@
 import type { Command } from "commander";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startCoordinator, type RunOutcome, type TlsOptions } from "../coordinator/server.js";
-import { startCoordinatorInWorker, workerEntry, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
+import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
+import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 
@@ -99,8 +99,7 @@ export function register(program: Command): void {
         drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
         force: Boolean(flags.force),
       };
-      const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? 256;
-      const entry = workerEntry();
+      const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
       // Nothing is committed while the suite is read: a signal then just stops (the next start
       // takes over the lock and removes the payload spill left behind).
       const onSignalWhileStarting = (signal: NodeJS.Signals) => {
@@ -111,14 +110,8 @@ export function register(program: Command): void {
       process.on("SIGINT", onSignalWhileStarting);
       let handle: RunningCoordinator;
       try {
-        if (entry) {
-          const w = await startCoordinatorInWorker(options, entry, maxHeapMb);
-          handle = { ...w, status: w.initialStatus };
-        } else {
-          // Running from TypeScript sources (tests): no compiled worker entry, so in this thread.
-          const h = await startCoordinator({ ...options, logger });
-          handle = { address: h.address, runId: h.runId, status: h.status(), done: h.done, drain: () => void h.drain(), close: () => h.close() };
-        }
+        const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
+        handle = { ...c, status: c.initialStatus };
       } finally {
         process.off("SIGTERM", onSignalWhileStarting);
         process.off("SIGINT", onSignalWhileStarting);

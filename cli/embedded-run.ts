@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { createLogger, type Logger } from "../common/log.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
-import { startCoordinator, type CoordinatorHandle, type RunOutcome } from "../coordinator/server.js";
+import type { RunOutcome } from "../coordinator/server.js";
+import { startBoundedCoordinator, type BoundedCoordinator } from "../coordinator/worker-host.js";
 import type { MethodConfig } from "../coordinator/run-manifest.js";
 import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
@@ -77,7 +78,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
 
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
-  let coordinator: CoordinatorHandle | undefined;
+  let coordinator: BoundedCoordinator | undefined;
   let progress: NodeJS.Timeout | undefined;
   const stopAll = async () => {
     if (progress) clearInterval(progress);
@@ -99,7 +100,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
     const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
 
-    coordinator = await startCoordinator({
+    coordinator = await startBoundedCoordinator({
       suiteDir: options.suiteDir,
       outDir: options.outDir,
       ...(options.tracks ? { tracks: options.tracks } : {}),
@@ -110,7 +111,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       onTrackComplete: (track, family) => scorer.trackComplete(track, family),
       logger: log.child("coordinator"),
     });
-    const status = coordinator.status();
+    const status = coordinator.initialStatus;
     scorer.setSuite(status.suite_identity, status.tracks.length);
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
@@ -132,8 +133,8 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     }
 
     const c = coordinator;
-    progress = setInterval(() => {
-      const s = c.status();
+    progress = setInterval(async () => {
+      const s = await c.status();
       bar.update({
         committed: Number(s.records_committed),
         total: Number(s.records_total),
@@ -145,7 +146,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
-    await coordinator.drain();
+    await coordinator.close();
     await stopAll();
     bar.stop();
     if (outcome.state !== "complete") {
@@ -155,7 +156,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     const metrics = await scorer.finish();
     return { outcome, metrics, metricsPath };
   } catch (err) {
-    await coordinator?.close().catch(() => undefined);
+    await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();
     bar.stop();
     throw err;

@@ -109,3 +109,38 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     worker.on("exit", (code) => died(new Error(`exited with code ${code}`)));
   });
 }
+
+/** A coordinator in a heap-capped worker thread (from the build) or in this thread (from sources, tests). */
+export interface BoundedCoordinator {
+  address: string;
+  runId: string;
+  /** RunStatus when it started listening. */
+  initialStatus: RunStatus;
+  done: Promise<RunOutcome>;
+  status(): Promise<RunStatus>;
+  drain(): void;
+  close(): Promise<void> | void;
+}
+
+/** Default V8 old-generation cap of the coordinator thread (bench/coordinator-bench.ts: ~250 MB peak RSS on the full suite). */
+export const DEFAULT_COORDINATOR_HEAP_MB = 256;
+
+export async function startBoundedCoordinator(options: CoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<BoundedCoordinator> {
+  const entry = workerEntry();
+  if (entry) {
+    const { logger: _logger, ...workerOptions } = options;
+    const w = await startCoordinatorInWorker(workerOptions, entry, maxHeapMb);
+    return { address: w.address, runId: w.runId, initialStatus: w.initialStatus, done: w.done, status: w.status, drain: w.drain, close: w.close };
+  }
+  const { startCoordinator } = await import("./server.js");
+  const h = await startCoordinator(options);
+  return {
+    address: h.address,
+    runId: h.runId,
+    initialStatus: h.status(),
+    done: h.done,
+    status: async () => h.status(),
+    drain: () => void h.drain(),
+    close: () => h.close(),
+  };
+}
