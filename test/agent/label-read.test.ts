@@ -1,10 +1,10 @@
 // LabelReadMethod against the real simulated engine over HTTP on 127.0.0.1:0.
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
-import { SimTokenizer } from "../../sim/tokenizer.js";
+import { applyChatTemplate, SimTokenizer } from "../../sim/tokenizer.js";
 import { TokenModel } from "../../sim/token-model.js";
 import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
-import { choiceLabels, listOptions, questionText, statePrefix, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../../agent/methods/label-read-template.js";
+import { choiceLabels, listOptions, questionText, statePrefix, LABEL_READ_SYSTEM, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../../agent/methods/label-read-template.js";
 import { labelPermutation } from "../../common/label-permutation.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite-schema.js";
@@ -33,12 +33,21 @@ function record(questions: Record<string, Question>, id = "r1", state: Record<st
  * p(option) = P(label tokens) x (1 - P(any longer label's next token)) when the label is a
  * prefix of another, normalised over the options.
  */
-function exactProbs(seed: number, state: Record<string, string>, q: Question, labelSeed = 0): Record<string, number> {
+function exactProbs(seed: number, state: Record<string, string>, q: Question, labelSeed = 0, chat = false): Record<string, number> {
   const tokenizer = new SimTokenizer();
   const model = new TokenModel(seed, tokenizer);
   const keys = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
   const options = listOptions(q, labelPermutation(labelSeed, keys.length));
-  const prompt = tokenizer.encode(statePrefix(state) + questionText(q, options));
+  const text = chat
+    ? applyChatTemplate(
+        [
+          { role: "system", content: LABEL_READ_SYSTEM },
+          { role: "user", content: `${JSON.stringify(state)}\n\n${questionText(q, options)}` },
+        ],
+        { addGenerationPrompt: true, continueFinalMessage: false },
+      )
+    : statePrefix(state) + questionText(q, options);
+  const prompt = tokenizer.encode(text);
   const labelIds = options.map((o) => tokenizer.encode(o.label));
   const mass = options.map((o, i) => {
     const ids = labelIds[i]!;
@@ -97,6 +106,21 @@ describe("LabelReadMethod", () => {
     expect(tok.encode("AB")).toHaveLength(1);
     expect(engine.stats().byEndpoint["/v1/completions"]).toBe(2 + 1 + 1);
     expect(out.usage.cachedTokens).toBeGreaterThan(0);
+  });
+});
+
+describe("LabelReadMethod: chat completions", () => {
+  it("reads the same exact probabilities through the server's chat template, continuing a begun label", async () => {
+    const { engine, method } = await setup({}, { api: "chat" });
+    const qs: Record<string, Question> = { intent: choiceQuestion(45, "Which intent?"), flag: { type: "noul", instructions: "Urgent?", criteria: {} } };
+    const out = await method.answer(record(qs), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    for (const [k, q] of Object.entries(qs)) {
+      const exact = exactProbs(3, STATE, q, 0, true);
+      for (const [opt, p] of Object.entries(exact)) expect(out.probs[k]![opt], `${k}/${opt}`).toBeCloseTo(p, 12);
+    }
+    // AQ..AS (45 options) are two tokens: one more read after "A".
+    expect(engine.stats().byEndpoint["/v1/chat/completions"]).toBe(2 + 1);
   });
 });
 

@@ -157,6 +157,19 @@ describe("SystemOneMethod", () => {
     expect(all.probs).toEqual({});
   });
 
+  it("skips every question of a record whose state alone exceeds max_model_len, counting it with /tokenize once", async () => {
+    const { engine, method } = await setup({ maxModelLen: 64 });
+    await method.info();
+    const long = { ...record(questions(3)), state: { text: "lorem ipsum dolor sit amet ".repeat(30) } };
+    const out = await method.answer(long, new AbortController().signal);
+    expect(out.skipped).toEqual(Object.keys(long.questions));
+    expect(out.errors).toEqual({});
+    expect(engine.stats().requests).toBe(0);
+    expect(engine.stats().tokenizeRequests).toBe(1);
+    await method.answer({ ...long, id: "r2" }, new AbortController().signal);
+    expect(engine.stats().tokenizeRequests).toBe(1);
+  });
+
   it("sends every question to label-read once the engine answers 501, and stops asking /v1/systemone", async () => {
     const { engine, method } = await setup({ systemone: false });
     const qs = questions(3);
