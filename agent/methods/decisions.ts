@@ -17,6 +17,7 @@ import { EngineHttpError } from "../engine-http.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
 import { LabelReadMethod } from "./label-read.js";
 import { readEngineInfo } from "./model-info.js";
+import { StateFit } from "./state-fit.js";
 import { averageDistributions } from "./systemone.js";
 
 export interface DecisionsOptions {
@@ -67,6 +68,7 @@ export class DecisionsMethod implements EngineMethod {
   private unsupported = false;
   private info_: EngineInfo | undefined;
   private labelReadMethod: LabelReadMethod | undefined;
+  private readonly stateFit: StateFit;
 
   constructor(private readonly options: DecisionsOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -74,6 +76,7 @@ export class DecisionsMethod implements EngineMethod {
     this.maxQuestions = Math.min(options.maxQuestionsPerRequest ?? DECISIONS_MAX_QUESTIONS, DECISIONS_MAX_QUESTIONS);
     this.seeds = [...(options.seeds ?? [])];
     this.labelReadMethod = options.labelRead;
+    this.stateFit = new StateFit(this.baseUrl, options.model, this.policy.timeoutMs);
   }
 
   applyRunParams(params: RunParams): void {
@@ -114,6 +117,9 @@ export class DecisionsMethod implements EngineMethod {
       const n = q.type === "choice" ? Object.keys(q.criteria).length : 2;
       if (this.unsupported || n < 2 || n > SYSTEMONE_MAX_CHOICE_OPTIONS) toLabelRead.push(key);
       else keys.push(key);
+    }
+    if (keys.length > 0 && (await this.stateFit.cannotFit(record.state, info.maxModelLen, out, signal))) {
+      out.skipped.push(...keys.splice(0));
     }
     const seeds = this.seeds.length > 0 ? this.seeds : [0];
     const reads: SeedRead[] = [];

@@ -6,7 +6,6 @@ import { firstIssue, type Question } from "../../common/suite-schema.js";
 import type { Distribution } from "../../common/result-schema.js";
 import {
   isContextLengthError,
-  TokenizeResponseSchema,
   ModelListSchema,
   SYSTEMONE_MAX_CHOICE_OPTIONS,
   SYSTEMONE_MAX_QUESTIONS,
@@ -18,7 +17,7 @@ import {
 } from "../../common/vllm-protocol.js";
 import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
 import { LabelReadMethod } from "./label-read.js";
-import { PromiseCache } from "./promise-cache.js";
+import { StateFit } from "./state-fit.js";
 import { callEngine } from "./engine-call.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
 import { EngineHttpError, EngineProtocolError, requestJson } from "../engine-http.js";
@@ -108,8 +107,7 @@ export class SystemOneMethod implements EngineMethod {
   /** Set when the engine answered 501: every question goes to label-read from then on. */
   private unsupported = false;
   private maxModelLen = 0;
-  /** State text -> its token count, for states that might not fit max_model_len. */
-  private readonly stateTokens = new PromiseCache<number>(1024);
+  private readonly stateFit: StateFit;
 
   constructor(private readonly options: SystemOneOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -120,6 +118,7 @@ export class SystemOneMethod implements EngineMethod {
     this.maxQuestions = Math.min(options.maxQuestionsPerRequest ?? SYSTEMONE_MAX_QUESTIONS, SYSTEMONE_MAX_QUESTIONS);
     this.seeds = [...(options.seeds ?? [])];
     this.labelReadMethod = options.labelRead;
+    this.stateFit = new StateFit(this.baseUrl, options.model, this.timeoutMs);
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
@@ -178,7 +177,7 @@ export class SystemOneMethod implements EngineMethod {
       if (this.unsupported || routeSystemOne(q).to === "fallback") toLabelRead.push(key);
       else keys.push(key);
     }
-    if (keys.length > 0 && (await this.stateCannotFit(record, out, signal))) {
+    if (keys.length > 0 && (await this.stateFit.cannotFit(record.state, this.maxModelLen, out, signal))) {
       out.skipped.push(...keys);
       keys = [];
     }
@@ -208,30 +207,6 @@ export class SystemOneMethod implements EngineMethod {
     }
     out.latencyMs = performance.now() - started;
     return out;
-  }
-
-  /**
-   * True when the state alone is longer than max_model_len, so no question of the record can fit.
-   * A token is at least one character for vLLM's tokenizers, so /tokenize (once per state) is only
-   * asked when the state has more characters than max_model_len tokens.
-   */
-  private async stateCannotFit(record: RecordPayload, out: RecordAnswer, signal: AbortSignal): Promise<boolean> {
-    if (this.maxModelLen <= 0) return false;
-    const text = JSON.stringify(record.state);
-    if (text.length < this.maxModelLen) return false;
-    try {
-      const tokens = await this.stateTokens.get(text, async () => {
-        out.usage.requests++;
-        const body = { ...(this.options.model ? { model: this.options.model } : {}), prompt: text, add_special_tokens: false };
-        const parsed = TokenizeResponseSchema.safeParse(await requestJson(`${this.baseUrl}/tokenize`, { method: "POST", body, timeoutMs: this.timeoutMs, signal }));
-        if (!parsed.success) throw new EngineProtocolError(`${this.baseUrl}/tokenize`, "not a tokenize response");
-        return parsed.data.count;
-      });
-      return tokens >= this.maxModelLen - 1;
-    } catch (err) {
-      if (signal.aborted) throw signal.reason;
-      return false; // no /tokenize: the engine's own 400 decides
-    }
   }
 
   private async runBatch(record: RecordPayload, keys: string[], out: RecordAnswer & { unsupported: string[] }, signal: AbortSignal, seed: number | null): Promise<void> {

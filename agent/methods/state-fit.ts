@@ -1,0 +1,40 @@
+// Whether a record's state alone is longer than max_model_len, so that none of its questions can
+// be read: those questions go to `skipped` without a request. A token is at least one character
+// for vLLM's tokenizers, so /tokenize is only asked (once per state) when the state's JSON text
+// has at least as many characters as max_model_len has tokens. Without /tokenize the engine's own
+// context-length 400 decides.
+import { TokenizeResponseSchema } from "../../common/vllm-protocol.js";
+import type { RecordAnswer } from "../engine-method.js";
+import { EngineProtocolError, requestJson } from "../engine-http.js";
+import { PromiseCache } from "./promise-cache.js";
+
+export class StateFit {
+  private readonly counts = new PromiseCache<number>(1024);
+
+  constructor(
+    private readonly baseUrl: string,
+    private readonly model: string | undefined,
+    private readonly timeoutMs: number,
+  ) {}
+
+  async cannotFit(state: Record<string, string>, maxModelLen: number, out: Pick<RecordAnswer, "usage">, signal: AbortSignal): Promise<boolean> {
+    if (maxModelLen <= 0) return false;
+    const text = JSON.stringify(state);
+    if (text.length < maxModelLen) return false;
+    try {
+      const tokens = await this.counts.get(text, async () => {
+        out.usage.requests++;
+        const url = `${this.baseUrl}/tokenize`;
+        const body = { ...(this.model ? { model: this.model } : {}), prompt: text, add_special_tokens: false };
+        const parsed = TokenizeResponseSchema.safeParse(await requestJson(url, { method: "POST", body, timeoutMs: this.timeoutMs, signal }));
+        if (!parsed.success) throw new EngineProtocolError(url, "not a tokenize response");
+        return parsed.data.count;
+      });
+      // One token is the reply; the template and the question come on top.
+      return tokens >= maxModelLen - 1;
+    } catch {
+      if (signal.aborted) throw signal.reason;
+      return false;
+    }
+  }
+}
