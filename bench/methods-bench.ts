@@ -2,7 +2,8 @@
 // on the full-scale synthetic suite: HTTP requests per record, prompt tokens per record, and the
 // simulated prefix-cache hit rate next to the best achievable for the same reads.
 //
-//   node dist/bench/methods-bench.js --suite DIR [--per-track N] [--concurrency 16] [--out bench/out/methods.json]
+//   node dist/bench/methods-bench.js --suite DIR [--per-track N] [--concurrency 16] [--kv-cache-tokens N]
+//                                    [--methods systemone,label-read] [--out bench/out/methods.json]
 //
 // DIR is a full-scale suite (`udm-orch suite make --scale full`). Records are a stratified sample:
 // the first N records of every track (all 44), so every question shape is in it; figures are per
@@ -122,6 +123,8 @@ const perTrack = Number(arg("per-track", "40"));
 const concurrency = Number(arg("concurrency", "16"));
 const out = arg("out", "bench/out/methods.json")!;
 const only = arg("methods")?.split(",");
+/** KV cache of the "realistic" runs, in tokens (the sim's default 1M when absent). */
+const kvCacheTokens = arg("kv-cache-tokens") ? Number(arg("kv-cache-tokens")) : undefined;
 const sample = await loadSample(suiteDir, perTrack);
 process.stderr.write(`sample: ${sample.records.length} records (${sample.questions} questions) of ${sample.suiteRecords}, ${sample.tracks} tracks\n`);
 
@@ -138,7 +141,7 @@ const results: Array<{ method: string; realistic: RunFigures; best: RunFigures }
 for (const [name, make] of Object.entries(methods)) {
   if (only && !only.some((o) => name.startsWith(o))) continue;
   const extra = engineFor[name] ?? {};
-  const realistic = await run(make, sample, { ...extra }, concurrency);
+  const realistic = await run(make, sample, { ...extra, ...(kvCacheTokens ? { kvCacheTokens } : {}) }, concurrency);
   const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
   results.push({ method: name, realistic, best });
   process.stderr.write(`${name}: ${JSON.stringify({ req: realistic.inference_requests_per_record, tok: realistic.tokenize_requests_per_record, prompt: realistic.prompt_tokens_per_record, hit: realistic.prefix_cache_hit_rate, best: best.prefix_cache_hit_rate, wall: realistic.wall_s })}\n`);
@@ -153,6 +156,7 @@ const figures = {
   suite: { dir: suiteDir, records: sample.suiteRecords, tracks: sample.tracks },
   sample: { per_track: perTrack, records: sample.records.length, questions: sample.questions },
   concurrency,
+  kv_cache_tokens: kvCacheTokens ?? 1_000_000,
   label_read_template: { version: LABEL_READ_TEMPLATE_VERSION, sha256: LABEL_READ_TEMPLATE_SHA256 },
   results,
 };
