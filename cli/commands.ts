@@ -8,5 +8,6 @@ import { register as coordinator } from "./coordinator.js";
 import { register as status } from "./status.js";
 import { register as run } from "./run.js";
 import { register as demo } from "./demo.js";
+import { register as scorer } from "./scorer.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer];

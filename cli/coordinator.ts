@@ -5,12 +5,13 @@
 import type { Command } from "commander";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
+import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "../common/nats-options.js";
 import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 
-interface CoordinatorFlags {
+interface CoordinatorFlags extends NatsFlagValues {
   suite: string;
   out: string;
   listen: string;
@@ -45,7 +46,7 @@ interface RunningCoordinator {
 const METHODS = ["systemone", "decisions", "label-read"];
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("coordinator")
     .description("serve a suite's work units to agents over gRPC and write <out>/<family>/<track>.jsonl")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
@@ -66,8 +67,10 @@ export function register(program: Command): void {
     .addOption(opt("--tracks <list>", "comma-separated tracks (default: all)"))
     .addOption(opt("--families <list>", "comma-separated families (default: all)"))
     .addOption(opt("--force", "resume even when run.json names another suite, tracks or method"))
-    .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"))
-    .action(async (flags: CoordinatorFlags) => {
+    .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"));
+  // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
+  for (const o of natsCliOptions()) command.addOption(o);
+  command.action(async (flags: CoordinatorFlags) => {
       if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
       if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
@@ -80,6 +83,7 @@ export function register(program: Command): void {
       const tracks = csv(flags.tracks);
       const families = csv(flags.families);
       const logger = createLogger("coordinator");
+      const nats = natsBusOptionsFrom(flags);
       const options: WorkerCoordinatorOptions = {
         suiteDir: flags.suite,
         outDir: flags.out,
@@ -98,6 +102,7 @@ export function register(program: Command): void {
         heartbeatMs: intArg("heartbeat-ms", flags.heartbeatMs, 10),
         drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
         force: Boolean(flags.force),
+        ...(nats ? { nats } : {}),
       };
       const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
       // Nothing is committed while the suite is read: a signal then just stops (the next start

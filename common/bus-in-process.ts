@@ -251,6 +251,13 @@ export class InProcessBus implements Bus {
     return json === undefined ? undefined : RunStatusRecordSchema.parse(JSON.parse(json));
   }
 
+  async listStatuses(): Promise<RunStatusRecord[]> {
+    if (this.closed) throw new BusError("bus is closed");
+    const out: RunStatusRecord[] = [];
+    for (const run of this.runs.values()) if (run.status !== undefined) out.push(RunStatusRecordSchema.parse(JSON.parse(run.status)));
+    return out;
+  }
+
   async consumeResults(runId: string, options: ConsumeResultsOptions): Promise<ResultConsumer> {
     if (this.closed) throw new BusError("bus is closed");
     const run = this.run(runId);

@@ -311,6 +311,22 @@ export class NatsBus implements Bus {
     return RunStatusRecordSchema.parse(entry.json());
   }
 
+  async listStatuses(): Promise<RunStatusRecord[]> {
+    const out: RunStatusRecord[] = [];
+    try {
+      for await (const key of await this.kv.keys()) {
+        const entry = await this.kv.get(key);
+        if (!entry || entry.operation !== "PUT") continue;
+        const parsed = RunStatusRecordSchema.safeParse(entry.json());
+        if (parsed.success) out.push(parsed.data);
+        else this.log.warn("ignored a run status that is not one", { key, error: parsed.error.message });
+      }
+    } catch (err) {
+      throw new BusError(`cannot list the runs in NATS KV ${STATUS_BUCKET}: ${asError(err).message}`, { cause: err });
+    }
+    return out;
+  }
+
   async consumeResults(runId: string, options: ConsumeResultsOptions): Promise<ResultConsumer> {
     checkToken("run id", runId);
     const durable = checkToken("durable", options.durable);

@@ -169,6 +169,8 @@ export interface Bus {
   /** Writes the run's status (KV `udm_runs`, key = run id). Throws when the bus is unreachable. */
   putStatus(runId: string, status: RunStatusInput): Promise<void>;
   getStatus(runId: string): Promise<RunStatusRecord | undefined>;
+  /** Every run with a status in the bucket (any order); the scorer picks its run from these. */
+  listStatuses(): Promise<RunStatusRecord[]>;
 
   /** A durable consumer of the run's results, from the start of the stream for a new durable. */
   consumeResults(runId: string, options: ConsumeResultsOptions): Promise<ResultConsumer>;

@@ -3,12 +3,24 @@
 import type { Bus } from "./bus.js";
 import { InProcessBus } from "./bus-in-process.js";
 import { NatsBus } from "./bus-nats.js";
+import { DeferredNatsBus } from "./bus-nats-deferred.js";
 import type { Logger } from "./log.js";
 import { natsBusOptionsFrom, type NatsFlagValues } from "./nats-options.js";
 
+export interface OpenBusOptions {
+  logger?: Logger;
+  /**
+   * Return at once even when NATS is unreachable, connecting in the background (the coordinator,
+   * which must run through outages). Without it an unreachable NATS is a BusError.
+   */
+  background?: boolean;
+}
+
 /** Opens the bus the NATS flags ask for; throws UsageError for bad flags, BusError when NATS is unreachable. */
-export async function openBus(flags: NatsFlagValues, logger?: Logger): Promise<Bus> {
+export async function openBus(flags: NatsFlagValues, opts: OpenBusOptions | Logger = {}): Promise<Bus> {
+  const { logger, background } = "info" in opts ? { logger: opts as Logger, background: false } : (opts as OpenBusOptions);
   const options = natsBusOptionsFrom(flags);
   if (!options) return new InProcessBus(logger ? { logger } : {});
-  return NatsBus.connect(logger ? { ...options, logger } : options);
+  const withLog = logger ? { ...options, logger } : options;
+  return background ? new DeferredNatsBus(withLog) : NatsBus.connect(withLog);
 }

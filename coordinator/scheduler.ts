@@ -77,6 +77,10 @@ export interface SchedulerOptions {
    */
   onGiveUp: (record: RecordEntry, unit: PlannedUnit, last: Rejection) => void;
   onReject?: (agent: AgentSession, result: IncomingResult, rejection: Rejection) => void;
+  /** Every record of the unit is accepted (for run events); `agentKey` completed it. */
+  onUnitComplete?: (unit: PlannedUnit, agentKey: string) => void;
+  /** A holder's lease ran out (for run events). */
+  onLeaseExpired?: (unitId: string, agentKey: string) => void;
   /** Holders of one unit at once, primary included. Default 2. */
   maxHolders?: number;
   /** Default 5. */
@@ -272,6 +276,7 @@ export class Scheduler {
   private complete(state: UnitState, completedBy: string): void {
     state.status = "done";
     this.inflight.delete(state);
+    this.options.onUnitComplete?.(state.unit, completedBy);
     for (const lease of this.leases.releaseUnit(state.unit.unitId)) {
       if (lease.agentKey !== completedBy) this.agents.get(lease.agentKey)?.link.sendCancel(state.unit.unitId);
     }
@@ -301,6 +306,7 @@ export class Scheduler {
     for (const lease of expired) {
       this.leases.release(lease.unitId, lease.agentKey);
       this.counters.leasesExpired++;
+      this.options.onLeaseExpired?.(lease.unitId, lease.agentKey);
       this.agents.get(lease.agentKey)?.link.sendCancel(lease.unitId);
       this.afterRelease(lease);
     }

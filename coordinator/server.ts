@@ -4,7 +4,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { timingSafeEqual } from "node:crypto";
 import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
+import type { Bus, BusEvent } from "../common/bus.js";
 import { UsageError } from "../common/errors.js";
+import type { ResultLine } from "../common/result-schema.js";
 import { createLogger, type Logger } from "../common/log.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage__Output } from "../proto/generated/udm/v1/AgentMessage.js";
@@ -12,6 +14,7 @@ import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMe
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
 import { AgentConnection } from "./agent-connection.js";
+import { BusPublisher, busStatusOf } from "./bus-publisher.js";
 import { HealthService } from "./health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ThroughputMeter } from "./throughput-meter.js";
@@ -63,6 +66,11 @@ export interface CoordinatorOptions {
   onCommitted?: (line: StoredResultLine, track: string) => void;
   /** Called once per track whose every record is committed (at start for tracks already complete). */
   onTrackComplete?: (track: string, family: string) => void;
+  /**
+   * Where committed results, run events and the run's status are published (coordinator/bus-publisher.ts).
+   * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
+   */
+  bus?: Bus;
   logger?: Logger;
 }
 
@@ -229,8 +237,26 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     repaired: store.repaired.length,
   });
 
+  const publisher = options.bus
+    ? new BusPublisher({
+        bus: options.bus,
+        runId,
+        outDir: options.outDir,
+        tracks: index.tracks.map((t) => ({ track: t.track, family: t.family })),
+        status: () => busStatusOf(status(), index.identity),
+        log,
+      })
+    : undefined;
+  const at = () => new Date().toISOString();
+  const publishEvent = (e: BusEvent) => publisher?.event(e);
+  const agentIdOf = (key: string) => scheduler.agent(key)?.info.agentId ?? key;
+
   const scheduler = new Scheduler(units, {
     leaseMs,
+    onUnitComplete: (unit, key) =>
+      publishEvent({ type: "unit_done", at: at(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length }),
+    onLeaseExpired: (unitId, key) =>
+      publishEvent({ type: "unit_expired", at: at(), unitId, track: unitId.slice(0, unitId.lastIndexOf("/")), agentId: agentIdOf(key) }),
     lookup: (r) => index.byRunId.get(r)?.record,
     onAccept: (result, record, unit, agent) => {
       store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
@@ -277,6 +303,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const connections = new Map<string, AgentConnection>();
   const meter = new ThroughputMeter();
   const trackCompleted = (p: TrackProgressState) => {
+    publishEvent({ type: "track_complete", at: at(), track: p.track, records: p.records });
     try {
       options.onTrackComplete?.(p.track, p.family);
     } catch (err) {
@@ -290,6 +317,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     p.committed++;
     recordsCommitted++;
     meter.add(1, Date.now());
+    publisher?.committed(line as ResultLine, line.track);
     try {
       options.onCommitted?.(line, line.track);
     } catch (err) {
@@ -308,6 +336,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     log.info("run complete", { run_id: runId, records: index.totalRecords });
     scheduler.stopDispatch();
     for (const c of connections.values()) c.sendDrain("run complete");
+    publishEvent({ type: "run_complete", at: at(), state: "complete" });
     settle();
   }
 
@@ -347,8 +376,13 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         });
       });
       index.spill.dispose();
-      lock.release();
       state = "stopped";
+      if (publisher) {
+        const end = outcome();
+        if (end.state !== "complete") publishEvent({ type: "run_complete", at: at(), state: end.state, ...(end.error ? { reason: end.error } : {}) });
+        await publisher.close();
+      }
+      lock.release();
       log.info("coordinator stopped", { ...outcome(), counters: undefined });
       settle();
     })();
@@ -370,7 +404,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     let conn: AgentConnection | undefined;
     const gone = () => {
       if (!conn) return;
-      if (connections.get(conn.key) === conn) connections.delete(conn.key);
+      if (connections.get(conn.key) === conn) {
+        connections.delete(conn.key);
+        publishEvent({ type: "agent_left", at: at(), agentId: conn.agentId, reason: state === "running" && !doneResolved ? "disconnected" : "run ended" });
+      }
       scheduler.detach(conn.key);
       conn.end();
     };
@@ -389,12 +426,16 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
             }
           }
           conn = new AgentConnection(`${info.agentId}#${++agentSeq}`, info.agentId, call, {
-            unitMessage: (unit, records, backup) => unitToWire(unit, records, backup, leaseMs, index.spill),
+            unitMessage: (unit, records, backup) => {
+              publishEvent({ type: "unit_leased", at: at(), unitId: unit.unitId, track: unit.track, agentId: info.agentId, records: records.length, ...(backup ? { backup } : {}) });
+              return unitToWire(unit, records, backup, leaseMs, index.spill);
+            },
             onWritable: () => scheduler.pump(),
           });
           connections.set(conn.key, conn);
           conn.send(welcomeToWire(runId, method, leaseMs, heartbeatMs));
           scheduler.attach(conn.key, info, conn, msg.hello.ready);
+          publishEvent({ type: "agent_joined", at: at(), agentId: info.agentId, model: info.model, engineUrl: info.engineUrl });
           log.info("agent attached", { agent: info.agentId, model: info.model, ready: msg.hello.ready, engine: info.engineUrl });
           if (doneResolved || state !== "running") conn.sendDrain(doneResolved ? "run complete" : "coordinator draining");
           return;
@@ -479,6 +520,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     log.debug("memory", { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), external_mb: mb(m.external), committed: recordsCommitted });
   }, 2_000);
   memoryLog.unref();
+  publisher?.start();
   log.info("coordinator running", { address, run_id: runId, tls: options.tls ? (options.tls.requireClientCert ? "mutual" : "server") : "off" });
 
   for (const p of progress.values()) if (p.complete) trackCompleted(p);

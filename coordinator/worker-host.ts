@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { UdmError, UsageError } from "../common/errors.js";
+import type { NatsBusOptions } from "../common/bus-nats.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions, RunOutcome } from "./server.js";
 import type { StoredResultLine } from "./results-store.js";
@@ -14,7 +15,10 @@ import type { StoredResultLine } from "./results-store.js";
  * The coordinator's options without a logger (the worker logs to stderr). onCommitted and
  * onTrackComplete run in the calling thread, fed by messages from the worker.
  */
-export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger">;
+export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger" | "bus"> & {
+  /** Publish to NATS JetStream: the worker connects (in the background, so NATS may be down) and owns the bus. */
+  nats?: Omit<NatsBusOptions, "logger">;
+};
 
 export interface WorkerCoordinator {
   address: string;
@@ -125,15 +129,29 @@ export interface BoundedCoordinator {
 /** Default V8 old-generation cap of the coordinator thread (bench/coordinator-bench.ts: ~250 MB peak RSS on the full suite). */
 export const DEFAULT_COORDINATOR_HEAP_MB = 256;
 
-export async function startBoundedCoordinator(options: CoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<BoundedCoordinator> {
+/** Coordinator options plus `nats`: a NATS bus the coordinator's thread opens (and may find down) and closes itself. */
+export type BoundedCoordinatorOptions = CoordinatorOptions & { nats?: Omit<NatsBusOptions, "logger"> };
+
+export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<BoundedCoordinator> {
   const entry = workerEntry();
   if (entry) {
-    const { logger: _logger, ...workerOptions } = options;
+    const { logger: _logger, bus, ...workerOptions } = options;
+    if (bus) throw new UsageError("a coordinator in a worker thread opens its own bus: pass `nats`, not `bus`");
     const w = await startCoordinatorInWorker(workerOptions, entry, maxHeapMb);
     return { address: w.address, runId: w.runId, initialStatus: w.initialStatus, done: w.done, status: w.status, drain: w.drain, close: w.close };
   }
   const { startCoordinator } = await import("./server.js");
-  const h = await startCoordinator(options);
+  const { nats, ...inThread } = options;
+  const { DeferredNatsBus } = await import("../common/bus-nats-deferred.js");
+  const { createLogger } = await import("../common/log.js");
+  const ownBus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
+  let h: Awaited<ReturnType<typeof startCoordinator>>;
+  try {
+    h = await startCoordinator({ ...inThread, ...(ownBus ? { bus: ownBus } : {}) });
+  } catch (err) {
+    await ownBus?.close();
+    throw err;
+  }
   return {
     address: h.address,
     runId: h.runId,
@@ -141,6 +159,9 @@ export async function startBoundedCoordinator(options: CoordinatorOptions, maxHe
     done: h.done,
     status: async () => h.status(),
     drain: () => void h.drain(),
-    close: () => h.close(),
+    close: async () => {
+      await h.close();
+      await ownBus?.close();
+    },
   };
 }

@@ -2,20 +2,26 @@
 // can be capped (resourceLimits), which bounds the coordinator's memory where the main thread's
 // heap cannot be capped after start.
 import { parentPort, workerData } from "node:worker_threads";
+import type { NatsBusOptions } from "../common/bus-nats.js";
+import { DeferredNatsBus } from "../common/bus-nats-deferred.js";
 import { UdmError } from "../common/errors.js";
+import { createLogger } from "../common/log.js";
 import { startCoordinator, type CoordinatorOptions } from "./server.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
 
-const { forwardCommitted, forwardTrackComplete, ...options } = workerData as CoordinatorOptions & {
+const { forwardCommitted, forwardTrackComplete, nats, ...options } = workerData as CoordinatorOptions & {
   forwardCommitted?: boolean;
   forwardTrackComplete?: boolean;
+  nats?: NatsBusOptions;
 };
 
+const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 try {
   const handle = await startCoordinator({
     ...options,
+    ...(bus ? { bus } : {}),
     ...(forwardCommitted ? { onCommitted: (line, track) => port.postMessage({ type: "committed", line, track }) } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => port.postMessage({ type: "trackComplete", track, family }) } : {}),
   });
@@ -27,9 +33,11 @@ try {
   port.postMessage({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, status: handle.status() });
   const outcome = await handle.done;
   await handle.close();
+  await bus?.close().catch(() => undefined);
   port.postMessage({ type: "done", outcome });
   port.close();
 } catch (err) {
+  await bus?.close().catch(() => undefined);
   port.postMessage({
     type: "error",
     name: (err as Error).name,

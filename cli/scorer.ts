@@ -1,0 +1,80 @@
+// udm-orch scorer --suite DIR --nats URL [--run ID] --out DIR: the scorer of a distributed run as
+// its own process. Consumes the run's results from NATS JetStream (durable consumer, so a restart
+// with the same --out resumes), publishes each track's final metrics the moment its last record is
+// in, running metrics for tracks in progress, and the summary; keeps <out>/metrics.json current.
+// Exit 0 once every track of the run is scored, 1 when stopped before, 2 on bad usage or input.
+import type { Command } from "commander";
+import { checkToken } from "../common/bus.js";
+import { EXIT, UdmError, UsageError } from "../common/errors.js";
+import { createLogger } from "../common/log.js";
+import { natsCliOptions, type NatsFlagValues } from "../common/nats-options.js";
+import { openBus } from "../common/open-bus.js";
+import { chooseRun, StreamingScorer } from "../scorer/streaming-scorer.js";
+import { intArg, opt } from "./options.js";
+import { formatReport } from "./score.js";
+
+interface ScorerFlags extends NatsFlagValues {
+  suite: string;
+  out: string;
+  run?: string;
+  progressMs?: string;
+  ackWaitMs?: string;
+}
+
+export function register(program: Command): void {
+  const command = program
+    .command("scorer")
+    .description("score a distributed run from NATS JetStream as its results arrive; publish per-track metrics and write <out>/metrics.json")
+    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test) the run uses").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "where metrics.json, the scorer's journal and state go (a restart with the same --out resumes)").makeOptionMandatory())
+    .addOption(opt("--run <id>", "run id (default: the only, or most recently updated, run in NATS KV udm_runs)"))
+    .addOption(opt("--progress-ms <ms>", "running metrics of tracks in progress, this often (default 3000)"))
+    .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"));
+  for (const o of natsCliOptions()) command.addOption(o);
+  command.action(async (flags: ScorerFlags) => {
+    if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
+    const progressEveryMs = intArg("progress-ms", flags.progressMs, 100);
+    const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
+    const log = createLogger("scorer");
+    const bus = await openBus(flags, { logger: createLogger("bus") });
+    let scorer: StreamingScorer | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info(`${signal}: stopping (applied results are acked; the rest stays with the durable consumer)`);
+      void (scorer?.stop() ?? Promise.resolve()).finally(() => void bus.close().finally(() => process.exit(EXIT.failed)));
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+    try {
+      const runId = flags.run !== undefined ? checkToken("--run", flags.run) : chooseRun(await bus.listStatuses(), log).runId;
+      scorer = new StreamingScorer({
+        bus,
+        runId,
+        suiteDir: flags.suite,
+        outDir: flags.out,
+        ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
+        ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
+        log,
+        onTrackFinal: (track, m) => process.stdout.write(`track ${track} scored: ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)} (${m.records} records)\n`),
+      });
+      process.stdout.write(`scorer: run ${runId}: scoring into ${scorer.metricsPath}\n`);
+      await scorer.start();
+      const metrics = await scorer.done;
+      const r = scorer.result();
+      await scorer.stop();
+      process.stdout.write(formatReport(metrics));
+      process.stdout.write(
+        `run ${runId}: all ${Object.keys(metrics.tracks).length} tracks scored, summary published ` +
+          `(${r.applied} results applied, ${r.replayed} from the journal, ${r.duplicates} duplicates skipped); wrote ${scorer.metricsPath}\n`,
+      );
+      process.exitCode = EXIT.ok;
+    } catch (err) {
+      await scorer?.stop().catch(() => undefined);
+      if (err instanceof UdmError) throw err;
+      throw new UdmError(`scorer failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+      await bus.close().catch(() => undefined);
+    }
+  });
+}

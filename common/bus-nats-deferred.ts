@@ -1,0 +1,156 @@
+// A NATS bus for a process that must start while NATS is down (the coordinator): it connects in
+// the background, retrying forever, and until then behaves like a NatsBus in an outage (state
+// "disconnected", publishes fail at once, status writes throw). Once connected it is the NatsBus,
+// which itself reconnects forever.
+import {
+  BusError,
+  type Bus,
+  type BusEvent,
+  type BusState,
+  type ConsumeResultsOptions,
+  type MetricsInput,
+  type MetricsMessage,
+  type PublishOutcome,
+  type ResultConsumer,
+  type RunStatusInput,
+  type RunStatusRecord,
+  type SubscribeEventsOptions,
+  type SubscribeMetricsOptions,
+  type Subscription,
+} from "./bus.js";
+import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "./bus-nats.js";
+import { createLogger, type Logger } from "./log.js";
+import type { ResultLine } from "./result-schema.js";
+
+/** How often a still-failing first connection is logged at warn level. */
+const WARN_EVERY_MS = 30_000;
+
+export class DeferredNatsBus implements Bus {
+  readonly kind = "nats" as const;
+  private inner: NatsBus | undefined;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly listeners = new Set<(s: BusState) => void>();
+  private readonly log: Logger;
+  private readonly startedAt = Date.now();
+  private lastWarnAt = 0;
+  private connecting: Promise<void> | undefined;
+  private readonly connectedWaiters: Array<() => void> = [];
+
+  /** Starts connecting at once; never throws for an unreachable server. */
+  constructor(
+    private readonly options: NatsBusOptions,
+    private readonly connect: (o: NatsBusOptions) => Promise<NatsBus> = (o) => NatsBus.connect(o),
+  ) {
+    this.log = options.logger ?? createLogger("bus");
+    this.attempt();
+  }
+
+  private attempt(): void {
+    if (this.closed || this.inner) return;
+    this.connecting = (async () => {
+      try {
+        const bus = await this.connect({ ...this.options, logger: this.log });
+        if (this.closed) {
+          await bus.close();
+          return;
+        }
+        this.inner = bus;
+        bus.onStateChange((s) => this.emit(s));
+        if (Date.now() - this.startedAt > 1000) this.log.info("NATS reachable: connected", { outageMs: Date.now() - this.startedAt });
+        this.emit(bus.state);
+        for (const w of this.connectedWaiters.splice(0)) w();
+      } catch (err) {
+        const now = Date.now();
+        if (now - this.lastWarnAt >= WARN_EVERY_MS) {
+          this.lastWarnAt = now;
+          this.log.warn("NATS unreachable; carrying on without it and retrying (results still go to disk)", { error: (err as Error).message });
+        }
+        if (!this.closed) {
+          this.timer = setTimeout(() => this.attempt(), reconnectDelayMs(now - this.startedAt));
+          this.timer.unref();
+        }
+      }
+    })();
+  }
+
+  private emit(state: BusState): void {
+    for (const l of this.listeners) {
+      try {
+        l(state);
+      } catch (err) {
+        this.log.warn("bus state listener threw", { error: (err as Error).message });
+      }
+    }
+  }
+
+  get state(): BusState {
+    if (this.closed) return "closed";
+    return this.inner ? this.inner.state : "disconnected";
+  }
+
+  onStateChange(listener: (state: BusState) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves once the first connection is made (never, while NATS stays unreachable). */
+  connected(): Promise<void> {
+    if (this.inner) return Promise.resolve();
+    return new Promise((r) => this.connectedWaiters.push(r));
+  }
+
+  private down(): PublishOutcome {
+    return { ok: false, error: new BusError(this.closed ? "bus is closed" : "NATS not reachable yet") };
+  }
+
+  private need(): NatsBus {
+    if (!this.inner) throw new BusError(this.closed ? "bus is closed" : "NATS not reachable yet");
+    return this.inner;
+  }
+
+  publishResult(runId: string, track: string, line: ResultLine): Promise<PublishOutcome> {
+    return this.inner ? this.inner.publishResult(runId, track, line) : Promise.resolve(this.down());
+  }
+
+  publishEvent(runId: string, event: BusEvent): Promise<PublishOutcome> {
+    return this.inner ? this.inner.publishEvent(runId, event) : Promise.resolve(this.down());
+  }
+
+  publishMetrics(runId: string, track: string, metrics: MetricsInput): Promise<PublishOutcome> {
+    return this.inner ? this.inner.publishMetrics(runId, track, metrics) : Promise.resolve(this.down());
+  }
+
+  async putStatus(runId: string, status: RunStatusInput): Promise<void> {
+    return this.need().putStatus(runId, status);
+  }
+
+  async getStatus(runId: string): Promise<RunStatusRecord | undefined> {
+    return this.need().getStatus(runId);
+  }
+
+  async listStatuses(): Promise<RunStatusRecord[]> {
+    return this.need().listStatuses();
+  }
+
+  async consumeResults(runId: string, options: ConsumeResultsOptions): Promise<ResultConsumer> {
+    return this.need().consumeResults(runId, options);
+  }
+
+  async subscribeEvents(runId: string, onEvent: (event: BusEvent) => void, options?: SubscribeEventsOptions): Promise<Subscription> {
+    return this.need().subscribeEvents(runId, onEvent, options);
+  }
+
+  async subscribeMetrics(runId: string, onMetrics: (message: MetricsMessage) => void, options?: SubscribeMetricsOptions): Promise<Subscription> {
+    return this.need().subscribeMetrics(runId, onMetrics, options);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.connecting?.catch(() => undefined);
+    await this.inner?.close();
+    this.emit("closed");
+  }
+}
