@@ -6,14 +6,11 @@ import type { Command } from "commander";
 import { UsageError, UdmError, EXIT } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { startAgent, type AgentOutcome } from "../agent/attach-loop.js";
-import type { EngineMethod } from "../agent/engine-method.js";
-import { SystemOneMethod } from "../agent/methods/systemone.js";
-import { DecisionsMethod } from "../agent/methods/decisions.js";
-import { LabelReadMethod } from "../agent/methods/label-read.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { VllmSupervisor } from "../agent/vllm-supervisor.js";
-import { opt, intArg, csv } from "./options.js";
+import { opt, intArg } from "./options.js";
+import { METHODS, methodFactory, parseSeeds } from "./engine-methods.js";
 
 interface AgentFlags {
   coordinator: string;
@@ -32,34 +29,6 @@ interface AgentFlags {
   seeds?: string;
   maxConcurrency?: string;
   vllmCmd?: string;
-}
-
-interface MethodSetup {
-  baseUrl: string;
-  model: string | undefined;
-  capacity: number | undefined;
-  api: "completions" | "chat";
-  /** Engine requests in flight, adapted to the engine's queue (vllm:num_requests_waiting). */
-  limiter: AdaptiveConcurrency;
-  /** --seeds: label-permutation seeds until the run's Welcome names its own. */
-  seeds: number[];
-}
-
-/** Every method takes the run's label-permutation seeds from the coordinator's Welcome. */
-type SeededMethod = EngineMethod & { setSeeds(seeds: readonly number[]): void };
-
-/** Engine methods this build can run, by --method name. */
-const METHODS: Record<string, (setup: MethodSetup) => SeededMethod> = {
-  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter }),
-  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter }),
-  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter }),
-};
-
-function parseSeeds(value: string | undefined): number[] {
-  if (value === undefined) return [];
-  const seeds = (csv(value) ?? []).map((s) => Number(s));
-  if (seeds.some((n) => !Number.isInteger(n) || n < 0)) throw new UsageError(`--seeds must be non-negative integers, e.g. 0,1,2; got ${JSON.stringify(value)}`);
-  return [...new Set(seeds)];
 }
 
 function engineUrl(value: string): string {
@@ -115,8 +84,7 @@ export function register(program: Command): void {
       const capacity = intArg("capacity", flags.capacity, 1);
       const concurrency = intArg("concurrency", flags.concurrency, 1);
       const heartbeatMs = intArg("heartbeat-ms", flags.heartbeatMs, 10);
-      const makeMethod = METHODS[flags.method];
-      if (!makeMethod) throw new UsageError(`--method ${JSON.stringify(flags.method)} is not available; choose one of ${Object.keys(METHODS).join(", ")}`);
+      const makeMethod = methodFactory(flags.method);
       if (flags.labelReadApi !== "completions" && flags.labelReadApi !== "chat") {
         throw new UsageError(`--label-read-api must be completions or chat, got ${JSON.stringify(flags.labelReadApi)}`);
       }

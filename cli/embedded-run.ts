@@ -9,12 +9,12 @@ import { startBoundedCoordinator, type BoundedCoordinator } from "../coordinator
 import type { MethodConfig } from "../coordinator/run-manifest.js";
 import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
-import { SystemOneMethod } from "../agent/methods/systemone.js";
-import type { EngineMethod } from "../agent/engine-method.js";
+import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine-server.js";
 import { LiveScorer } from "../scorer/live-scorer.js";
 import type { MetricsJson } from "../scorer/score-results.js";
 import { createProgressBar } from "./progress.js";
+import { methodFactory } from "./engine-methods.js";
 
 export interface EmbeddedRunOptions {
   suiteDir: string;
@@ -40,21 +40,6 @@ export interface EmbeddedRunResult {
   outcome: RunOutcome;
   metrics: MetricsJson | undefined;
   metricsPath: string;
-}
-
-/** Engine methods this build can drive, by --method name. */
-export function makeEngineMethod(name: string, baseUrl: string, opts: { model?: string; capacity?: number; seeds?: readonly number[] }): EngineMethod {
-  switch (name) {
-    case "systemone":
-      return new SystemOneMethod({
-        baseUrl,
-        ...(opts.model ? { model: opts.model } : {}),
-        ...(opts.capacity ? { capacity: opts.capacity } : {}),
-        ...(opts.seeds?.length ? { seeds: opts.seeds } : {}),
-      });
-    default:
-      throw new UsageError(`--method ${JSON.stringify(name)} is not available; choose systemone`);
-  }
 }
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
@@ -115,15 +100,21 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     scorer.setSuite(status.suite_identity, status.tracks.length);
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
+    const makeMethod = methodFactory(options.method?.method ?? "systemone");
     for (const url of urls) {
+      const method = makeMethod({
+        baseUrl: url,
+        model: options.method?.model || undefined,
+        capacity: options.capacity,
+        api: "completions",
+        limiter: new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting }),
+        seeds: [...(options.method?.seeds ?? [])],
+      });
       agents.push(
         startAgent({
           coordinator: coordinator.address,
-          method: makeEngineMethod(options.method?.method ?? "systemone", url, {
-            ...(options.method?.model ? { model: options.method.model } : {}),
-            ...(options.capacity ? { capacity: options.capacity } : {}),
-            ...(options.method?.seeds ? { seeds: options.method.seeds } : {}),
-          }),
+          method,
+          onRunParams: (run) => method.setSeeds(run.seeds),
           engineUrl: url,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),

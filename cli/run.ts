@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
+import { methodFactory, parseSeeds } from "./engine-methods.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 
 interface RunFlags {
@@ -33,7 +34,7 @@ export function register(program: Command): void {
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
     .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"))
     .addOption(opt("--model <name>", "model to ask the engines for (default: the one each serves)"))
-    .addOption(opt("--method <name>", "engine method", "systemone"))
+    .addOption(opt("--method <name>", "engine method: systemone, decisions or label-read", "systemone"))
     .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2"))
     .addOption(opt("--tracks <list>", "comma-separated tracks to run (default: all)"))
     .addOption(opt("--families <list>", "comma-separated families to run (default: all)"))
@@ -48,11 +49,8 @@ export function register(program: Command): void {
       const engines = csv(flags.engine);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
-      const seeds = csv(flags.seeds)?.map((s) => {
-        const n = Number(s);
-        if (!Number.isInteger(n)) throw new UsageError(`--seeds must be integers, got ${JSON.stringify(s)}`);
-        return n;
-      });
+      methodFactory(flags.method);
+      const seeds = parseSeeds(flags.seeds);
       const tracks = csv(flags.tracks);
       const families = csv(flags.families);
       const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
@@ -71,7 +69,7 @@ export function register(program: Command): void {
           ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
           ...(accuracy !== undefined ? { accuracy } : {}),
         },
-        method: { method: flags.method, ...(seeds ? { seeds } : {}), ...(flags.model ? { model: flags.model } : {}) },
+        method: { method: flags.method, seeds, ...(flags.model ? { model: flags.model } : {}) },
         ...(tracks ? { tracks } : {}),
         ...(families ? { families } : {}),
         ...(flags.force ? { force: true } : {}),
