@@ -8,7 +8,7 @@
 // The coordinator runs as a child process; its peak RSS (VmHWM) and CPU time come from /proc.
 // The agents share this machine's cores with it, so records/s is a floor, not a ceiling.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,7 @@ import * as grpc from "@grpc/grpc-js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
+import { sampleProcess, type ProcSample } from "./proc-sample.js";
 
 function arg(name: string, fallback?: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,26 +31,6 @@ const credit = Number(arg("credit", "4"));
 const outFile = arg("out", "bench/out/coordinator.json");
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
 const outDir = mkdtempSync(join(tmpdir(), "udm-coord-bench-"));
-
-interface ProcSample {
-  rssKb: number;
-  hwmKb: number;
-  cpuS: number;
-}
-
-function sample(pid: number): ProcSample | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-    // Fields after the command name: utime and stime are the 12th and 13th (1-based), in ticks.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return { rssKb: kb("VmRSS"), hwmKb: kb("VmHWM"), cpuS: ticks / 100 };
-  } catch {
-    return undefined;
-  }
-}
 
 function runAgent(address: string, id: string, stats: { units: number; records: number; maxUnitBytes: number }): Promise<void> {
   const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
@@ -95,7 +76,7 @@ const child = spawn(process.execPath, [main, "coordinator", "--suite", suite, "-
 });
 const samples: Array<ProcSample & { t: number }> = [];
 const sampler = setInterval(() => {
-  const s = sample(child.pid!);
+  const s = sampleProcess(child.pid!);
   if (s) samples.push({ ...s, t: (Date.now() - t0) / 1000 });
 }, 200);
 
@@ -109,7 +90,7 @@ const address = await new Promise<string>((res, rej) => {
   child.on("exit", (code) => rej(new Error(`coordinator exited with ${code} before listening`)));
 });
 const tListen = Date.now();
-const atListen = sample(child.pid!);
+const atListen = sampleProcess(child.pid!);
 const stats = { units: 0, records: 0, maxUnitBytes: 0 };
 const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
 await Promise.all(Array.from({ length: agents }, (_, i) => runAgent(address, `bench-${i}`, stats)));
