@@ -57,3 +57,17 @@ export interface RunParams {
   /** Label-permutation seeds averaged per question; empty = the agent's own (--seeds), else one read. */
   seeds: readonly number[];
 }
+
+/** An answer with nothing in it yet, for a method to fill in. */
+export function emptyAnswer(): RecordAnswer {
+  return {
+    probs: {},
+    skipped: [],
+    errors: {},
+    usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
+    latencyMs: 0,
+    answeredBy: {},
+    retries: 0,
+    approximate: false,
+  };
+}

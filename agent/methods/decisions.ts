@@ -7,12 +7,13 @@
 // fewer than 2, and everything once the engine answered 501, go to label-read. Seeds reorder a
 // choice's options (the API has no seed field; the label an option gets follows its position) and
 // the answers are averaged.
+import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
 import { labelPermutation } from "../../common/label-permutation.js";
 import type { Distribution } from "../../common/result-schema.js";
 import type { Question } from "../../common/suite-schema.js";
 import { DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, isContextLengthError, SYSTEMONE_MAX_CHOICE_OPTIONS, usageTokens, type DecisionAnswer } from "../../common/vllm-protocol.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
+import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
 import { LabelReadMethod } from "./label-read.js";
@@ -34,29 +35,16 @@ export interface DecisionsOptions {
 
 type SeedRead = { probs: Record<string, Distribution>; skipped: Set<string>; errors: Record<string, string>; unsupported: Set<string> };
 
-const TOLERANCE = 1e-3;
 
 /** The suite's distribution from one Decisions answer, or a problem string. */
 export function decisionToDistribution(question: Question, answer: DecisionAnswer): Distribution | string {
   if (question.type === "noul") {
     if (answer.type !== "predicate") return `engine answered type ${JSON.stringify(answer.type)} for a predicate`;
-    const p = answer.probability;
-    if (p === undefined || !Number.isFinite(p) || p < -TOLERANCE || p > 1 + TOLERANCE) return `predicate answer without a probability in [0,1] (got ${p})`;
-    const yes = Math.min(1, Math.max(0, p));
-    return { true: yes, false: 1 - yes };
+    return noulDistribution(answer.probability, "predicate answer without a probability");
   }
   if (answer.type !== "choice") return `engine answered type ${JSON.stringify(answer.type)} for a choice`;
   const byValue = new Map((answer.probabilities ?? []).map((e) => [String(e.value), e.probability]));
-  const keys = Object.keys(question.criteria);
-  const raw: number[] = [];
-  for (const k of keys) {
-    const p = byValue.get(k);
-    if (p === undefined || !Number.isFinite(p) || p < 0) return `answer has no probability for choice ${JSON.stringify(k)}`;
-    raw.push(p);
-  }
-  const sum = raw.reduce((a, b) => a + b, 0);
-  if (Math.abs(sum - 1) > TOLERANCE) return `answer probabilities sum to ${sum}, not 1`;
-  return Object.fromEntries(keys.map((k, i) => [k, raw[i]! / sum]));
+  return choiceDistribution(Object.keys(question.criteria), (k) => byValue.get(k), "choice");
 }
 
 export class DecisionsMethod implements EngineMethod {
@@ -100,16 +88,7 @@ export class DecisionsMethod implements EngineMethod {
 
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
     const started = performance.now();
-    const out: RecordAnswer = {
-      probs: {},
-      skipped: [],
-      errors: {},
-      usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
-      latencyMs: 0,
-      answeredBy: {},
-      retries: 0,
-      approximate: false,
-    };
+    const out = emptyAnswer();
     const info = this.info_ ?? (await this.info(signal));
     const keys: string[] = [];
     const toLabelRead: string[] = [];

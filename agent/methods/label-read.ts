@@ -32,7 +32,7 @@ import {
   type ChatCompletionResponse,
 } from "../../common/vllm-protocol.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
+import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type CallCounters, type RetryPolicy } from "./engine-call.js";
 import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix, type ListedOption } from "./label-read-template.js";
@@ -128,16 +128,7 @@ export class LabelReadMethod implements EngineMethod {
 
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
     const started = performance.now();
-    const out: RecordAnswer = {
-      probs: {},
-      skipped: [],
-      errors: {},
-      usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
-      latencyMs: 0,
-      answeredBy: {},
-      retries: 0,
-      approximate: false,
-    };
+    const out = emptyAnswer();
     await this.answerQuestions(record, Object.keys(record.questions), out, signal);
     out.latencyMs = performance.now() - started;
     return out;

@@ -2,6 +2,7 @@
 // own format (state + questions), at most 64 per request; the requests of a record share the state,
 // so the engine's prefix cache prefills it once. Limits and wording follow vLLM
 // (common/vllm-protocol.ts cites the files).
+import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
 import { firstIssue, type Question } from "../../common/suite-schema.js";
 import type { Distribution } from "../../common/result-schema.js";
 import {
@@ -15,7 +16,7 @@ import {
   type SystemOneRequest,
   type SystemOneResponse,
 } from "../../common/vllm-protocol.js";
-import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "../engine-method.js";
+import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { LabelReadMethod } from "./label-read.js";
 import { StateFit } from "./state-fit.js";
 import { callEngine } from "./engine-call.js";
@@ -63,7 +64,6 @@ export function routeSystemOne(question: Question): SystemOneRoute {
 }
 
 
-const TOLERANCE = 1e-3;
 
 /** The mean of distributions over the same keys (reads under several label seeds). */
 export function averageDistributions(dists: readonly Distribution[]): Distribution {
@@ -75,23 +75,8 @@ export function averageDistributions(dists: readonly Distribution[]): Distributi
 /** The suite's distribution from one systemone answer, or a problem string. */
 export function answerToDistribution(question: Question, answer: SystemOneAnswer): Distribution | string {
   if (answer.type !== question.type) return `engine answered type ${JSON.stringify(answer.type)} for a ${question.type} question`;
-  if (question.type === "noul") {
-    const p = answer.noul ?? answer.probabilities.yes;
-    if (p === undefined || !Number.isFinite(p) || p < -TOLERANCE || p > 1 + TOLERANCE) return `noul answer without a probability of yes in [0,1] (got ${p})`;
-    const yes = Math.min(1, Math.max(0, p));
-    return { true: yes, false: 1 - yes };
-  }
-  const keys = Object.keys(question.criteria);
-  const raw: number[] = [];
-  for (const k of keys) {
-    const p = answer.probabilities[k];
-    if (p === undefined || !Number.isFinite(p) || p < 0) return `answer has no probability for option ${JSON.stringify(k)}`;
-    raw.push(p);
-  }
-  const sum = raw.reduce((a, b) => a + b, 0);
-  // Renormalise only against float error; a real shortfall means options are missing or renamed.
-  if (Math.abs(sum - 1) > TOLERANCE) return `answer probabilities sum to ${sum}, not 1`;
-  return Object.fromEntries(keys.map((k, i) => [k, raw[i]! / sum]));
+  if (question.type === "noul") return noulDistribution(answer.noul ?? answer.probabilities.yes, "noul answer without a probability of yes");
+  return choiceDistribution(Object.keys(question.criteria), (k) => answer.probabilities[k], "option");
 }
 
 export class SystemOneMethod implements EngineMethod {
@@ -161,16 +146,7 @@ export class SystemOneMethod implements EngineMethod {
 
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
     const started = performance.now();
-    const out: RecordAnswer = {
-      probs: {},
-      skipped: [],
-      errors: {},
-      usage: { promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0 },
-      latencyMs: 0,
-      answeredBy: {},
-      retries: 0,
-      approximate: false,
-    };
+    const out = emptyAnswer();
     let keys: string[] = [];
     const toLabelRead: string[] = [];
     for (const [key, q] of Object.entries(record.questions)) {
