@@ -279,6 +279,8 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       expect(await (await open()).getStatus(run)).toEqual({ runId: run, state: "running", updatedAt: "2026-01-01T00:00:00Z", recordsTotal: 10, recordsCommitted: 3, agents: [{ id: "a1" }] });
       await bus.putStatus(run, { runId: run, state: "complete", updatedAt: "2026-01-01T00:01:00Z" });
       expect(await bus.getStatus(run)).toEqual({ runId: run, state: "complete", updatedAt: "2026-01-01T00:01:00Z" });
+      const listed = await (await open()).listStatuses();
+      expect(listed.filter((s) => s.runId === run)).toEqual([{ runId: run, state: "complete", updatedAt: "2026-01-01T00:01:00Z" }]);
     });
 
     it("rejects a run id or track that cannot be a subject token", async () => {
