@@ -127,6 +127,9 @@ export class BusPublisher {
     if (this.timer) clearInterval(this.timer);
     const work = (async () => {
       await Promise.all([...this.inflight]);
+      // Results still behind and the bus not (yet) connected, e.g. a finished run restarted just to
+      // publish what an outage kept off the stream: give the connection a moment.
+      if (this.behind > 0 && this.options.bus.state !== "connected") await this.connectedWithin(Math.min(timeoutMs / 2, 5_000));
       await this.catchingUp;
       if (this.options.bus.state === "connected") {
         await this.catchUp();
@@ -141,6 +144,18 @@ export class BusPublisher {
     this.unsubscribe?.();
     const behind = this.behind;
     if (behind > 0) this.options.log.warn("stopping with results not on the bus; the next start with the same --out publishes them", { behind });
+  }
+
+  private connectedWithin(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const off = this.options.bus.onStateChange((st) => st === "connected" && done());
+      function done() {
+        clearTimeout(timer);
+        off();
+        resolve();
+      }
+    });
   }
 
   private track(p: Promise<unknown>): void {

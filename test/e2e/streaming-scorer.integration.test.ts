@@ -186,6 +186,29 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
     expect(new Set(journalRunIds(out)).size).toBe(records);
   }, 240_000);
 
+  it("a run done entirely while NATS was down reaches the stream when its coordinator starts again with NATS up", async () => {
+    const results = join(root, "offline");
+    await server.halt();
+    let runId: string;
+    try {
+      const c = await coordinator(results);
+      runId = c.runId;
+      const agent = await engineAndAgent(c.address);
+      expect((await c.p.exited).code, c.p.output()).toBe(0);
+      await agent.exited;
+    } finally {
+      await server.start();
+    }
+    const again = await coordinator(results);
+    expect(again.runId).toBe(runId);
+    expect((await again.p.exited).code, again.p.output()).toBe(0);
+    expect(again.p.output()).toMatch(/caught the results stream up from disk/);
+    const out = join(root, "offline-scorer");
+    const s = scorer(out, runId);
+    expect((await s.exited).code, s.output()).toBe(0);
+    expect(metricsJson(out)).toEqual(await scoreOf(results));
+  }, 180_000);
+
   it("a result published twice (another message id, past the duplicate window) is counted once", async () => {
     // The lines of the first test's run, published for a run of our own, 25 of them twice.
     const results = join(root, "order");
