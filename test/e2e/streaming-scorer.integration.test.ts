@@ -239,6 +239,23 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
     expect(journalRunIds(out)).toHaveLength(records);
   }, 120_000);
 
+  it("authenticates with the NATS flags or their UDM_NATS_* variables; a wrong token fails clearly", async () => {
+    const guarded = await startNatsServer({ auth: { token: "nats-s3cret" } });
+    try {
+      const wrong = spawnCli(["scorer", "--suite", suiteDir, "--nats", guarded.url, "--nats-token", "wrong", "--out", join(root, "auth-wrong")]);
+      started.push(wrong);
+      expect((await wrong.exited).code).toBe(1);
+      expect(wrong.output()).toMatch(/cannot connect to NATS at .*[Aa]uthorization/);
+      // The right token from the environment gets as far as asking the (empty) bus for its runs.
+      const right = spawnCli(["scorer", "--suite", suiteDir, "--nats", guarded.url, "--out", join(root, "auth-right")], { UDM_NATS_TOKEN: "nats-s3cret" });
+      started.push(right);
+      expect((await right.exited).code, right.output()).toBe(2);
+      expect(right.output()).toMatch(/no run on the bus/);
+    } finally {
+      await guarded.stop();
+    }
+  }, 60_000);
+
   it("without --run and with no run on a fresh bus it fails clearly", async () => {
     const empty = await startNatsServer();
     try {
