@@ -71,82 +71,82 @@ export function register(program: Command): void {
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags) => {
-      if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
-      if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
-      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
-      if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
-      if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
-      const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
-      const tls: TlsOptions | undefined = flags.tlsCert
-        ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
-        : undefined;
-      const tracks = csv(flags.tracks);
-      const families = csv(flags.families);
-      const logger = createLogger("coordinator");
-      const nats = natsBusOptionsFrom(flags);
-      const options: WorkerCoordinatorOptions = {
-        suiteDir: flags.suite,
-        outDir: flags.out,
-        listen: flags.listen,
-        ...(flags.token ? { token: flags.token } : {}),
-        ...(tls ? { tls } : {}),
-        ...(tracks ? { tracks } : {}),
-        ...(families ? { families } : {}),
-        method: {
-          method: flags.method,
-          seeds,
-          temperature: numberArg("temperature", flags.temperature, 0) ?? 0,
-          model: flags.model ?? "",
-        },
-        leaseMs: intArg("lease-ms", flags.leaseMs, 100),
-        heartbeatMs: intArg("heartbeat-ms", flags.heartbeatMs, 10),
-        drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
-        force: Boolean(flags.force),
-        ...(nats ? { nats } : {}),
-      };
-      const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
-      // Nothing is committed while the suite is read: a signal then just stops (the next start
-      // takes over the lock and removes the payload spill left behind).
-      const onSignalWhileStarting = (signal: NodeJS.Signals) => {
-        logger.warn(`${signal} while starting: stopping; nothing was committed`);
-        process.exit(EXIT.failed);
-      };
-      process.on("SIGTERM", onSignalWhileStarting);
-      process.on("SIGINT", onSignalWhileStarting);
-      let handle: RunningCoordinator;
-      try {
-        const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
-        handle = { ...c, status: c.initialStatus };
-      } finally {
-        process.off("SIGTERM", onSignalWhileStarting);
-        process.off("SIGINT", onSignalWhileStarting);
-      }
-      const st = handle.status;
-      process.stdout.write(
-        `coordinator listening on ${handle.address} run ${handle.runId}: ${st.records_total} records, ${st.records_resumed} already committed\n`,
-      );
+    if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
+    if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
+    if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
+    if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
+    if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
+    const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
+    const tls: TlsOptions | undefined = flags.tlsCert
+      ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
+      : undefined;
+    const tracks = csv(flags.tracks);
+    const families = csv(flags.families);
+    const logger = createLogger("coordinator");
+    const nats = natsBusOptionsFrom(flags);
+    const options: WorkerCoordinatorOptions = {
+      suiteDir: flags.suite,
+      outDir: flags.out,
+      listen: flags.listen,
+      ...(flags.token ? { token: flags.token } : {}),
+      ...(tls ? { tls } : {}),
+      ...(tracks ? { tracks } : {}),
+      ...(families ? { families } : {}),
+      method: {
+        method: flags.method,
+        seeds,
+        temperature: numberArg("temperature", flags.temperature, 0) ?? 0,
+        model: flags.model ?? "",
+      },
+      leaseMs: intArg("lease-ms", flags.leaseMs, 100),
+      heartbeatMs: intArg("heartbeat-ms", flags.heartbeatMs, 10),
+      drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
+      force: Boolean(flags.force),
+      ...(nats ? { nats } : {}),
+    };
+    const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
+    // Nothing is committed while the suite is read: a signal then just stops (the next start
+    // takes over the lock and removes the payload spill left behind).
+    const onSignalWhileStarting = (signal: NodeJS.Signals) => {
+      logger.warn(`${signal} while starting: stopping; nothing was committed`);
+      process.exit(EXIT.failed);
+    };
+    process.on("SIGTERM", onSignalWhileStarting);
+    process.on("SIGINT", onSignalWhileStarting);
+    let handle: RunningCoordinator;
+    try {
+      const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
+      handle = { ...c, status: c.initialStatus };
+    } finally {
+      process.off("SIGTERM", onSignalWhileStarting);
+      process.off("SIGINT", onSignalWhileStarting);
+    }
+    const st = handle.status;
+    process.stdout.write(
+      `coordinator listening on ${handle.address} run ${handle.runId}: ${st.records_total} records, ${st.records_resumed} already committed\n`,
+    );
 
-      const onSignal = (signal: NodeJS.Signals) => {
-        logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
-        handle.drain();
-      };
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
-      try {
-        const outcome = await handle.done;
-        await handle.close();
-        const c = outcome.counters;
-        process.stdout.write(
-          `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
-            `(${outcome.recordsResumed} resumed), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
-            `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n`,
-        );
-        if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
-        if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
-        process.exitCode = EXIT.ok;
-      } finally {
-        process.off("SIGTERM", onSignal);
-        process.off("SIGINT", onSignal);
-      }
-    });
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
+      handle.drain();
+    };
+    process.on("SIGTERM", onSignal);
+    process.on("SIGINT", onSignal);
+    try {
+      const outcome = await handle.done;
+      await handle.close();
+      const c = outcome.counters;
+      process.stdout.write(
+        `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
+          `(${outcome.recordsResumed} resumed), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
+          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n`,
+      );
+      if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
+      if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
+      process.exitCode = EXIT.ok;
+    } finally {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    }
+  });
 }
