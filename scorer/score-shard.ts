@@ -4,9 +4,10 @@
 import { FormatError } from "../common/errors.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
-import { manifestHashProblem, openSuite, readTrackRecords } from "../common/suite.js";
+import { openSuite } from "../common/suite.js";
 import { parseResultLine } from "./result-line.js";
 import { TrackAccumulator } from "./track-accumulator.js";
+import { loadTrackGold } from "./track-gold.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
 export interface ShardInput {
@@ -34,13 +35,8 @@ export async function scoreShard(input: ShardInput, log: Logger): Promise<ShardO
   const accumulators = new Map<string, TrackAccumulator>();
   for (const file of suite.files) {
     if (!mine.has(file.track)) continue;
-    const acc = new TrackAccumulator(file.track, file.family);
-    let sha: string | undefined;
-    for await (const record of readTrackRecords(file, { onHash: (h) => (sha = h) })) acc.addRecord(record, { file: file.path, line: record.line });
-    const problem = manifestHashProblem(suite, file, sha!);
-    if (problem) throw new FormatError(file.path, undefined, undefined, `refusing to score a suite that does not match its manifest: ${problem}`);
-    acc.sealRecords();
-    hashes[file.relPath] = sha!;
+    const { accumulator: acc, sha256 } = await loadTrackGold(suite, file);
+    hashes[file.relPath] = sha256;
     accumulators.set(file.track, acc);
   }
 

@@ -16,11 +16,12 @@ import { SUMMARY_METRICS, type Bus, type ResultConsumer, type RunStatusRecord } 
 import { FormatError, UsageError } from "../common/errors.js";
 import { createLogger, type Logger } from "../common/log.js";
 import type { ResultLine } from "../common/result-schema.js";
-import { decompressedSha256, manifestHashProblem, openSuite, readTrackRecords, suiteIdentity, type TrackFile } from "../common/suite.js";
+import { decompressedSha256, openSuite, suiteIdentity, type TrackFile } from "../common/suite.js";
 import { aggregate } from "./aggregate.js";
 import { AppliedJournal } from "./applied-journal.js";
 import { METRICS_FORMAT, type MetricsJson } from "./score-results.js";
 import { TrackAccumulator, type ResultInput } from "./track-accumulator.js";
+import { loadTrackGold } from "./track-gold.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
 export const JOURNAL_FILE = "scorer-journal.jsonl";
@@ -175,13 +176,8 @@ export class StreamingScorer {
     const selected = suite.files.filter((f) => !inScope || inScope.has(f.track));
     const hashes: Record<string, string> = {};
     for (const file of selected) {
-      const acc = new TrackAccumulator(file.track, file.family);
-      let sha: string | undefined;
-      for await (const record of readTrackRecords(file, { onHash: (h) => (sha = h) })) acc.addRecord(record, { file: file.path, line: record.line });
-      const problem = manifestHashProblem(suite, file, sha!);
-      if (problem) throw new FormatError(file.path, undefined, undefined, `refusing to score a suite that does not match its manifest: ${problem}`);
-      acc.sealRecords();
-      hashes[file.relPath] = sha!;
+      const { accumulator: acc, sha256 } = await loadTrackGold(suite, file);
+      hashes[file.relPath] = sha256;
       const expected = scope?.find((t) => t.track === file.track)?.records;
       if (expected !== undefined && expected !== acc.recordCount) {
         throw new UsageError(`track ${file.track}: the run has ${expected} records, the suite ${suite.root} has ${acc.recordCount}: is it the run's suite?`);

@@ -2,7 +2,6 @@
 // keys that are tool names, skill ids, "0".."4", 26+ letters; reranking groups of many chunks.
 import { createGunzip } from "node:zlib";
 import { createReadStream } from "node:fs";
-import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { makeSuite } from "../../sim/suite-maker.js";
