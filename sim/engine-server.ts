@@ -156,6 +156,25 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     void shutdown().then(() => options.onCrash?.());
   };
 
+  /** The request's JSON body, or an answer already sent (wrong media type, too large, bad JSON) as vLLM's router gives it. */
+  async function jsonBody(req: IncomingMessage, res: ServerResponse): Promise<{ body: unknown } | void> {
+    const mediaType = (req.headers["content-type"] ?? "").toLowerCase().split(";", 1)[0]?.trim();
+    if (mediaType !== "application/json") {
+      req.resume();
+      return respondInvalid(res, unsupportedMediaType());
+    }
+    const raw = await readBody(req);
+    if (raw === undefined) return sendError(res, 413, { detail: `Request body larger than ${MAX_BODY_BYTES} bytes` });
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch (err) {
+      const m = /position (\d+)/.exec((err as Error).message);
+      return respondInvalid(res, invalidJson(m ? Number(m[1]) : 0));
+    }
+    return { body };
+  }
+
   /**
    * What every inference request goes through first: counting, faults, the 501 of a model without
    * structured decisions (for the decision endpoints), the media type and the JSON body. Returns
@@ -187,22 +206,7 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
       // vllm/entrypoints/.../structured_decisions api_router.py: no handler -> NotImplementedError -> 501.
       return sendError(res, 501, errorBody(501, "NotImplementedError", "The model does not support the structured decision API"));
     }
-    const mediaType = (req.headers["content-type"] ?? "").toLowerCase().split(";", 1)[0]?.trim();
-    if (mediaType !== "application/json") {
-      req.resume();
-      return respondInvalid(res, unsupportedMediaType());
-    }
-    const raw = await readBody(req);
-    if (raw === undefined) return sendError(res, 413, { detail: `Request body larger than ${MAX_BODY_BYTES} bytes` });
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch (err) {
-      const m = /position (\d+)/.exec((err as Error).message);
-      respondInvalid(res, invalidJson(m ? Number(m[1]) : 0));
-      return undefined;
-    }
-    return { body };
+    return jsonBody(req, res);
   }
 
   async function systemone(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -395,15 +399,9 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
 
   async function tokenize(req: IncomingMessage, res: ServerResponse): Promise<void> {
     stats.tokenizeRequests++;
-    const raw = await readBody(req);
-    if (raw === undefined) return sendError(res, 413, { detail: `Request body larger than ${MAX_BODY_BYTES} bytes` });
-    let body: unknown;
-    try {
-      body = JSON.parse(raw);
-    } catch (err) {
-      const m = /position (\d+)/.exec((err as Error).message);
-      return respondInvalid(res, invalidJson(m ? Number(m[1]) : 0));
-    }
+    const parsed = await jsonBody(req, res);
+    if (!parsed) return;
+    const { body } = parsed;
     const result = tokenizeRequest(body, tokenizer, generationLimits);
     if ("ok" in result) return respondInvalid(res, result);
     send(res, 200, result);
