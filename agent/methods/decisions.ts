@@ -7,6 +7,7 @@
 // fewer than 2, and everything once the engine answered 501, go to label-read. Seeds reorder a
 // choice's options (the API has no seed field; the label an option gets follows its position) and
 // the answers are averaged.
+import { combineSeedReads, inQuestionOrder, type SeedRead as BaseSeedRead } from "./seed-reads.js";
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
 import { labelPermutation } from "../../common/label-permutation.js";
 import type { Distribution } from "../../common/result-schema.js";
@@ -19,7 +20,6 @@ import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-cal
 import { LabelReadMethod } from "./label-read.js";
 import { readEngineInfo } from "./model-info.js";
 import { StateFit } from "./state-fit.js";
-import { averageDistributions } from "./systemone.js";
 
 export interface DecisionsOptions {
   baseUrl: string;
@@ -33,8 +33,8 @@ export interface DecisionsOptions {
   labelRead?: LabelReadMethod;
 }
 
-type SeedRead = { probs: Record<string, Distribution>; skipped: Set<string>; errors: Record<string, string>; unsupported: Set<string> };
-
+/** One seed's read, with sets the batches fill in. */
+type SeedRead = BaseSeedRead & { skipped: Set<string>; unsupported: Set<string> };
 
 /** The suite's distribution from one Decisions answer, or a problem string. */
 export function decisionToDistribution(question: Question, answer: DecisionAnswer): Distribution | string {
@@ -108,20 +108,8 @@ export class DecisionsMethod implements EngineMethod {
       for (let b = 0; b < keys.length; b += this.maxQuestions) await this.runBatch(record, keys.slice(b, b + this.maxQuestions), seed, info.model, read, out, signal);
       reads.push(read);
     }
-    for (const key of keys) {
-      const dists = reads.map((r) => r.probs[key]);
-      if (dists.every((d) => d !== undefined)) {
-        out.probs[key] = averageDistributions(dists as Distribution[]);
-        out.answeredBy[key] = this.name;
-      } else if (reads.some((r) => r.skipped.has(key))) out.skipped.push(key);
-      else if (reads.some((r) => r.unsupported.has(key))) toLabelRead.push(key);
-      else out.errors[key] = reads.map((r) => r.errors[key]).find((e) => e !== undefined) ?? "no answer";
-    }
-    if (toLabelRead.length > 0) {
-      const order = Object.keys(record.questions);
-      toLabelRead.sort((a, b) => order.indexOf(a) - order.indexOf(b));
-      await this.labelRead.answerQuestions(record, toLabelRead, out, signal);
-    }
+    combineSeedReads(keys, reads, this.name, out, toLabelRead);
+    if (toLabelRead.length > 0) await this.labelRead.answerQuestions(record, inQuestionOrder(record, toLabelRead), out, signal);
     out.latencyMs = performance.now() - started;
     return out;
   }

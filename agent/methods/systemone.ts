@@ -2,6 +2,7 @@
 // own format (state + questions), at most 64 per request; the requests of a record share the state,
 // so the engine's prefix cache prefills it once. Limits and wording follow vLLM
 // (common/vllm-protocol.ts cites the files).
+import { combineSeedReads, inQuestionOrder } from "./seed-reads.js";
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
 import { firstIssue, type Question } from "../../common/suite-schema.js";
 import type { Distribution } from "../../common/result-schema.js";
@@ -61,15 +62,6 @@ export function routeSystemOne(question: Question): SystemOneRoute {
     if (n === 0) return { to: "fallback", reason: "choice without options" };
   }
   return { to: "systemone" };
-}
-
-
-
-/** The mean of distributions over the same keys (reads under several label seeds). */
-export function averageDistributions(dists: readonly Distribution[]): Distribution {
-  const out: Distribution = {};
-  for (const d of dists) for (const [k, p] of Object.entries(d)) out[k] = (out[k] ?? 0) + p / dists.length;
-  return out;
 }
 
 /** The suite's distribution from one systemone answer, or a problem string. */
@@ -167,20 +159,8 @@ export class SystemOneMethod implements EngineMethod {
       }
       out.retries += read.retries;
     }
-    for (const key of keys) {
-      const dists = reads.map((r) => r.probs[key]);
-      if (dists.every((d) => d !== undefined)) {
-        out.probs[key] = averageDistributions(dists as Distribution[]);
-        out.answeredBy[key] = "systemone";
-      } else if (reads.some((r) => r.skipped.includes(key))) out.skipped.push(key);
-      else if (reads.some((r) => r.unsupported.includes(key))) toLabelRead.push(key);
-      else out.errors[key] = reads.map((r) => r.errors[key]).find((e) => e !== undefined) ?? "no answer";
-    }
-    if (toLabelRead.length > 0) {
-      const order = Object.keys(record.questions);
-      toLabelRead.sort((a, b) => order.indexOf(a) - order.indexOf(b));
-      await this.labelRead.answerQuestions(record, toLabelRead, out, signal);
-    }
+    combineSeedReads(keys, reads, "systemone", out, toLabelRead);
+    if (toLabelRead.length > 0) await this.labelRead.answerQuestions(record, inQuestionOrder(record, toLabelRead), out, signal);
     out.latencyMs = performance.now() - started;
     return out;
   }
