@@ -120,6 +120,12 @@ function describeServers(servers: string[]): string {
   return servers.map((s) => s.replace(/\/\/[^@/]*@/, "//***@")).join(",");
 }
 
+/**
+ * JetStream API calls (streams, consumers, KV): a server on a machine busy with its clients can take
+ * several seconds to answer one (seen at 5 s on 2 shared cores), which is slow, not down.
+ */
+const API_TIMEOUT_MS = 30_000;
+
 export class NatsBus implements Bus {
   readonly kind = "nats" as const;
   private current: BusState = "connected";
@@ -187,7 +193,7 @@ export class NatsBus implements Bus {
       throw new BusError(`cannot connect to NATS at ${where}: ${asError(err).message}`, { cause: err });
     }
     try {
-      const jsm = await jetstreamManager(nc, { timeout: 10_000 });
+      const jsm = await jetstreamManager(nc, { timeout: API_TIMEOUT_MS });
       const bus = await NatsBus.setUp(nc, jsm, options, log);
       bus.watchStatus((t) => (since = t));
       return bus;
@@ -213,7 +219,8 @@ export class NatsBus implements Bus {
     await ensureStream(jsm, { ...base, name: EVENTS_STREAM, subjects: ["udm.*.events"] });
 
     const js = jetstream(nc, { timeout: options.publishTimeoutMs ?? 5000 });
-    const kvm = new Kvm(js);
+    // Status reads and listings are not on the hot path: they get the API's patience, not a publish's.
+    const kvm = new Kvm(jetstream(nc, { timeout: API_TIMEOUT_MS }));
     let kv: KV;
     try {
       kv = await kvm.create(STATUS_BUCKET, { history: 1, storage: StorageType.File, replicas });
