@@ -44,7 +44,8 @@ export interface EmbeddedRunResult {
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
   // The progress bar and the per-track lines say what matters; UDM_LOG_LEVEL=info shows the rest.
-  const log = options.logger ?? createLogger("run", process.env.UDM_LOG_LEVEL ? env.logLevel() : "warn");
+  const logLevel = process.env.UDM_LOG_LEVEL ? env.logLevel() : "warn";
+  const log = options.logger ?? createLogger("run", logLevel);
   const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
   const metricsPath = join(options.outDir, "metrics.json");
@@ -95,6 +96,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
       onTrackComplete: (track, family) => scorer.trackComplete(track, family),
       logger: log.child("coordinator"),
+      logLevel,
     });
     const status = coordinator.initialStatus;
     scorer.setSuite(status.suite_identity, status.tracks.length);

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { NatsBusOptions } from "../common/bus-nats.js";
+import type { LogLevel } from "../common/log.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions, RunOutcome } from "./server.js";
 import type { StoredResultLine } from "./results-store.js";
@@ -18,6 +19,8 @@ import type { StoredResultLine } from "./results-store.js";
 export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger" | "bus"> & {
   /** Publish to NATS JetStream: the worker connects (in the background, so NATS may be down) and owns the bus. */
   nats?: Omit<NatsBusOptions, "logger">;
+  /** Level of the worker's own logger (a Logger cannot cross into the thread). Default: UDM_LOG_LEVEL or info. */
+  logLevel?: LogLevel;
 };
 
 export interface WorkerCoordinator {
@@ -130,7 +133,7 @@ export interface BoundedCoordinator {
 export const DEFAULT_COORDINATOR_HEAP_MB = 256;
 
 /** Coordinator options plus `nats`: a NATS bus the coordinator's thread opens (and may find down) and closes itself. */
-export type BoundedCoordinatorOptions = CoordinatorOptions & { nats?: Omit<NatsBusOptions, "logger"> };
+export type BoundedCoordinatorOptions = CoordinatorOptions & Pick<WorkerCoordinatorOptions, "nats" | "logLevel">;
 
 export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<BoundedCoordinator> {
   const entry = workerEntry();
@@ -141,7 +144,7 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
     return { address: w.address, runId: w.runId, initialStatus: w.initialStatus, done: w.done, status: w.status, drain: w.drain, close: w.close };
   }
   const { startCoordinator } = await import("./server.js");
-  const { nats, ...inThread } = options;
+  const { nats, logLevel: _logLevel, ...inThread } = options;
   const { DeferredNatsBus } = await import("../common/bus-nats-deferred.js");
   const { createLogger } = await import("../common/log.js");
   const ownBus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;

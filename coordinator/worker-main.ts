@@ -5,22 +5,24 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { NatsBusOptions } from "../common/bus-nats.js";
 import { DeferredNatsBus } from "../common/bus-nats-deferred.js";
 import { UdmError } from "../common/errors.js";
-import { createLogger } from "../common/log.js";
+import { createLogger, type LogLevel } from "../common/log.js";
 import { startCoordinator, type CoordinatorOptions } from "./server.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
 
-const { forwardCommitted, forwardTrackComplete, nats, ...options } = workerData as CoordinatorOptions & {
+const { forwardCommitted, forwardTrackComplete, nats, logLevel, ...options } = workerData as CoordinatorOptions & {
   forwardCommitted?: boolean;
   forwardTrackComplete?: boolean;
   nats?: NatsBusOptions;
+  logLevel?: LogLevel;
 };
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 try {
   const handle = await startCoordinator({
     ...options,
+    ...(logLevel ? { logger: createLogger("coordinator", logLevel) } : {}),
     ...(bus ? { bus } : {}),
     ...(forwardCommitted ? { onCommitted: (line, track) => port.postMessage({ type: "committed", line, track }) } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => port.postMessage({ type: "trackComplete", track, family }) } : {}),
