@@ -1,5 +1,6 @@
 // One Attach stream: Hello, Credit, units answered and sent back, heartbeats, Cancel and Drain.
 // A session lives until the stream ends; the attach loop (attach-loop.ts) opens the next one.
+import { setMaxListeners } from "node:events";
 import type { Duplex } from "node:stream";
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../common/log.js";
@@ -76,7 +77,7 @@ export class AttachSession {
   private readonly call: grpc.ClientDuplexStream<AgentMessage, CoordinatorMessage__Output>;
   private readonly writer: StreamWriter<AgentMessage>;
   private readonly held = new Map<string, HeldUnit>();
-  private readonly sessionAbort = new AbortController();
+  private readonly sessionAbort = unboundedAbortController();
   private helloInfo: EngineInfo | undefined;
   private helloReady = false;
   private capacity = 0;
@@ -230,7 +231,7 @@ export class AttachSession {
     if (this.received > this.granted) {
       this.o.logger.warn("coordinator sent more units than credited", { received: this.received, granted: this.granted });
     }
-    const abort = new AbortController();
+    const abort = unboundedAbortController();
     const sessionGone = () => abort.abort(this.sessionAbort.signal.reason);
     this.sessionAbort.signal.addEventListener("abort", sessionGone, { once: true });
     const held: HeldUnit = { unit, abort, cancelled: false, task: Promise.resolve() };
@@ -426,4 +427,15 @@ export class AttachSession {
     this.sessionAbort.abort(new Error(`session ended: ${end.kind}`));
     this.finish(end);
   }
+}
+
+/**
+ * The session's and each unit's abort signals are listened to by every record and request in
+ * flight under them (dozens at once by design), and each listener is removed when its work ends:
+ * Node's 10-listener leak warning does not apply.
+ */
+function unboundedAbortController(): AbortController {
+  const c = new AbortController();
+  setMaxListeners(0, c.signal);
+  return c;
 }
