@@ -21,12 +21,24 @@ server.listen(port, "127.0.0.1");
 process.on("SIGTERM", () => { console.log("SIGTERM: stopping"); server.close(); process.exit(0); });
 `;
 
+/**
+ * A free port for the stand-in to listen on, as `vllm serve --port` needs one known in advance.
+ * Chosen below Linux's ephemeral range (32768+), where the servers other tests start on port 0
+ * land, so no other test's /health can answer on it in the meantime.
+ */
 async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+  for (;;) {
+    const candidate = 20_000 + Math.floor(Math.random() * 10_000);
+    const s = createServer();
+    const ok = await new Promise<boolean>((r) => {
+      s.once("error", () => r(false));
+      s.listen(candidate, "127.0.0.1", () => r(true));
+    });
+    if (ok) {
+      await new Promise<void>((r) => s.close(() => r()));
+      return candidate;
+    }
+  }
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
