@@ -107,7 +107,8 @@ export class VllmSupervisor {
       if (stream) createInterface({ input: stream }).on("line", (line) => this.log.info(line));
     }
     this.exited = new Promise((resolve) => {
-      child.once("exit", (code, signal) => {
+      // "close", not "exit": the engine's last log lines are read before it counts as gone.
+      child.once("close", (code, signal) => {
         if (this.child === child) this.child = undefined;
         clearTimeout(this.healthTimer);
         resolve();
