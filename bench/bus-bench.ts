@@ -9,7 +9,6 @@
 // Figures are measured on whatever machine runs this, client and server sharing its cores.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Bus } from "../common/bus.js";
@@ -17,11 +16,7 @@ import { InProcessBus } from "../common/bus-in-process.js";
 import { NatsBus } from "../common/bus-nats.js";
 import { createLogger } from "../common/log.js";
 import type { ResultLine } from "../common/result-schema.js";
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
+import { arg, freePort } from "./bench-args.js";
 
 function resultLine(i: number): ResultLine {
   return {
@@ -97,17 +92,6 @@ async function scenarios(name: string, open: () => Promise<Bus>, n: number): Pro
   out.push(row("consume with ack, new durable, from the start", await consumeAll(bus, conRun, n)));
   await bus.close();
   return out;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
 }
 
 async function startNats(): Promise<{ url: string; version: string; stop(): Promise<void> } | undefined> {

@@ -17,13 +17,7 @@ import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
 import { sampleProcess, type ProcSample } from "./proc-sample.js";
-
-function arg(name: string, fallback?: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? process.argv[i + 1] : fallback;
-  if (v === undefined) throw new Error(`--${name} is required`);
-  return v;
-}
+import { arg } from "./bench-args.js";
 
 const suite = resolve(arg("suite"));
 const agents = Number(arg("agents", "4"));

@@ -22,11 +22,7 @@ import { DecisionsMethod } from "../agent/methods/decisions.js";
 import { LabelReadMethod } from "../agent/methods/label-read.js";
 import { LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../agent/methods/label-read-template.js";
 import type { EngineMethod, RecordPayload } from "../agent/engine-method.js";
-
-function arg(name: string, fallback?: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
+import { arg, optionalArg } from "./bench-args.js";
 
 interface Sample {
   records: RecordPayload[];
@@ -114,17 +110,17 @@ async function run(make: Maker, sample: Sample, engineOptions: SimEngineOptions,
   };
 }
 
-const suiteDir = arg("suite");
+const suiteDir = optionalArg("suite");
 if (!suiteDir) {
   process.stderr.write("usage: methods-bench --suite DIR (a full-scale suite) [--per-track N] [--concurrency N] [--out FILE]\n");
   process.exit(2);
 }
 const perTrack = Number(arg("per-track", "40"));
 const concurrency = Number(arg("concurrency", "16"));
-const out = arg("out", "bench/out/methods.json")!;
-const only = arg("methods")?.split(",");
+const out = arg("out", "bench/out/methods.json");
+const only = optionalArg("methods")?.split(",");
 /** KV cache of the "realistic" runs, in tokens (the sim's default 1M when absent). */
-const kvCacheTokens = arg("kv-cache-tokens") ? Number(arg("kv-cache-tokens")) : undefined;
+const kvCacheTokens = optionalArg("kv-cache-tokens") ? Number(optionalArg("kv-cache-tokens")) : undefined;
 const sample = await loadSample(suiteDir, perTrack);
 process.stderr.write(`sample: ${sample.records.length} records (${sample.questions} questions) of ${sample.suiteRecords}, ${sample.tracks} tracks\n`);
 

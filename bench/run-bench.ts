@@ -15,16 +15,10 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openSuite, readTrackRecords } from "../common/suite.js";
 import { ProcessWatch } from "./proc-sample.js";
+import { arg } from "./bench-args.js";
 
 const SELF = fileURLToPath(import.meta.url);
 const MAIN = join(dirname(SELF), "..", "cli", "main.js");
-
-function arg(name: string, fallback?: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? process.argv[i + 1] : fallback;
-  if (v === undefined) throw new Error(`--${name} is required`);
-  return v;
-}
 
 /** Child mode: read and parse (schema-validate) every record of the suite, print figures. */
 async function readAndParse(suiteDir: string): Promise<void> {

@@ -11,7 +11,6 @@
 //    results stream: results applied (journal fsync + ack included) per second, gold loading excluded.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,26 +18,9 @@ import type { BusEvent, MetricsMessage } from "../common/bus.js";
 import { NatsBus } from "../common/bus-nats.js";
 import { createLogger } from "../common/log.js";
 import { StreamingScorer } from "../scorer/streaming-scorer.js";
+import { arg, freePort } from "./bench-args.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
-
-function arg(name: string, fallback?: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? process.argv[i + 1] : fallback;
-  if (v === undefined) throw new Error(`--${name} is required`);
-  return v;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
-}
 
 const children: ChildProcess[] = [];
 process.on("exit", () => {

@@ -11,11 +11,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { verifySuite } from "../common/suite-verify.js";
 import { makeSuite } from "../sim/suite-maker.js";
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
+import { arg } from "./bench-args.js";
 
 function sizeOnDisk(dir: string): number {
   let total = 0;

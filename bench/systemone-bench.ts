@@ -13,11 +13,7 @@ import { SystemOneMethod } from "../agent/methods/systemone.js";
 import type { RecordPayload } from "../agent/engine-method.js";
 import type { Question } from "../common/suite-schema.js";
 import { startSimEngine, type SimEngineOptions } from "../sim/engine-server.js";
-
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
+import { arg } from "./bench-args.js";
 
 function makeRecord(i: number, questionCount: number, stateWords: number): RecordPayload {
   const words = Array.from({ length: stateWords }, (_, w) => `word${(i * 31 + w) % 997}`).join(" ");
