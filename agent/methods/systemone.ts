@@ -2,13 +2,13 @@
 // own format (state + questions), at most 64 per request; the requests of a record share the state,
 // so the engine's prefix cache prefills it once. Limits and wording follow vLLM
 // (common/vllm-protocol.ts cites the files).
+import { readEngineInfo } from "./model-info.js";
 import { combineSeedReads, inQuestionOrder } from "./seed-reads.js";
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
-import { firstIssue, type Question } from "../../common/suite-schema.js";
+import type { Question } from "../../common/suite-schema.js";
 import type { Distribution } from "../../common/result-schema.js";
 import {
   isContextLengthError,
-  ModelListSchema,
   SYSTEMONE_MAX_CHOICE_OPTIONS,
   SYSTEMONE_MAX_QUESTIONS,
   SystemOneResponseSchema,
@@ -22,7 +22,7 @@ import { LabelReadMethod } from "./label-read.js";
 import { StateFit } from "./state-fit.js";
 import { callEngine } from "./engine-call.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
-import { EngineHttpError, EngineProtocolError, requestJson } from "../engine-http.js";
+import { EngineHttpError } from "../engine-http.js";
 
 export interface SystemOneOptions {
   /** Engine base URL, e.g. http://127.0.0.1:8000. */
@@ -120,20 +120,9 @@ export class SystemOneMethod implements EngineMethod {
   }
 
   async info(signal?: AbortSignal): Promise<EngineInfo> {
-    const url = `${this.baseUrl}/v1/models`;
-    const parsed = ModelListSchema.safeParse(await requestJson(url, { method: "GET", timeoutMs: this.timeoutMs, signal }));
-    if (!parsed.success) {
-      const { field, message } = firstIssue(parsed.error);
-      throw new EngineProtocolError(url, `${field || "body"}: ${message}`);
-    }
-    const cards = parsed.data.data;
-    const card = this.options.model ? cards.find((c) => c.id === this.options.model) : cards[0];
-    if (!card) {
-      throw new EngineProtocolError(url, this.options.model ? `model ${JSON.stringify(this.options.model)} is not served (served: ${cards.map((c) => c.id).join(", ") || "none"})` : "no model served");
-    }
-    // vLLM always reports max_model_len; 0 stands for "not reported".
-    this.maxModelLen = card.max_model_len ?? 0;
-    return { model: card.id, maxModelLen: this.maxModelLen, capacity: this.options.capacity ?? 8 };
+    const info = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.timeoutMs, signal);
+    this.maxModelLen = info.maxModelLen;
+    return info;
   }
 
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
