@@ -1,6 +1,6 @@
 // What an agent has done so far, for logs, the CLI and tests.
 import type { AgentState } from "./agent-state.js";
-import type { EngineLoad } from "./attach-session.js";
+import type { EngineLoad } from "./engine-load.js";
 
 /** Counters kept across every Attach stream of one agent. */
 export interface AgentStatsCounters {

@@ -6,6 +6,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../common/log.js";
 import { VERSION } from "../common/version.js";
 import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "./engine-method.js";
+import type { EngineLoad } from "./engine-load.js";
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./stream-writer.js";
@@ -18,11 +19,6 @@ import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/Coord
 import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 
 /** Engine load as reported in heartbeats (vllm:num_requests_waiting / _running). */
-export interface EngineLoad {
-  waiting: number;
-  running: number;
-}
-
 export interface SessionOptions {
   coordinator: string;
   agentId: string;

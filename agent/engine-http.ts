@@ -2,7 +2,7 @@
 // body, an unreachable engine, a timeout, or a body that is not what the endpoint promises. Retry
 // decisions are made on these types and on status codes, never on messages.
 import { UdmError } from "../common/errors.js";
-import { parseErrorBody, type ErrorInfo } from "../common/vllm-protocol.js";
+import { parseErrorBody, type ErrorInfo } from "../common/engine-protocol/vllm.js";
 
 /** The engine answered with a non-2xx status. */
 export class EngineHttpError extends UdmError {

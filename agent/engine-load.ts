@@ -2,7 +2,12 @@
 // and vllm:num_requests_running, gauges labelled model_name and engine (vllm/v1/metrics/loggers.py,
 // PrometheusStatLogger). Series of several engines (data parallel) are summed.
 import { EngineProtocolError, requestText } from "./engine-http.js";
-import type { EngineLoad } from "./attach-session.js";
+
+/** The engine's queue as heartbeats report it. */
+export interface EngineLoad {
+  waiting: number;
+  running: number;
+}
 
 const WAITING = "vllm:num_requests_waiting";
 const RUNNING = "vllm:num_requests_running";

@@ -2,7 +2,7 @@
 // place (STYLE.md 2: convert at the edge). Nothing else in agent/ reads generated proto types'
 // payload fields.
 import { z } from "zod";
-import { QuestionSchema } from "../common/suite-schema.js";
+import { QuestionSchema } from "../common/suite/schema.js";
 import { UdmError } from "../common/errors.js";
 import type { RecordAnswer, RecordPayload } from "./engine-method.js";
 import type { WorkUnit__Output } from "../proto/generated/udm/v1/WorkUnit.js";

@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openSuite, readTrackRecords } from "../common/suite.js";
+import { openSuite, readTrackRecords } from "../common/suite/suite.js";
 import { ProcessWatch } from "./proc-sample.js";
 import { arg } from "./bench-args.js";
 

@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { verifySuite } from "../common/suite-verify.js";
+import { verifySuite } from "../common/suite/verify.js";
 import { makeSuite } from "../sim/suite-maker.js";
 import { arg } from "./bench-args.js";
 

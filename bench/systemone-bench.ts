@@ -11,7 +11,7 @@ import { cpus } from "node:os";
 import { dirname } from "node:path";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
 import type { RecordPayload } from "../agent/engine-method.js";
-import type { Question } from "../common/suite-schema.js";
+import type { Question } from "../common/suite/schema.js";
 import { startSimEngine, type SimEngineOptions } from "../sim/engine-server.js";
 import { arg } from "./bench-args.js";
 

@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "../common/nats-options.js";
+import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-options.js";
 import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";

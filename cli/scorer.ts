@@ -4,11 +4,11 @@
 // in, running metrics for tracks in progress, and the summary; keeps <out>/metrics.json current.
 // Exit 0 once every track of the run is scored, 1 when stopped before, 2 on bad usage or input.
 import type { Command } from "commander";
-import { checkToken } from "../common/bus.js";
+import { checkToken } from "../common/bus/bus.js";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { natsCliOptions, type NatsFlagValues } from "../common/nats-options.js";
-import { openBus } from "../common/open-bus.js";
+import { natsCliOptions, type NatsFlagValues } from "./nats-options.js";
+import { openBus } from "./open-bus.js";
 import { chooseRun, StreamingScorer } from "../scorer/streaming-scorer.js";
 import { intArg, opt } from "./options.js";
 import { formatReport } from "./score.js";

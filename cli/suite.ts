@@ -1,7 +1,7 @@
 // udm-orch suite make | verify
 import type { Command } from "commander";
 import { CheckFailedError, UsageError } from "../common/errors.js";
-import { verifySuite } from "../common/suite-verify.js";
+import { verifySuite } from "../common/suite/verify.js";
 import { makeSuite, type SuiteScale } from "../sim/suite-maker.js";
 import { csv, intArg, opt } from "./options.js";
 

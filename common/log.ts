@@ -1,8 +1,8 @@
 // Line-oriented logger on stderr; stdout is kept for command output.
-import { env } from "./env.js";
+import { env, type LogLevel } from "./env.js";
 
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-export type LogLevel = keyof typeof LEVELS;
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+export type { LogLevel };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;

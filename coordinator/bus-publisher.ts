@@ -6,10 +6,10 @@
 // a gap, so a coordinator that was stopped or crashed while NATS was down still fills the stream.
 import { existsSync, openSync, readSync, closeSync } from "node:fs";
 import { join } from "node:path";
-import type { Bus, BusEvent, RunStatusInput } from "../common/bus.js";
+import type { Bus, BusEvent, RunStatusInput } from "../common/bus/bus.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
-import type { ResultLine } from "../common/result-schema.js";
+import type { ResultLine } from "../common/results/format.js";
 import type { RunStatus } from "./run-status.js";
 
 /** Publishes in flight at once while catching up (the live path is bounded by the store's batches). */

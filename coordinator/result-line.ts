@@ -1,6 +1,6 @@
 // An accepted result as the line written to `<out>/<family>/<track>.jsonl` (SUITE_FORMAT.md
 // "Results"): the reference runner's fields, then ours.
-import { RESULT_FORMAT } from "../common/result-schema.js";
+import { RESULT_FORMAT } from "../common/results/format.js";
 import type { IncomingResult } from "./incoming-result.js";
 import type { StoredResultLine } from "./results-store.js";
 import { questionSpecs, type RecordEntry } from "./suite-index.js";

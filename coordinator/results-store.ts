@@ -5,10 +5,9 @@
 import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, openSync, readSync, closeSync, appendFileSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { FormatError } from "../common/errors.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
-import { ResultLineSchema } from "../common/result-schema.js";
-import { firstIssue } from "../common/suite-schema.js";
+import { ResultLineSchema } from "../common/results/format.js";
+import { parseOrThrow } from "../common/parse.js";
 import type { Logger } from "../common/log.js";
 
 /** One results line: the reference runner's fields first, then ours. */
@@ -73,12 +72,7 @@ export class ResultsStore {
   private async scan(file: string): Promise<void> {
     let torn: { line: number; offset: number } | undefined;
     for await (const { line, value } of readJsonLines(file, { onTornLastLine: (l, offset) => (torn = { line: l, offset }) })) {
-      const parsed = ResultLineSchema.safeParse(value);
-      if (!parsed.success) {
-        const { field, message } = firstIssue(parsed.error);
-        throw new FormatError(file, line, field || undefined, `not a results line: ${message}`);
-      }
-      this.committed.add(parsed.data.run_id);
+      this.committed.add(parseOrThrow(ResultLineSchema, value, { file, line, prefix: "not a results line: " }).run_id);
     }
     const size = statSync(file).size;
     if (torn) {

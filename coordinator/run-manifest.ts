@@ -1,11 +1,11 @@
 // `<out>/run.json`: pins what a results directory belongs to (suite identity, tracks, method), so
 // a resume against another suite or config is refused instead of mixing results.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { FormatError, UsageError } from "../common/errors.js";
-import { firstIssue } from "../common/suite-schema.js";
+import { UsageError } from "../common/errors.js";
+import { readJsonFileOrThrow } from "../common/parse.js";
 import type { Logger } from "../common/log.js";
 
 export const RUN_MANIFEST_FORMAT = 1;
@@ -68,18 +68,7 @@ export function openRunManifest(outDir: string, id: RunIdentity, options: { forc
       forced: [],
     };
   } else {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(path, "utf8"));
-    } catch (err) {
-      throw new FormatError(path, undefined, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
-    }
-    const parsed = RunManifestSchema.safeParse(raw);
-    if (!parsed.success) {
-      const { field, message } = firstIssue(parsed.error);
-      throw new FormatError(path, undefined, field, message);
-    }
-    const old = parsed.data;
+    const old = readJsonFileOrThrow(path, RunManifestSchema);
     const changed: string[] = [];
     if (old.suite_identity !== id.suiteIdentity) changed.push(`suite identity ${old.suite_identity} -> ${id.suiteIdentity}`);
     if (JSON.stringify([...old.tracks].sort()) !== JSON.stringify(tracks)) changed.push(`tracks [${old.tracks.join(",")}] -> [${tracks.join(",")}]`);

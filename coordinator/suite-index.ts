@@ -3,7 +3,7 @@
 // validating results) and where its payload was spilled. Gold is read here and dropped.
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
-import { NOUL_KEYS } from "../common/result-schema.js";
+import { NOUL_KEYS } from "../common/results/format.js";
 import {
   decompressedSha256,
   manifestHashProblem,
@@ -12,7 +12,7 @@ import {
   selectFiles,
   suiteIdentity,
   type TrackFilter,
-} from "../common/suite.js";
+} from "../common/suite/suite.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
 import { cacheDir } from "./out-dir-lock.js";

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { UdmError, UsageError } from "../common/errors.js";
-import type { NatsBusOptions } from "../common/bus-nats.js";
+import type { NatsBusOptions } from "../common/bus/nats.js";
 import type { LogLevel } from "../common/log.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions, RunOutcome } from "./server.js";
@@ -145,7 +145,7 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
   }
   const { startCoordinator } = await import("./server.js");
   const { nats, logLevel: _logLevel, ...inThread } = options;
-  const { DeferredNatsBus } = await import("../common/bus-nats-deferred.js");
+  const { DeferredNatsBus } = await import("../common/bus/nats-deferred.js");
   const { createLogger } = await import("../common/log.js");
   const ownBus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
   let h: Awaited<ReturnType<typeof startCoordinator>>;

@@ -2,8 +2,8 @@
 // can be capped (resourceLimits), which bounds the coordinator's memory where the main thread's
 // heap cannot be capped after start.
 import { parentPort, workerData } from "node:worker_threads";
-import type { NatsBusOptions } from "../common/bus-nats.js";
-import { DeferredNatsBus } from "../common/bus-nats-deferred.js";
+import type { NatsBusOptions } from "../common/bus/nats.js";
+import { DeferredNatsBus } from "../common/bus/nats-deferred.js";
 import { UdmError } from "../common/errors.js";
 import { createLogger, type LogLevel } from "../common/log.js";
 import { startCoordinator, type CoordinatorOptions } from "./server.js";

@@ -1,19 +1,14 @@
 // One line of a results file, reduced to what the scorer reads.
-import { FormatError } from "../common/errors.js";
-import { ResultLineSchema } from "../common/result-schema.js";
-import { firstIssue } from "../common/suite-schema.js";
+import { ResultLineSchema } from "../common/results/format.js";
+import { parseOrThrow } from "../common/parse.js";
 import type { ResultInput } from "./track-accumulator.js";
 
 /** Parses one results line into what the scorer reads; FormatError names file, line and field. */
 export function parseResultLine(file: string, line: number, value: unknown): ResultInput {
   const fast = plainResultLine(value);
   if (fast) return fast;
-  const parsed = ResultLineSchema.safeParse(value);
-  if (!parsed.success) {
-    const { field, message } = firstIssue(parsed.error);
-    throw new FormatError(file, line, field || undefined, message);
-  }
-  return { run_id: parsed.data.run_id, probs: parsed.data.probs, skipped: parsed.data.skipped, errors: parsed.data.errors };
+  const parsed = parseOrThrow(ResultLineSchema, value, { file, line });
+  return { run_id: parsed.run_id, probs: parsed.probs, skipped: parsed.skipped, errors: parsed.errors };
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);

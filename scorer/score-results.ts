@@ -3,7 +3,7 @@
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
-import { decompressedSha256, openSuite, selectFiles, suiteIdentity, type TrackFile } from "../common/suite.js";
+import { decompressedSha256, openSuite, selectFiles, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
 import { aggregate, type GroupMean, type PillarMean, type Summary } from "./aggregate.js";
 import { scoreShard } from "./score-shard.js";
 import { scoreShardsInWorkers } from "./score-worker-client.js";

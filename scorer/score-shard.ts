@@ -4,7 +4,7 @@
 import { FormatError } from "../common/errors.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
-import { openSuite } from "../common/suite.js";
+import { openSuite } from "../common/suite/suite.js";
 import { parseResultLine } from "./result-line.js";
 import { TrackAccumulator } from "./track-accumulator.js";
 import { loadTrackGold } from "./track-gold.js";

@@ -8,15 +8,16 @@
 // Redelivery never counts a result twice: a run_id already applied is acked and skipped (the
 // coordinator commits one line per run_id), and a restarted scorer rebuilds that set from its journal.
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeJsonAtomic } from "../common/atomic-file.js";
-import { SUMMARY_METRICS, type Bus, type ResultConsumer, type RunStatusRecord } from "../common/bus.js";
-import { FormatError, UsageError } from "../common/errors.js";
+import { SUMMARY_METRICS, type Bus, type ResultConsumer, type RunStatusRecord } from "../common/bus/bus.js";
+import { UsageError } from "../common/errors.js";
+import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
-import type { ResultLine } from "../common/result-schema.js";
-import { decompressedSha256, openSuite, suiteIdentity, type TrackFile } from "../common/suite.js";
+import type { ResultLine } from "../common/results/format.js";
+import { decompressedSha256, openSuite, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
 import { aggregate } from "./aggregate.js";
 import { AppliedJournal } from "./applied-journal.js";
 import { METRICS_FORMAT, type MetricsJson } from "./score-results.js";
@@ -201,17 +202,11 @@ export class StreamingScorer {
     mkdirSync(this.options.outDir, { recursive: true });
     const path = join(this.options.outDir, STATE_FILE);
     if (existsSync(path)) {
-      let parsed;
-      try {
-        parsed = StateSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
-      } catch (err) {
-        throw new FormatError(path, undefined, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
+      const state = readJsonFileOrThrow(path, StateSchema);
+      if (state.runId !== this.options.runId) {
+        throw new UsageError(`${this.options.outDir} holds the scorer of run ${state.runId}, not ${this.options.runId}: use another --out`);
       }
-      if (!parsed.success) throw new FormatError(path, undefined, parsed.error.issues[0]?.path.join("."), parsed.error.issues[0]?.message ?? "invalid");
-      if (parsed.data.runId !== this.options.runId) {
-        throw new UsageError(`${this.options.outDir} holds the scorer of run ${parsed.data.runId}, not ${this.options.runId}: use another --out`);
-      }
-      return parsed.data;
+      return state;
     }
     // A fresh out dir gets a fresh durable, which starts at the beginning of the run's results.
     const state = { runId: this.options.runId, durable: `scorer-${randomUUID().slice(0, 8)}`, suiteIdentity: this.identity };

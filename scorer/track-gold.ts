@@ -1,7 +1,7 @@
 // The gold side of one track, read from the suite into a sealed TrackAccumulator. The file is
 // checked against manifest.json as it is read: a suite that does not match is never scored.
 import { FormatError } from "../common/errors.js";
-import { manifestHashProblem, readTrackRecords, type Suite, type TrackFile } from "../common/suite.js";
+import { manifestHashProblem, readTrackRecords, type Suite, type TrackFile } from "../common/suite/suite.js";
 import { TrackAccumulator } from "./track-accumulator.js";
 
 export async function loadTrackGold(suite: Suite, file: TrackFile): Promise<{ accumulator: TrackAccumulator; sha256: string }> {

@@ -7,7 +7,7 @@
 // vllm/entrypoints/openai/decisions/adapters.py make_read_question: a predicate is read as a
 // choice between false (A) and true (B); more options than labels is a 400 "This model supports
 // at most 26 choices per question".
-import { errorBody } from "../common/vllm-protocol.js";
+import { errorBody } from "../common/engine-protocol/vllm.js";
 import type { Failure } from "./generation-requests.js";
 import type { ParsedQuestion, ParsedRequest } from "./request-validation.js";
 

@@ -9,7 +9,7 @@ import {
   SYSTEMONE_MAX_CHOICE_OPTIONS,
   SYSTEMONE_MAX_QUESTIONS,
   type ErrorBody,
-} from "../common/vllm-protocol.js";
+} from "../common/engine-protocol/vllm.js";
 import { CapacityModel, type ReadOutcome } from "./capacity-model.js";
 import { FaultInjector, NO_FAULTS, parseFaults, type FaultSpec } from "./faults.js";
 import { SimMetrics } from "./metrics.js";

@@ -19,7 +19,7 @@
 // - OpenAIBaseModel lets unknown fields through (a warning in the log), which is how an older
 //   vLLM without logprob_token_ids behaves: the field is ignored and top-k logprobs come back.
 import { createHash } from "node:crypto";
-import { errorBody, type ErrorBody } from "../common/vllm-protocol.js";
+import { errorBody, type ErrorBody } from "../common/engine-protocol/vllm.js";
 import { applyChatTemplate, SimTokenizer, type ChatMessage } from "./tokenizer.js";
 import type { TokenModel, TokenLogprob } from "./token-model.js";
 

@@ -6,7 +6,8 @@ import { createWriteStream, readFileSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { z } from "zod";
 import { FormatError } from "../common/errors.js";
-import { openSuite, readTrackRecords } from "../common/suite.js";
+import { parseOrThrow } from "../common/parse.js";
+import { openSuite, readTrackRecords } from "../common/suite/suite.js";
 import { canonicalJson, sha256Hex } from "./deterministic.js";
 
 /** The key of one question of one record, as the sim sees it in a /v1/systemone request. */
@@ -71,12 +72,7 @@ export class Oracle {
       } catch (err) {
         throw new FormatError(path, i + 1, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
       }
-      const parsed = OracleLineSchema.safeParse(value);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new FormatError(path, i + 1, issue?.path.join(".") || undefined, issue?.message ?? "invalid oracle line");
-      }
-      oracle.add(parsed.data);
+      oracle.add(parseOrThrow(OracleLineSchema, value, { file: path, line: i + 1 }));
     });
     return oracle;
   }

@@ -10,7 +10,7 @@
 //    vllm/entrypoints/openai/decisions/question_types.py);
 // 5. thinking must stay off (decisions/strategies.py NextTokenStrategy._read_request).
 // The context-length check needs the rendered prompt and lives in engine-server.ts.
-import { errorBody, SYSTEMONE_QUESTION_TYPES, type ErrorBody } from "../common/vllm-protocol.js";
+import { errorBody, SYSTEMONE_QUESTION_TYPES, type ErrorBody } from "../common/engine-protocol/vllm.js";
 
 export interface ParsedOption {
   name: string;

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../common/errors.js";
-import { suiteIdentity } from "../common/suite.js";
+import { suiteIdentity } from "../common/suite/suite.js";
 import { createContext, type GroupBuilder } from "./synthetic/build-context.js";
 import { buildClassificationGroup } from "./synthetic/builders/classification.js";
 import { buildRerankingGroup } from "./synthetic/builders/reranking.js";

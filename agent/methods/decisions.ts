@@ -9,10 +9,10 @@
 // the answers are averaged.
 import { combineSeedReads, inQuestionOrder, type SeedRead as BaseSeedRead } from "./seed-reads.js";
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
-import { labelPermutation } from "../../common/label-permutation.js";
-import type { Distribution } from "../../common/result-schema.js";
-import type { Question } from "../../common/suite-schema.js";
-import { DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, isContextLengthError, SYSTEMONE_MAX_CHOICE_OPTIONS, usageTokens, type DecisionAnswer } from "../../common/vllm-protocol.js";
+import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
+import type { Distribution } from "../../common/results/format.js";
+import type { Question } from "../../common/suite/schema.js";
+import { DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, isContextLengthError, SYSTEMONE_MAX_CHOICE_OPTIONS, usageTokens, type DecisionAnswer } from "../../common/engine-protocol/vllm.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
 import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";

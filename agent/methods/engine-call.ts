@@ -4,7 +4,7 @@
 // concurrency limiter gates each attempt and learns from its latency and outcome.
 import pRetry from "p-retry";
 import type { z } from "zod";
-import { firstIssue } from "../../common/suite-schema.js";
+import { firstIssue } from "../../common/parse.js";
 import type { RecordAnswer } from "../engine-method.js";
 import { EngineHttpError, EngineProtocolError, EngineRetriesExhaustedError, EngineTimeoutError, isRetryableEngineError, requestJson } from "../engine-http.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";

@@ -19,9 +19,9 @@
 // Older vLLM without logprob_token_ids ignores the field (or a proxy rejects it): the method then
 // reads the top `max_logprobs` tokens instead, renormalises over the labels found, and marks the
 // record approximate. A 400 "greater than max allowed: M" teaches it the server's max_logprobs.
-import { labelPermutation } from "../../common/label-permutation.js";
-import type { Distribution } from "../../common/result-schema.js";
-import type { Question } from "../../common/suite-schema.js";
+import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
+import type { Distribution } from "../../common/results/format.js";
+import type { Question } from "../../common/suite/schema.js";
 import {
   ChatCompletionResponseSchema,
   CompletionResponseSchema,
@@ -30,7 +30,7 @@ import {
   tokenIdOf,
   type CompletionResponse,
   type ChatCompletionResponse,
-} from "../../common/vllm-protocol.js";
+} from "../../common/engine-protocol/vllm.js";
 import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
 import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";

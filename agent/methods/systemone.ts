@@ -5,8 +5,8 @@
 import { readEngineInfo } from "./model-info.js";
 import { combineSeedReads, inQuestionOrder } from "./seed-reads.js";
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
-import type { Question } from "../../common/suite-schema.js";
-import type { Distribution } from "../../common/result-schema.js";
+import type { Question } from "../../common/suite/schema.js";
+import type { Distribution } from "../../common/results/format.js";
 import {
   isContextLengthError,
   SYSTEMONE_MAX_CHOICE_OPTIONS,
@@ -16,7 +16,7 @@ import {
   type SystemOneAnswer,
   type SystemOneRequest,
   type SystemOneResponse,
-} from "../../common/vllm-protocol.js";
+} from "../../common/engine-protocol/vllm.js";
 import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { LabelReadMethod } from "./label-read.js";
 import { StateFit } from "./state-fit.js";

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../cli/program.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine-server.js";
 import { FakeCoordinator, makeUnit, waitFor } from "./attach-fakes.js";
-import { distributionProblem } from "../../common/result-schema.js";
+import { distributionProblem } from "../../common/results/format.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -9,7 +9,7 @@ import type { AgentMessage__Output } from "../../proto/generated/udm/v1/AgentMes
 import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
 import type { WorkUnit } from "../../proto/generated/udm/v1/WorkUnit.js";
 import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../../agent/engine-method.js";
-import type { Question } from "../../common/suite-schema.js";
+import type { Question } from "../../common/suite/schema.js";
 
 /** Polls until `check` returns a value other than undefined/false; fails with `what` after 30 s. */
 export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {

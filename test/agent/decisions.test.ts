@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
 import { DecisionsMethod, decisionToDistribution, type DecisionsOptions } from "../../agent/methods/decisions.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
-import type { Question } from "../../common/suite-schema.js";
+import type { Question } from "../../common/suite/schema.js";
 import { choiceQuestion, postJson } from "../sim/engine-fixtures.js";
 
 const engines: SimEngine[] = [];

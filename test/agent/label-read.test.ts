@@ -5,10 +5,10 @@ import { applyChatTemplate, SimTokenizer } from "../../sim/tokenizer.js";
 import { TokenModel } from "../../sim/token-model.js";
 import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
 import { choiceLabels, listOptions, questionText, statePrefix, LABEL_READ_SYSTEM, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../../agent/methods/label-read-template.js";
-import { labelPermutation } from "../../common/label-permutation.js";
+import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
-import type { Question } from "../../common/suite-schema.js";
-import { distributionProblem, NOUL_KEYS } from "../../common/result-schema.js";
+import type { Question } from "../../common/suite/schema.js";
+import { distributionProblem, NOUL_KEYS } from "../../common/results/format.js";
 import { choiceQuestion } from "../sim/engine-fixtures.js";
 
 const engines: SimEngine[] = [];

@@ -5,13 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSuite } from "../../sim/suite-maker.js";
-import { openSuite, readTrackRecords } from "../../common/suite.js";
+import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine-server.js";
 import { SystemOneMethod } from "../../agent/methods/systemone.js";
 import { DecisionsMethod } from "../../agent/methods/decisions.js";
 import { LabelReadMethod } from "../../agent/methods/label-read.js";
 import type { EngineMethod, RecordPayload } from "../../agent/engine-method.js";
-import { distributionProblem, NOUL_KEYS } from "../../common/result-schema.js";
+import { distributionProblem, NOUL_KEYS } from "../../common/results/format.js";
 
 let dir: string;
 let records: RecordPayload[] = [];

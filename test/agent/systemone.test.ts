@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
 import { answerToDistribution, routeSystemOne, SystemOneMethod, type SystemOneOptions } from "../../agent/methods/systemone.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
-import type { Question } from "../../common/suite-schema.js";
-import { distributionProblem, NOUL_KEYS } from "../../common/result-schema.js";
+import type { Question } from "../../common/suite/schema.js";
+import { distributionProblem, NOUL_KEYS } from "../../common/results/format.js";
 import { choiceQuestion, postJson } from "../sim/engine-fixtures.js";
 
 const engines: SimEngine[] = [];

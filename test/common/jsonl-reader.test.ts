@@ -10,7 +10,7 @@ import { createGzip, gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { FormatError } from "../../common/errors.js";
 import { readJsonLines, type JsonLine, type ReaderStats } from "../../common/jsonl-reader.js";
-import { readTrackRecords } from "../../common/suite.js";
+import { readTrackRecords } from "../../common/suite/suite.js";
 
 const dir = mkdtempSync(join(tmpdir(), "udm-jsonl-reader-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,7 +5,7 @@ import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { makeSuite } from "../../sim/suite-maker.js";
-import { openSuite } from "../../common/suite.js";
+import { openSuite } from "../../common/suite/suite.js";
 import { resultLines, useHarness } from "./helpers/harness.js";
 
 const { tmp, start, agent } = useHarness();

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FormatError, UsageError } from "../../common/errors.js";
 import { scoreResults, type MetricsJson } from "../../scorer/score-results.js";
 import { TrackAccumulator } from "../../scorer/track-accumulator.js";
-import { RecordSchema } from "../../common/suite-schema.js";
+import { RecordSchema } from "../../common/suite/schema.js";
 import { ABC, noul, peaked, record, tempDir, writeResults, writeSuite, type FixtureTrack } from "./suite-fixture.js";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child() { return silent; } };

@@ -2,8 +2,8 @@
 // and the metrics checked against what the pattern implies.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSuite, readTrackRecords } from "../../common/suite.js";
-import type { SuiteRecord } from "../../common/suite-schema.js";
+import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
+import type { SuiteRecord } from "../../common/suite/schema.js";
 import { V1_SCORED_TRACKS } from "../../common/catalogue.js";
 import { scoreResults, type MetricsJson } from "../../scorer/score-results.js";
 import { makeSuite } from "../../sim/suite-maker.js";

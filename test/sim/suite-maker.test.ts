@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../common/errors.js";
-import { openSuite, readTrackRecords } from "../../common/suite.js";
-import type { SuiteRecord } from "../../common/suite-schema.js";
-import { verifySuite } from "../../common/suite-verify.js";
+import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
+import type { SuiteRecord } from "../../common/suite/schema.js";
+import { verifySuite } from "../../common/suite/verify.js";
 import { SUITE_SHAPE } from "../../common/track-shapes.js";
 import { makeSuite, planSuite, type MadeSuite } from "../../sim/suite-maker.js";
 

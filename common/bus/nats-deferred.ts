@@ -18,9 +18,9 @@ import {
   type SubscribeMetricsOptions,
   type Subscription,
 } from "./bus.js";
-import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "./bus-nats.js";
-import { createLogger, type Logger } from "./log.js";
-import type { ResultLine } from "./result-schema.js";
+import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "./nats.js";
+import { createLogger, type Logger } from "../log.js";
+import type { ResultLine } from "../results/format.js";
 
 /** How often a still-failing first connection is logged at warn level. */
 const WARN_EVERY_MS = 30_000;

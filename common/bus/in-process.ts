@@ -26,8 +26,8 @@ import {
   type Subscription,
   BusError,
 } from "./bus.js";
-import { createLogger, type Logger } from "./log.js";
-import { ResultLineSchema, type ResultLine } from "./result-schema.js";
+import { createLogger, type Logger } from "../log.js";
+import { ResultLineSchema, type ResultLine } from "../results/format.js";
 
 export interface InProcessBusOptions {
   /** Default DEFAULT_DUPLICATE_WINDOW_MS. */

@@ -1,9 +1,9 @@
 // `suite verify`: every line against the schema, counts and hashes against the manifest, the
 // file list against the manifest, and the identity fields of every record. It goes on past
 // problems so that one run lists all of them (file:line:field: problem).
-import { FormatError } from "./errors.js";
+import { FormatError } from "../errors.js";
 import { openSuite, readTrackRecords, suiteIdentity, type Suite, type TrackFile } from "./suite.js";
-import type { SuiteRecord } from "./suite-schema.js";
+import type { SuiteRecord } from "./schema.js";
 
 export interface SuiteVerification {
   /** One line per problem, `<relative path>[:<line>][:<field>]: <problem>`; empty when clean. */

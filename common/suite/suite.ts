@@ -1,11 +1,12 @@
 // A suite on disk (SUITE_FORMAT.md): track files, manifest, identity, and validated record streams.
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, readdirSync, statSync } from "node:fs";
 import { createGunzip } from "node:zlib";
 import { join, relative, sep } from "node:path";
-import { FormatError, UsageError } from "./errors.js";
-import { readJsonLines, type ReadOptions } from "./jsonl-reader.js";
-import { firstIssue, ManifestSchema, RecordSchema, wellFormedRecord, type Manifest, type SuiteRecord } from "./suite-schema.js";
+import { FormatError, UsageError } from "../errors.js";
+import { readJsonLines, type ReadOptions } from "../jsonl-reader.js";
+import { firstIssue, readJsonFileOrThrow } from "../parse.js";
+import { ManifestSchema, RecordSchema, wellFormedRecord, type Manifest, type SuiteRecord } from "./schema.js";
 
 export interface TrackFile {
   track: string;
@@ -52,18 +53,7 @@ export function openSuite(dir: string): Suite {
   const manifestPath = join(root, "manifest.json");
   let manifest: Manifest | undefined;
   if (existsSync(manifestPath)) {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(readFileSync(manifestPath, "utf8"));
-    } catch (err) {
-      throw new FormatError(manifestPath, undefined, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
-    }
-    const parsed = ManifestSchema.safeParse(raw);
-    if (!parsed.success) {
-      const { field, message } = firstIssue(parsed.error);
-      throw new FormatError(manifestPath, undefined, field, message);
-    }
-    manifest = parsed.data;
+    manifest = readJsonFileOrThrow(manifestPath, ManifestSchema);
   }
   return { root, manifest, files };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InProcessBus } from "../../common/bus-in-process.js";
+import { InProcessBus } from "../../../common/bus/in-process.js";
 import { describeBusContract, line, newRunId, waitFor } from "./bus-contract.js";
 
 describeBusContract("InProcessBus", async () => {

@@ -54,8 +54,8 @@ import {
   type SubscribeMetricsOptions,
   type Subscription,
 } from "./bus.js";
-import { createLogger, type Logger } from "./log.js";
-import { ResultLineSchema, type ResultLine } from "./result-schema.js";
+import { createLogger, type Logger } from "../log.js";
+import { ResultLineSchema, type ResultLine } from "../results/format.js";
 
 export interface NatsTlsOptions {
   /** CA bundle that signed the server's certificate (PEM file). */

@@ -6,8 +6,8 @@
 // publishing: it reports the failure so the coordinator can note a catch-up point and republish
 // later with the same message ids (catchUpResults below).
 import { z } from "zod";
-import { UdmError, UsageError } from "./errors.js";
-import type { ResultLine } from "./result-schema.js";
+import { UdmError, UsageError } from "../errors.js";
+import type { ResultLine } from "../results/format.js";
 
 /** Bump when the meaning of a bus message changes; sent with every message. */
 export const BUS_FORMAT = 1;

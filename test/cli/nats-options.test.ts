@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../common/errors.js";
-import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "../../common/nats-options.js";
+import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "../../cli/nats-options.js";
 
 const dir = mkdtempSync(join(tmpdir(), "udm-nats-opts-"));
 const file = (name: string) => {

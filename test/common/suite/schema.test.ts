@@ -1,7 +1,7 @@
 // The fast path of record parsing must agree with RecordSchema: whatever it accepts, zod accepts
 // with the same value; whatever zod rejects, it rejects.
 import { describe, expect, it } from "vitest";
-import { RecordSchema, wellFormedRecord } from "../../common/suite-schema.js";
+import { RecordSchema, wellFormedRecord } from "../../../common/suite/schema.js";
 
 const base = () => ({
   id: "r1",

@@ -2,9 +2,9 @@
 // nats-server. Each test uses its own run id, so the tests of one file share a server.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catchUpResults, type Bus, type BusEvent, type BusState, type MetricsMessage, type ResultConsumer, type ResultDelivery } from "../../common/bus.js";
-import { UsageError } from "../../common/errors.js";
-import type { ResultLine } from "../../common/result-schema.js";
+import { catchUpResults, type Bus, type BusEvent, type BusState, type MetricsMessage, type ResultConsumer, type ResultDelivery } from "../../../common/bus/bus.js";
+import { UsageError } from "../../../common/errors.js";
+import type { ResultLine } from "../../../common/results/format.js";
 
 export interface BusHarness {
   /** A bus on the shared backend; for NATS each call is a new connection (a new process, as it were). */

@@ -1,15 +1,15 @@
 // NatsBus against a real nats-server (Debian's 2.9.10 in CI): the shared Bus contract, then what
 // only a real server shows: restarts, reconnects, auth.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BusError, catchUpResults, type Bus } from "../../common/bus.js";
-import type { ResultLine } from "../../common/result-schema.js";
-import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../common/bus-nats.js";
+import { BusError, catchUpResults, type Bus } from "../../../common/bus/bus.js";
+import type { ResultLine } from "../../../common/results/format.js";
+import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../../common/bus/nats.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { createLogger } from "../../common/log.js";
-import { openBus } from "../../common/open-bus.js";
-import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
-import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
+import { createLogger } from "../../../common/log.js";
+import { openBus } from "../../../cli/open-bus.js";
+import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../../support/nats-server.js";
+import { makeTestCerts, opensslAvailable } from "../../support/test-certs.js";
 import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
 
 const mode = natsTestMode();

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../cli/program.js";
-import { suiteIdentity } from "../../common/suite.js";
-import { verifySuite } from "../../common/suite-verify.js";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { runCli } from "../../../cli/program.js";
+import { suiteIdentity } from "../../../common/suite/suite.js";
+import { verifySuite } from "../../../common/suite/verify.js";
+import { makeSuite } from "../../../sim/suite-maker.js";
 
 const SA = "test/sentiment/aiv-sa24-easy.jsonl.gz";
 const TREC = "test/passage_reranking/trec-dl19.jsonl.gz";

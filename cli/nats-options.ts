@@ -3,9 +3,9 @@
 // the flag. Lives in common/ so every command that talks to the bus offers the same flags.
 import { existsSync } from "node:fs";
 import { Option } from "commander";
-import type { NatsBusOptions } from "./bus-nats.js";
-import { flagEnvName } from "./env.js";
-import { UsageError } from "./errors.js";
+import type { NatsBusOptions } from "../common/bus/nats.js";
+import { flagEnvName } from "../common/env.js";
+import { UsageError } from "../common/errors.js";
 
 /** Values as commander parses them (camelCase of the long flags). */
 export interface NatsFlagValues {

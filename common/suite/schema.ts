@@ -83,12 +83,6 @@ export const ManifestSchema = z
   }));
 export type Manifest = z.infer<typeof ManifestSchema>;
 
-/** Dotted path of the first zod issue, for error messages that name a field. */
-export function firstIssue(error: z.ZodError): { field: string; message: string } {
-  const issue = error.issues[0];
-  return { field: issue ? issue.path.map(String).join(".") : "", message: issue ? issue.message : error.message };
-}
-
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 function isStringMap(v: unknown): v is Record<string, string> {
