@@ -1,6 +1,6 @@
 // One machine, one process: the coordinator, one agent per engine (or per in-process simulated
-// engine) and the live scorer. What `run` and `demo` share. Rerunning with the same --out resumes.
-import { join } from "node:path";
+// engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
+// `run` and `demo` share. Rerunning with the same --out resumes.
 import { createLogger, type Logger } from "../common/log.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
@@ -11,8 +11,8 @@ import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine-server.js";
-import { LiveScorer } from "../scorer/live-scorer.js";
-import type { MetricsJson } from "../scorer/score-results.js";
+import { CommitScorer } from "../scorer/commit-scorer.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
 
@@ -48,19 +48,18 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const log = options.logger ?? createLogger("run", logLevel);
   const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
-  const metricsPath = join(options.outDir, "metrics.json");
   const bar = createProgressBar("run");
-  const scorer = new LiveScorer({
+  const scorer = new CommitScorer({
     suiteDir: options.suiteDir,
-    resultsDir: options.outDir,
-    metricsPath,
+    outDir: options.outDir,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
-    onTrackMetrics: (track, m) => {
+    onTrackFinal: (track, m) => {
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
+  const metricsPath = scorer.metricsPath;
 
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
@@ -83,6 +82,9 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    // The scorer reads the suite's gold while the coordinator thread indexes the suite.
+    const scorerLoaded = scorer.load();
+    scorerLoaded.catch(() => undefined);
     for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
     const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
 
@@ -94,12 +96,13 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-      onTrackComplete: (track, family) => scorer.trackComplete(track, family),
+      onCommitted: (line) => scorer.committed(line),
       logger: log.child("coordinator"),
       logLevel,
     });
     const status = coordinator.initialStatus;
-    scorer.setSuite(status.suite_identity, status.tracks.length);
+    await scorerLoaded;
+    await scorer.replayCommitted();
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
@@ -146,7 +149,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
-    const metrics = await scorer.finish();
+    const metrics = scorer.finish();
     return { outcome, metrics, metricsPath };
   } catch (err) {
     await Promise.resolve(coordinator?.close()).catch(() => undefined);

@@ -1,8 +1,8 @@
 // udm-orch score --suite DIR --results DIR [--out FILE] [--tracks a,b] [--families f,g]
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { Command } from "commander";
-import { scoreResults, type MetricsJson } from "../scorer/score-results.js";
+import { METRICS_FILE, writeMetricsJson, type MetricsJson } from "../scorer/metrics-json.js";
+import { scoreResults } from "../scorer/score-results.js";
 import { csv, opt } from "./options.js";
 
 interface ScoreFlags {
@@ -31,11 +31,8 @@ export function register(program: Command): void {
         ...(tracks ? { tracks } : {}),
         ...(families ? { families } : {}),
       });
-      const out = flags.out ?? join(flags.results, "metrics.json");
-      mkdirSync(dirname(out), { recursive: true });
-      // Write then rename, so a reader never sees half a file.
-      writeFileSync(`${out}.tmp`, JSON.stringify(metrics, null, 2) + "\n");
-      renameSync(`${out}.tmp`, out);
+      const out = flags.out ?? join(flags.results, METRICS_FILE);
+      writeMetricsJson(out, metrics);
       process.stdout.write(formatReport(metrics) + `wrote ${out}\n`);
     });
 }
