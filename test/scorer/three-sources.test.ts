@@ -56,7 +56,8 @@ describe("one scorer core, three sources", () => {
     const records = new Map<string, { family: string; records: number }>();
     for (const l of lines) records.set(l.track, { family: l.family, records: (records.get(l.track)?.records ?? 0) + 1 });
     const tracks = [...records].map(([track, t]) => ({ track, ...t, committed: 0, complete: false }));
-    await bus.putStatus(runId, { runId, state: "running", updatedAt: new Date().toISOString(), recordsTotal: lines.length, recordsCommitted: 0, tracks });
+    const status = { runId, state: "running" as const, updatedAt: new Date().toISOString(), recordsTotal: lines.length, recordsCommitted: 0, tracks };
+    await bus.putStatus(runId, status);
     const out = join(root, "bus");
     const scorer = new StreamingScorer({ bus, runId, suiteDir, outDir: out, log: quiet });
     await scorer.start();
