@@ -17,7 +17,8 @@ import { UsageError } from "../common/errors.js";
 import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
 import type { ResultLine } from "../common/results/format.js";
-import { decompressedSha256, openSuite, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { decompressedSha256, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { aggregate } from "./aggregate.js";
 import { openAppliedJournal } from "./applied-journal.js";
 import type { AppendLog } from "../common/results/append-log.js";
@@ -167,7 +168,7 @@ export class StreamingScorer {
 
   /** The run's tracks (from its status; all of the suite's when the status does not list them), with their gold. */
   private async loadSuite(status: RunStatusRecord): Promise<void> {
-    const suite = openSuite(this.options.suiteDir);
+    const suite = openCheckedSuite(this.options.suiteDir);
     const byName = new Map(suite.files.map((f) => [f.track, f]));
     const scope = runTracks(status);
     if (scope) {
