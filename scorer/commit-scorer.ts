@@ -6,7 +6,8 @@
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
 import type { StoredResultLine } from "../common/results/format.js";
-import { openSuite, selectFiles } from "../common/suite/suite.js";
+import { selectFiles } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
 import { RunScorer } from "./run-scorer.js";
@@ -41,7 +42,7 @@ export class CommitScorer {
 
   /** Reads the suite's gold of the tracks in scope. Can run while the coordinator starts. */
   async load(): Promise<void> {
-    const suite = openSuite(this.options.suiteDir);
+    const suite = openCheckedSuite(this.options.suiteDir);
     const { tracks, families } = this.options;
     const scope = selectFiles(suite, { ...(tracks ? { tracks } : {}), ...(families ? { families } : {}) });
     this.scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log: this.options.log });

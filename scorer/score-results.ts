@@ -5,7 +5,8 @@
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
-import { openSuite, selectFiles, type TrackFile } from "../common/suite/suite.js";
+import { selectFiles, type TrackFile } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import type { MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
 import { RunScorer, type FinalTrack } from "./run-scorer.js";
@@ -23,7 +24,7 @@ export interface ScoreOptions {
 
 export async function scoreResults(options: ScoreOptions): Promise<MetricsJson> {
   const log = options.log ?? createLogger("score");
-  const suite = openSuite(options.suiteDir);
+  const suite = openCheckedSuite(options.suiteDir);
   const filter = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}) };
   const scope = selectFiles(suite, filter);
   const shards = planShards(scope, options.workers ?? defaultWorkers(scope));

@@ -17,7 +17,7 @@ import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
 import type { AppendLog } from "../common/results/append-log.js";
 import type { ResultInput, ResultLine } from "../common/results/format.js";
-import { openSuite } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { openAppliedJournal } from "./applied-journal.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { RunScorer } from "./run-scorer.js";
@@ -155,7 +155,7 @@ export class StreamingScorer {
 
   /** The run's tracks (from its status; all of the suite's when the status does not list them), with their gold. */
   private async loadSuite(status: RunStatusRecord): Promise<void> {
-    const suite = openSuite(this.options.suiteDir);
+    const suite = openCheckedSuite(this.options.suiteDir);
     const byName = new Map(suite.files.map((f) => [f.track, f]));
     const scope = runTracks(status);
     if (scope) {

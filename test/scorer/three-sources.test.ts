@@ -12,7 +12,7 @@ import type { StoredResultLine } from "../../common/results/format.js";
 import { trackResultsPath } from "../../common/results/paths.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
 import { StreamingScorer } from "../../scorer/streaming-scorer.js";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { resultLines, spawnCli } from "../support/cli-process.js";
 
 const quiet = createLogger("test", "error");
