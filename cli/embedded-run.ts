@@ -13,6 +13,7 @@ import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine/server.js";
 import { CommitScorer } from "../scorer/commit-scorer.js";
 import type { MetricsJson } from "../scorer/metrics-json.js";
+import type { RunScorer } from "../scorer/run-scorer.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
 
@@ -40,6 +41,8 @@ export interface EmbeddedRunResult {
   outcome: RunOutcome;
   metrics: MetricsJson | undefined;
   metricsPath: string;
+  /** The scorer core of the run: per-track progress and headlines, counts of applied, duplicate and unmatched results. */
+  scorer: RunScorer | undefined;
 }
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
@@ -150,7 +153,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
     const metrics = scorer.finish();
-    return { outcome, metrics, metricsPath };
+    return { outcome, metrics, metricsPath, scorer: scorer.core };
   } catch (err) {
     await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();
