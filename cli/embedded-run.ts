@@ -116,7 +116,6 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         startAgent({
           coordinator: coordinator.address,
           method,
-          onRunParams: (run) => method.setSeeds(run.seeds),
           engineUrl: url,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),
