@@ -111,6 +111,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         api: "completions",
         limiter: new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting }),
         seeds: [...(options.method?.seeds ?? [])],
+        logger: log.child(`agent${agents.length}`),
       });
       agents.push(
         startAgent({
