@@ -192,7 +192,7 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     for (const seed of seeds) {
       const read: SeedRead = { probs: {}, errors: {}, skipped: new Set(), unsupported: new Set() };
       // Sequential on purpose: the first request prefills the state, the later ones hit the cache.
-      for (let b = 0; b < keys.length; b += this.maxQuestions) await this.readBatch(record, keys.slice(b, b + this.maxQuestions), seed, info, read, out, signal);
+      for (const batch of inBatches(keys, this.maxQuestions)) await this.readBatch(record, batch, seed, info, read, out, signal);
       reads.push(read);
     }
     combineSeedReads(keys, reads, this.name, out, toLabelRead);
@@ -227,7 +227,7 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
       if (allowed !== undefined && allowed >= 1 && allowed < keys.length) {
         // A server with a smaller limit than vLLM's 64: from now on batches of its size.
         this.maxQuestions = Math.min(this.maxQuestions, allowed);
-        for (let b = 0; b < keys.length; b += allowed) await this.readBatch(record, keys.slice(b, b + allowed), seed, info, read, out, signal);
+        for (const batch of inBatches(keys, allowed)) await this.readBatch(record, batch, seed, info, read, out, signal);
         return;
       }
       if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && keys.length > 1) {
@@ -251,6 +251,13 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
       else read.probs[key] = dist;
     });
   }
+}
+
+/** `keys` cut into batches of at most `size`, decided before the first request. */
+function inBatches(keys: readonly string[], size: number): string[][] {
+  const out: string[][] = [];
+  for (let b = 0; b < keys.length; b += size) out.push(keys.slice(b, b + size));
+  return out;
 }
 
 /**
