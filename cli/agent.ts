@@ -107,7 +107,7 @@ export function register(program: Command): void {
         ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
         readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
       });
-      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds });
+      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds, logger });
       const handle = startAgent({
         coordinator,
         method,

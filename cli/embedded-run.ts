@@ -149,6 +149,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         api: "completions",
         limiter,
         seeds: [...(options.method?.seeds ?? [])],
+        logger: log.child(`agent${agents.length}`),
       });
       const agent = startAgent({
           coordinator: coordinator.address,
