@@ -11,6 +11,7 @@ import { natsCliOptions, type NatsFlagValues } from "./nats-options.js";
 import { openBus } from "./open-bus.js";
 import { chooseRun, StreamingScorer } from "../scorer/streaming-scorer.js";
 import { intArg, opt } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
 
 interface ScorerFlags extends NatsFlagValues {
@@ -35,6 +36,7 @@ export function register(program: Command): void {
     if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
     const progressEveryMs = intArg("progress-ms", flags.progressMs, 100);
     const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
+    ensureWritableDir("out", flags.out);
     const log = createLogger("scorer");
     const bus = await openBus(flags, { logger: createLogger("bus") });
     let scorer: StreamingScorer | undefined;
