@@ -20,9 +20,11 @@ import type { ResultLine } from "../common/results/format.js";
 import { decompressedSha256, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { aggregate } from "./aggregate.js";
-import { AppliedJournal } from "./applied-journal.js";
+import { openAppliedJournal } from "./applied-journal.js";
+import type { AppendLog } from "../common/results/append-log.js";
 import { METRICS_FORMAT, type MetricsJson } from "./score-results.js";
-import { TrackAccumulator, type ResultInput } from "./track-accumulator.js";
+import { TrackAccumulator } from "./track-accumulator.js";
+import type { ResultInput } from "../common/results/format.js";
 import { loadTrackGold } from "./track-gold.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
@@ -54,6 +56,8 @@ export interface StreamingScorerOptions {
   log?: Logger;
   /** Called when a track's final metrics are out (tests, the CLI's output). */
   onTrackFinal?: (track: string, metrics: TrackMetrics) => void;
+  /** Called when a track's final metrics are out, `seconds` after its last result was applied. */
+  onEmitted?: (track: string, seconds: number) => void;
 }
 
 export interface StreamingScorerResult {
@@ -79,7 +83,7 @@ export class StreamingScorer {
   /** Suite order of the tracks in scope (metrics.json lists them so, as `score` does). */
   private order: string[] = [];
   private readonly applied = new Set<string>();
-  private journal: AppliedJournal | undefined;
+  private journal: AppendLog | undefined;
   private consumer: ResultConsumer | undefined;
   private acks: Array<() => void> = [];
   private completed: string[] = [];
@@ -88,7 +92,11 @@ export class StreamingScorer {
   private progressTimer: NodeJS.Timeout | undefined;
   private identity = "";
   private suiteTracks = 0;
-  private counts = { applied: 0, duplicates: 0, replayed: 0 };
+  private counts = { applied: 0, duplicates: 0, replayed: 0, invalid: 0 };
+  /** When each completed track's last result was applied (performance.now()). */
+  private readonly completedAt = new Map<string, number>();
+  /** metrics.json as last written. */
+  private latest: MetricsJson | undefined;
   private resolveDone!: (m: MetricsJson) => void;
   private rejectDone!: (e: Error) => void;
   private finished = false;
@@ -115,7 +123,7 @@ export class StreamingScorer {
     const status = await this.waitForStatus();
     await this.loadSuite(status);
     const state = this.openState();
-    this.journal = await AppliedJournal.open(join(this.options.outDir, JOURNAL_FILE), (line) => this.apply(line, true), this.log);
+    this.journal = await openAppliedJournal(join(this.options.outDir, JOURNAL_FILE), (line) => this.apply(line, true), this.log);
     if (this.counts.replayed > 0) this.log.info("journal replayed", { lines: this.counts.replayed });
     for (const name of this.order) if (this.tracks.get(name)!.acc.isComplete()) this.completed.push(name);
     await this.finishCompleted();
@@ -124,7 +132,10 @@ export class StreamingScorer {
       durable: state.durable,
       ...(this.options.ackWaitMs !== undefined ? { ackWaitMs: this.options.ackWaitMs } : {}),
       onResult: (line, ack) => this.received(line, ack),
-      onError: (err, d) => this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message }),
+      onError: (err, d) => {
+        this.counts.invalid++;
+        this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message });
+      },
     });
     this.progressTimer = setInterval(() => void this.publishProgress(), this.options.progressEveryMs ?? DEFAULT_PROGRESS_MS);
     this.progressTimer.unref();
@@ -227,6 +238,7 @@ export class StreamingScorer {
     }
     if (!this.apply({ run_id: line.run_id, probs: line.probs, skipped: line.skipped, ...(line.errors ? { errors: line.errors } : {}) }, false)) {
       // Cannot ever apply (another suite, a track outside the run): acked so it does not come back forever.
+      this.counts.invalid++;
       this.acks.push(ack);
       this.scheduleFlush();
       return;
@@ -254,7 +266,10 @@ export class StreamingScorer {
     if (replay) this.counts.replayed++;
     else {
       this.counts.applied++;
-      if (!wasComplete && t.acc.isComplete()) this.completed.push(track);
+      if (!wasComplete && t.acc.isComplete()) {
+        this.completed.push(track);
+        this.completedAt.set(track, performance.now());
+      }
     }
     return true;
   }
@@ -302,8 +317,11 @@ export class StreamingScorer {
       if (!outcome.ok) this.log.warn("final metrics not published (they are in metrics.json)", { track: name, error: outcome.error.message });
       this.log.info("track scored", { track: name, records: t.acc.recordCount, [metrics.headline.metric]: metrics.headline.value });
       this.options.onTrackFinal?.(name, metrics);
+      const at = this.completedAt.get(name);
+      if (at !== undefined) this.options.onEmitted?.(name, (performance.now() - at) / 1000);
     }
     const json = this.partial();
+    this.latest = json;
     writeJsonAtomic(this.metricsPath, json);
     if (this.order.every((n) => this.tracks.get(n)!.final)) {
       const records = this.order.reduce((n, t) => n + this.tracks.get(t)!.acc.recordCount, 0);
@@ -318,6 +336,16 @@ export class StreamingScorer {
       if (this.progressTimer) clearInterval(this.progressTimer);
       this.resolveDone(json);
     }
+  }
+
+  /** For metrics: the tracks scored so far, result counts and lines not yet acked. */
+  snapshot(): { metrics: MetricsJson | undefined; tracks: number; counts: { applied: number; duplicates: number; invalid: number }; pending: number } {
+    return {
+      metrics: this.latest,
+      tracks: this.order.length,
+      counts: { applied: this.counts.applied, duplicates: this.counts.duplicates, invalid: this.counts.invalid },
+      pending: this.acks.length,
+    };
   }
 
   /** metrics.json of the tracks whose last record is in, in suite order (all of them at the end). */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../../cli/program.js";
 import { writeFileAtomic } from "../../common/atomic-file.js";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 
 const dir = mkdtempSync(join(tmpdir(), "udm-error-paths-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

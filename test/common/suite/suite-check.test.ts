@@ -11,7 +11,7 @@ import { runCli } from "../../../cli/program.js";
 import { verifySuite } from "../../../common/suite/verify.js";
 import { openCheckedSuite } from "../../../common/suite/suite-check.js";
 import { indexSuite } from "../../../coordinator/suite-index.js";
-import { makeSuite } from "../../../sim/suite-maker.js";
+import { makeSuite } from "../../../sim/suite-maker/suite-maker.js";
 
 const SA = "test/sentiment/aiv-sa24-easy.jsonl.gz";
 
