@@ -5,6 +5,7 @@ import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { methodFactory, parseSeeds } from "./engine-methods.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
@@ -33,7 +34,7 @@ export function register(program: Command): void {
     .command("run")
     .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
-    .addOption(opt("--out <dir>", "results directory (results/<family>/<track>.jsonl, run.json, metrics.json)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json (rerun with the same --out to resume)").makeOptionMandatory())
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
     .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"))
     .addOption(opt("--model <name>", "model to ask the engines for (default: the one each serves)"))
@@ -63,6 +64,7 @@ export function register(program: Command): void {
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
       const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
+      ensureWritableDir("out", flags.out);
       const metrics = parseMetricsListen(flags.metrics);
       const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
       const perAgentMetrics = boolArg("per-agent-metrics", flags.perAgentMetrics);
