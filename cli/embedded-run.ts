@@ -2,6 +2,7 @@
 // engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
 // `run` and `demo` share. Rerunning with the same --out resumes.
 import { createLogger, type Logger } from "../common/log.js";
+import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { RunOutcome } from "../coordinator/server.js";
@@ -16,6 +17,11 @@ import type { MetricsJson } from "../scorer/metrics-json.js";
 import type { RunScorer } from "../scorer/run-scorer.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
+import { registerAgentMetrics } from "../agent/agent-metrics.js";
+import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import type { ListenAddress } from "../common/metrics/metrics-listen.js";
+import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 
 export interface EmbeddedRunOptions {
   suiteDir: string;
@@ -34,6 +40,17 @@ export interface EmbeddedRunOptions {
   leaseMs?: number;
   /** Print each track's headline as soon as the track is scored. */
   printTracks?: boolean;
+  /**
+   * Serve /metrics (coordinator, agents with an `agent` label, scorer: one page), the live run page
+   * and its API on this address; none when absent.
+   */
+  metrics?: ListenAddress;
+  /** Bearer token the page's /api routes require. */
+  token?: string;
+  /** Price of one GPU-hour in USD (0 = unknown). */
+  gpuHourUsd?: number;
+  /** Per-agent gauges from heartbeats (default true). */
+  perAgentMetrics?: boolean;
   logger?: Logger;
 }
 
@@ -52,18 +69,25 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
   const bar = createProgressBar("run");
-  const scorer = new CommitScorer({
+  const registry = options.metrics ? createProcessRegistry("run") : undefined;
+  let web: ObservabilityServer | undefined;
+  const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
     outDir: options.outDir,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
+    onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
     onTrackFinal: (track, m) => {
+      web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
   const metricsPath = scorer.metricsPath;
 
+  const scorerMetrics = registry
+    ? registerScorerMetrics(registry, { metrics: () => scorer.current(), tracksInScope: () => scorer.tracksInScope })
+    : undefined;
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
@@ -73,6 +97,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     for (const a of agents) a.stop();
     await Promise.allSettled(agents.map((a) => a.done));
     await Promise.allSettled(sims.map((s) => s.close()));
+    await web?.close();
   };
 
   let interrupted: NodeJS.Signals | undefined;
@@ -88,6 +113,16 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     // The scorer reads the suite's gold while the coordinator thread indexes the suite.
     const scorerLoaded = scorer.load();
     scorerLoaded.catch(() => undefined);
+    if (options.metrics && registry) {
+      web = await startObservabilityServer({
+        listen: options.metrics,
+        registry,
+        run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd ?? 0 },
+        ...(options.token !== undefined ? { token: options.token } : {}),
+        log,
+      });
+      bar.log(`live page: ${web.url}/ (metrics ${web.url}/metrics)`);
+    }
     for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
     const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
 
@@ -100,9 +135,11 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
       onCommitted: (line) => scorer.committed(line),
+      ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web!.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel,
     });
+    web?.attach(coordinator, coordinator.runId);
     const status = coordinator.initialStatus;
     await scorerLoaded;
     await scorer.replayCommitted();
@@ -110,25 +147,26 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
     for (const url of urls) {
+      const limiter = new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting });
       const method = makeMethod({
         baseUrl: url,
         model: options.method?.model || undefined,
         capacity: options.capacity,
         api: "completions",
-        limiter: new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting }),
+        limiter,
         seeds: [...(options.method?.seeds ?? [])],
+        logger: log.child(`agent${agents.length}`),
       });
-      agents.push(
-        startAgent({
+      const agent = startAgent({
           coordinator: coordinator.address,
           method,
-          onRunParams: (run) => method.setSeeds(run.seeds),
           engineUrl: url,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),
           logger: log.child(`agent${agents.length}`),
-        }),
-      );
+        });
+      agents.push(agent);
+      if (registry) registerAgentMetrics(registry, { agent: agent.agentId, method: method.name, engineUrl: url, stats: () => agent.stats(), limiter });
     }
 
     const c = coordinator;
@@ -145,6 +183,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
+    web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
     await coordinator.close();
     await stopAll();
     bar.stop();

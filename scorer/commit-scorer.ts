@@ -22,6 +22,8 @@ export interface CommitScorerOptions {
   log: Logger;
   /** Called with each track's final metrics as soon as they are computed. */
   onTrackFinal?: (track: string, metrics: TrackMetrics) => void;
+  /** Called when a track's metrics are out, `seconds` after the commit that completed it. */
+  onEmitted?: (track: string, seconds: number) => void;
 }
 
 export class CommitScorer {
@@ -79,8 +81,21 @@ export class CommitScorer {
   private finishCompleted(): void {
     const done = this.scorer!.finishCompleted();
     if (done.length === 0) return;
-    for (const { track, metrics } of done) this.options.onTrackFinal?.(track, metrics);
     this.scorer!.writeMetrics(this.metricsPath);
+    for (const { track, metrics, secondsSinceComplete } of done) {
+      this.options.onTrackFinal?.(track, metrics);
+      if (secondsSinceComplete !== undefined) this.options.onEmitted?.(track, secondsSinceComplete);
+    }
+  }
+
+  /** metrics.json as last written (the tracks scored so far), without recomputing it. */
+  current(): MetricsJson | undefined {
+    return this.scorer?.lastWritten;
+  }
+
+  /** Tracks in scope (0 until loaded). */
+  get tracksInScope(): number {
+    return this.scorer?.trackNames.length ?? 0;
   }
 
   /** Scores what is left, writes metrics.json and returns it. */

@@ -76,6 +76,8 @@ interface TrackState {
   /** Results applied since the last running metrics. */
   changed: boolean;
   queued: boolean;
+  /** When the result that completed it was applied (performance.now()), for emit latency. */
+  completedAt: number | undefined;
 }
 
 export class RunScorer {
@@ -86,10 +88,12 @@ export class RunScorer {
   readonly goldHashes: Record<string, string> = {};
   readonly counts: ScorerCounts = { applied: 0, replayed: 0, duplicates: 0, outOfScope: 0, unknown: 0 };
   private identity = "";
+  /** metrics.json as last written by writeMetrics(). */
+  lastWritten: MetricsJson | undefined;
 
   private constructor(private readonly options: RunScorerOptions) {
     this.suiteTracks = new Set(options.suite.files.map((f) => f.track));
-    for (const file of options.scope) this.tracks.set(file.track, { file, acc: undefined, final: undefined, changed: false, queued: false });
+    for (const file of options.scope) this.tracks.set(file.track, { file, acc: undefined, final: undefined, changed: false, queued: false, completedAt: undefined });
   }
 
   /**
@@ -177,7 +181,10 @@ export class RunScorer {
     t.changed = true;
     // A replaced result of a scored track: score it again.
     if (again && t.final) t.final = undefined;
-    if (!replay && acc.isComplete() && (!wasComplete || (again && !t.final))) this.queue(name, t);
+    if (!replay && acc.isComplete() && (!wasComplete || (again && !t.final))) {
+      t.completedAt = performance.now();
+      this.queue(name, t);
+    }
     return again ? "replaced" : "applied";
   }
 
@@ -192,14 +199,20 @@ export class RunScorer {
     this.completed.push(name);
   }
 
-  /** Scores the queued tracks, in the order they completed; returns their final metrics. */
-  finishCompleted(): Array<{ track: string; metrics: TrackMetrics }> {
+  /**
+   * Scores the queued tracks, in the order they completed; returns their final metrics and, for a
+   * track completed by a live result, the seconds since that result was applied.
+   */
+  finishCompleted(): Array<{ track: string; metrics: TrackMetrics; secondsSinceComplete: number | undefined }> {
     const names = this.completed;
     this.completed = [];
     return names.map((track) => {
       const t = this.tracks.get(track)!;
       t.queued = false;
-      return { track, metrics: this.finishTrack(track, t).metrics };
+      const metrics = this.finishTrack(track, t).metrics;
+      const since = t.completedAt;
+      t.completedAt = undefined;
+      return { track, metrics, secondsSinceComplete: since === undefined ? undefined : (performance.now() - since) / 1000 };
     });
   }
 
@@ -254,6 +267,7 @@ export class RunScorer {
 
   writeMetrics(path: string, metrics: MetricsJson = this.partial()): MetricsJson {
     writeMetricsJson(path, metrics);
+    this.lastWritten = metrics;
     return metrics;
   }
 

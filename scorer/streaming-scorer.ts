@@ -50,6 +50,8 @@ export interface StreamingScorerOptions {
   log?: Logger;
   /** Called when a track's final metrics are out (tests, the CLI's output). */
   onTrackFinal?: (track: string, metrics: TrackMetrics) => void;
+  /** Called when a track's final metrics are out, `seconds` after its last result was applied. */
+  onEmitted?: (track: string, seconds: number) => void;
 }
 
 export interface StreamingScorerResult {
@@ -68,6 +70,8 @@ export class StreamingScorer {
   private consumer: ResultConsumer | undefined;
   private acks: Array<() => void> = [];
   private flushTimer: NodeJS.Timeout | undefined;
+  /** Deliveries the consumer could not read as results. */
+  private consumerErrors = 0;
   private flushing: Promise<void> = Promise.resolve();
   private progressTimer: NodeJS.Timeout | undefined;
   private resolveDone!: (m: MetricsJson) => void;
@@ -106,7 +110,10 @@ export class StreamingScorer {
       durable: state.durable,
       ...(this.options.ackWaitMs !== undefined ? { ackWaitMs: this.options.ackWaitMs } : {}),
       onResult: (line, ack) => this.received(line, ack),
-      onError: (err, d) => this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message }),
+      onError: (err, d) => {
+        this.consumerErrors++;
+        this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message });
+      },
     });
     this.progressTimer = setInterval(() => void this.publishProgress(), this.options.progressEveryMs ?? DEFAULT_PROGRESS_MS);
     this.progressTimer.unref();
@@ -252,12 +259,13 @@ export class StreamingScorer {
     const scorer = this.scorer!;
     const done = scorer.finishCompleted();
     if (done.length === 0) return;
-    for (const { track, metrics } of done) {
+    for (const { track, metrics, secondsSinceComplete } of done) {
       const records = scorer.recordCount(track);
       const outcome = await this.options.bus.publishMetrics(this.options.runId, track, { track, final: true, records, metrics });
       if (!outcome.ok) this.log.warn("final metrics not published (they are in metrics.json)", { track, error: outcome.error.message });
       this.log.info("track scored", { track, records, [metrics.headline.metric]: metrics.headline.value });
       this.options.onTrackFinal?.(track, metrics);
+      if (secondsSinceComplete !== undefined) this.options.onEmitted?.(track, secondsSinceComplete);
     }
     const json = scorer.writeMetrics(this.metricsPath);
     if (scorer.allFinal) {
@@ -273,6 +281,17 @@ export class StreamingScorer {
       if (this.progressTimer) clearInterval(this.progressTimer);
       this.resolveDone(json);
     }
+  }
+
+  /** For metrics: the tracks scored so far, result counts and lines not yet acked. */
+  snapshot(): { metrics: MetricsJson | undefined; tracks: number; counts: { applied: number; duplicates: number; invalid: number }; pending: number } {
+    const c = this.scorer?.counts;
+    return {
+      metrics: this.scorer?.lastWritten,
+      tracks: this.scorer?.trackNames.length ?? 0,
+      counts: { applied: c?.applied ?? 0, duplicates: c?.duplicates ?? 0, invalid: (c?.unknown ?? 0) + (c?.outOfScope ?? 0) + this.consumerErrors },
+      pending: this.acks.length,
+    };
   }
 
   /** Running metrics of tracks with new results since the last message (missing records count as missing). */
