@@ -7,6 +7,7 @@ import { SystemOneMethod } from "../agent/methods/systemone.js";
 import { DecisionsMethod } from "../agent/methods/decisions.js";
 import { LabelReadMethod } from "../agent/methods/label-read.js";
 import { csv } from "./options.js";
+import type { Logger } from "../common/log.js";
 
 export interface MethodSetup {
   baseUrl: string;
@@ -19,6 +20,8 @@ export interface MethodSetup {
   seeds: number[];
   /** --request-timeout-ms, --retries, and who hears of timeouts. */
   retry?: Partial<RetryPolicy>;
+  /** Where a method says what it found out about the engine (seed support). */
+  logger?: Logger;
 }
 
 /** Every method takes the run's label-permutation seeds from the coordinator's Welcome (--seeds when the run names none). */
@@ -26,9 +29,9 @@ export type SeededMethod = EngineMethod & { applyRunParams(params: RunParams): v
 
 /** Engine methods this build can run, by --method name. */
 export const METHODS: Record<string, (setup: MethodSetup) => SeededMethod> = {
-  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.retry ? { retry: m.retry } : {}) }),
-  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.retry ? { retry: m.retry } : {}) }),
-  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter, ...(m.retry ? { retry: m.retry } : {}) }),
+  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
+  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
+  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
 };
 
 /** --engine: an http(s) base URL, checked at start (exit 2) rather than failing every request. */
