@@ -112,13 +112,9 @@ export function register(program: Command): void {
         ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
         readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
       });
-<<<<<<< HEAD
       const timeouts = new EngineTimeouts(engine, timeoutMs, logger);
       const retry = { timeoutMs, retries, onTimeout: () => timeouts.record() };
-      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds, retry });
-=======
-      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds, logger });
->>>>>>> main
+      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds, retry, logger });
       const handle = startAgent({
         coordinator,
         method,

@@ -163,11 +163,8 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         api: "completions",
         limiter,
         seeds: [...(options.method?.seeds ?? [])],
-<<<<<<< HEAD
         retry: { timeoutMs, ...(options.retries !== undefined ? { retries: options.retries } : {}), onTimeout: () => timeouts.record() },
-=======
         logger: log.child(`agent${agents.length}`),
->>>>>>> main
       });
       watched.push({ url, method });
       const agent = startAgent({
