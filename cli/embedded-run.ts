@@ -17,6 +17,9 @@ import type { MetricsJson } from "../scorer/metrics-json.js";
 import type { RunScorer } from "../scorer/run-scorer.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
+import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.js";
+import { EngineTimeouts } from "../agent/engine-timeouts.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 import { registerAgentMetrics } from "../agent/agent-metrics.js";
 import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
@@ -38,6 +41,11 @@ export interface EmbeddedRunOptions {
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
   leaseMs?: number;
+  /** Per engine request, and retries after the first attempt (agent/methods/engine-call.ts defaults). */
+  requestTimeoutMs?: number;
+  retries?: number;
+  /** Engines not ready within this are reported; none ready fails the run (default 120000). */
+  engineReadyTimeoutMs?: number;
   /** Print each track's headline as soon as the track is scored. */
   printTracks?: boolean;
   /**
@@ -92,7 +100,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
   let progress: NodeJS.Timeout | undefined;
+  let readiness: EngineReadiness | undefined;
+  let noEngine: Error | undefined;
   const stopAll = async () => {
+    readiness?.stop();
     if (progress) clearInterval(progress);
     for (const a of agents) a.stop();
     await Promise.allSettled(agents.map((a) => a.done));
@@ -146,7 +157,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
+    const timeoutMs = options.requestTimeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs;
+    const watched: Array<{ url: string; method: ReturnType<typeof makeMethod> }> = [];
     for (const url of urls) {
+      const timeouts = new EngineTimeouts(url, timeoutMs, log);
       const limiter = new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting });
       const method = makeMethod({
         baseUrl: url,
@@ -155,8 +169,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         api: "completions",
         limiter,
         seeds: [...(options.method?.seeds ?? [])],
+        retry: { timeoutMs, ...(options.retries !== undefined ? { retries: options.retries } : {}), onTimeout: () => timeouts.record() },
         logger: log.child(`agent${agents.length}`),
       });
+      watched.push({ url, method });
       const agent = startAgent({
           coordinator: coordinator.address,
           method,
@@ -170,6 +186,12 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     }
 
     const c = coordinator;
+    const readyTimeoutMs = options.engineReadyTimeoutMs ?? 120_000;
+    readiness = watchEngineReadiness(watched, readyTimeoutMs, (m) => bar.log(`warning: ${m}`));
+    readiness.anyReady.catch((err: Error) => {
+      noEngine = err;
+      c.drain();
+    });
     progress = setInterval(async () => {
       const s = await c.status();
       bar.update({
@@ -188,6 +210,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     await stopAll();
     bar.stop();
     if (outcome.state !== "complete") {
+      if (noEngine) throw noEngine;
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }

@@ -3,7 +3,8 @@ import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
-import { methodFactory, parseSeeds } from "./engine-methods.js";
+import { engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
@@ -27,6 +28,9 @@ interface RunFlags extends MetricsFlagValues {
   simFaults?: string;
   simOracle?: string;
   simAccuracy?: string;
+  requestTimeoutMs?: string;
+  retries?: string;
+  engineReadyTimeoutMs?: string;
 }
 
 export function register(program: Command): void {
@@ -45,6 +49,9 @@ export function register(program: Command): void {
     .addOption(opt("--force", "resume even when run.json pins another suite, scope or method"))
     .addOption(opt("--capacity <n>", "units each agent holds at once (default: the engine's capacity)"))
     .addOption(opt("--lease-ms <ms>", "lease of a work unit, renewed by heartbeats (default 30000)"))
+    .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
+    .addOption(opt("--retries <n>", `retries of a failed engine request before the question is recorded as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", "engines not ready after this long are reported; when none is, the run fails (default 120000)"))
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
@@ -52,7 +59,10 @@ export function register(program: Command): void {
     .addOption(opt("--token <token>", "bearer token the live page's /api routes require"));
   for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API")) command.addOption(o);
   command.action(async (flags: RunFlags) => {
-      const engines = csv(flags.engine);
+      const engines = csv(flags.engine)?.map(engineUrl);
+      const requestTimeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1);
+      const retries = intArg("retries", flags.retries, 0);
+      const engineReadyTimeoutMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
       methodFactory(flags.method);
@@ -85,6 +95,9 @@ export function register(program: Command): void {
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
+        ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+        ...(retries !== undefined ? { retries } : {}),
+        ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
         ...(metrics ? { metrics } : {}),
         ...(flags.token ? { token: flags.token } : {}),
         gpuHourUsd,
