@@ -275,13 +275,22 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     expect(out.stderr).toMatch(field);
   });
 
+  it("renders and lints with its default values alone", async () => {
+    const lint = helm.run(["lint", "--strict", CHART]);
+    expect(lint.status, lint.stdout + lint.stderr).toBe(0);
+    const out = template([]);
+    expect(out.status, out.stderr).toBe(0);
+    for (const obj of parseManifests(out.stdout)) await validateObject(obj);
+  });
+
   it("names what is missing: the suite claim, the model, NATS for the scorer", () => {
-    const noSuite = template([valuesFile("no-suite.yaml", "agents:\n  vllm:\n    model: m\n")]);
+    const noSuite = template([valuesFile("no-suite.yaml", "suite:\n  existingClaim: ''\n")]);
     expect(noSuite.status).not.toBe(0);
     expect(noSuite.stderr).toContain("suite.existingClaim");
-    const noModel = template([valuesFile("no-model.yaml", "suite:\n  existingClaim: s\n")]);
+    const noModel = template([valuesFile("no-model.yaml", "agents:\n  vllm:\n    model: ''\n")]);
+    expect(noModel.status).not.toBe(0);
     expect(noModel.stderr).toContain("agents.vllm.model");
-    const noNats = template([valuesFile("no-nats.yaml", "suite:\n  existingClaim: s\nagents:\n  vllm:\n    model: m\nnats:\n  enabled: false\n")]);
+    const noNats = template([valuesFile("no-nats.yaml", "nats:\n  enabled: false\n")]);
     expect(noNats.status).not.toBe(0);
     expect(noNats.stderr).toContain("scorer.enabled needs NATS");
   });
