@@ -1,6 +1,7 @@
 // A real single-node Slurm for tests: munged, slurmctld and slurmd (Debian's slurm-wlm and munge)
 // as root on 127.0.0.1, with a fresh munge key, free ports and every state, spool, log and pid
-// file under one temp dir. proctrack/linuxproc and task/none need no cgroups or systemd.
+// file under one temp dir. proctrack/linuxproc and task/none need no cgroups or systemd. The node
+// has 2 CPUs and 2 GPUs (gres over plain files), so jobs ask for GPUs as on a real cluster.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -52,6 +53,8 @@ function slurmConf(dir: string, node: string, ctldPort: number, slurmdPort: numb
     "SchedulerType=sched/backfill",
     "SelectType=select/cons_tres",
     "SelectTypeParameters=CR_Core",
+    // Two "GPUs" whose device files are plain files (gres.conf): Slurm allocates and binds them per task.
+    "GresTypes=gpu",
     `StateSaveLocation=${join(dir, "state")}`,
     `SlurmdSpoolDir=${join(dir, "spool")}`,
     `SlurmctldPidFile=${join(dir, "slurmctld.pid")}`,
@@ -64,7 +67,7 @@ function slurmConf(dir: string, node: string, ctldPort: number, slurmdPort: numb
     // A cancelled job's steps get SIGTERM, then SIGKILL this many seconds later.
     "KillWait=10",
     "MinJobAge=600",
-    `NodeName=${node} NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN`,
+    `NodeName=${node} NodeAddr=127.0.0.1 CPUs=2 Gres=gpu:2 State=UNKNOWN`,
     `PartitionName=debug Nodes=${node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES`,
     "",
   ].join("\n");
@@ -79,6 +82,10 @@ export async function startSlurmCluster(dir: string): Promise<SlurmCluster> {
   const node = hostname().split(".")[0]!;
   const conf = join(dir, "slurm.conf");
   writeFileSync(conf, slurmConf(dir, node, await freePort(), await freePort()));
+  // slurmd reads gres.conf beside slurm.conf.
+  mkdirSync(join(dir, "dev"), { recursive: true });
+  for (const i of [0, 1]) writeFileSync(join(dir, "dev", `gpu${i}`), "");
+  writeFileSync(join(dir, "gres.conf"), `NodeName=${node} Name=gpu File=${join(dir, "dev")}/gpu[0-1]\n`);
   const env: NodeJS.ProcessEnv = { ...process.env, SLURM_CONF: conf };
   const children: ChildProcess[] = [];
   let output = "";

@@ -82,7 +82,9 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
       UDM_SUITE: suiteDir,
       UDM_SLURM_BIN: `${process.execPath} ${BIN}`,
       // Slow enough (about 20 s for the suite on two engines) that a cancel lands mid-run.
-      UDM_SLURM_ENGINE_CMD: `${process.execPath} ${BIN} sim-engine --oracle ${suiteDir} --accuracy 0.8 --tokens-per-s 15000`,
+      // The engine command records the GPU and port it was given, then becomes the simulated engine.
+      UDM_SLURM_ENGINE_CMD: `sh -c 'echo "job=$SLURM_JOB_ID gpu=$CUDA_VISIBLE_DEVICES $*" >> ${join(dir, "engines.log")}; exec "$0" ${BIN} sim-engine --oracle ${suiteDir} --accuracy 0.8 --tokens-per-s 15000 "$@"' ${process.execPath}`,
+      UDM_SLURM_AGENT_GRACE_S: "10",
       UDM_SLURM_PORT_BASE: String(await freePortRange(6)),
       UDM_SLURM_METRICS: coordHelp.includes("--metrics") ? "on" : "off",
       UDM_NO_PROGRESS: "1",
@@ -103,7 +105,7 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
 
   function submit(outDir: string, name: string): string {
     return cluster!
-      .client("sbatch", ["--parsable", "--ntasks-per-node=2", "--job-name", name, "-o", join(dir, `${name}-%j.out`), SBATCH], { ...jobEnv, UDM_OUT: outDir })
+      .client("sbatch", ["--parsable", "--gpus-per-node=2", "--ntasks-per-node=2", "--job-name", name, "-o", join(dir, `${name}-%j.out`), SBATCH], { ...jobEnv, UDM_OUT: outDir })
       .trim()
       .split(";")[0]!;
   }
@@ -163,6 +165,13 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
     expect(jobLog(first)).toMatch(new RegExp(`agent ${cluster!.node}-gpu[01]-job${first}`));
     expect(log).toMatch(new RegExp(`agent ${cluster!.node}-gpu0-job${second}`));
     expect(log).toMatch(new RegExp(`agent ${cluster!.node}-gpu1-job${second}`));
+    // One engine per GPU, each on its own port, in both jobs.
+    const engines = readFileSync(join(dir, "engines.log"), "utf8").trim().split("\n");
+    for (const job of [first, second]) {
+      const mine = engines.filter((l) => l.startsWith(`job=${job} `));
+      expect([...new Set(mine.map((l) => l.match(/gpu=(\S*)/)![1]))].sort(), engines.join("\n")).toEqual(["0", "1"]);
+      expect(new Set(mine.map((l) => l.match(/--port (\d+)/)![1])).size, engines.join("\n")).toBe(2);
+    }
     // The job scores the complete run at its end.
     const metrics = JSON.parse(readFileSync(join(outDir, "metrics.json"), "utf8")) as { tracks: Record<string, unknown> };
     expect(Object.keys(metrics.tracks)).toHaveLength(44);
