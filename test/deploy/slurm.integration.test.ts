@@ -140,6 +140,15 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
       if (finished(cluster!.jobState(first)) || Date.now() > until) throw new Error(`job ${first} ended or stalled before 40 results:\n${jobLog(first)}`);
       await sleep(100);
     }
+    if (jobEnv.UDM_SLURM_METRICS === "on") {
+      // The ports the script derives from UDM_SLURM_PORT_BASE: coordinator +1, agent i +2+2i.
+      const base = Number(jobEnv.UDM_SLURM_PORT_BASE);
+      for (const port of [base + 1, base + 2, base + 4]) {
+        const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+        expect(res.status, `metrics on port ${port}`).toBe(200);
+        expect(await res.text(), `metrics on port ${port}`).toMatch(/^udm_/m);
+      }
+    }
     cluster!.client("scancel", [first]);
     expect(await waitForState(first, finished, 60_000, "the cancel")).toBe("CANCELLED");
     const afterCancel = resultRunIds(outDir);
