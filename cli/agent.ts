@@ -10,6 +10,10 @@ import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { VllmSupervisor } from "../agent/vllm-supervisor.js";
 import { opt, intArg } from "./options.js";
+import { registerAgentMetrics } from "../agent/agent-metrics.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { AGENT_METRICS_EXAMPLE, parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { startMetricsServer, type MetricsServer } from "../common/metrics/metrics-server.js";
 import { METHODS, methodFactory, parseSeeds } from "./engine-methods.js";
 
 interface AgentFlags {
@@ -29,6 +33,7 @@ interface AgentFlags {
   seeds?: string;
   maxConcurrency?: string;
   vllmCmd?: string;
+  metrics: string;
 }
 
 function engineUrl(value: string): string {
@@ -78,7 +83,9 @@ export function register(program: Command): void {
     .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2 (default: the run's, else one read)"))
     .addOption(opt("--max-concurrency <n>", "upper bound of the adaptive (AIMD) limit on requests in flight to the engine (default 256)"))
     .addOption(opt("--vllm-cmd <command>", 'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain'))
+    .addOption(opt("--metrics <host:port>", `serve Prometheus metrics on /metrics (off by default; deployments pass e.g. ${AGENT_METRICS_EXAMPLE})`, "off"))
     .action(async (flags: AgentFlags) => {
+      const metricsListen = parseMetricsListen(flags.metrics);
       const coordinator = coordinatorAddress(flags.coordinator);
       const engine = engineUrl(flags.engine);
       const capacity = intArg("capacity", flags.capacity, 1);
@@ -104,8 +111,6 @@ export function register(program: Command): void {
       const handle = startAgent({
         coordinator,
         method,
-        // The run's seeds decide; --seeds stands in for a run that names none.
-        onRunParams: (run) => method.setSeeds(run.seeds.length > 0 ? run.seeds : seeds),
         engineUrl: engine,
         engineLoad: (signal) => readEngineLoad(engine, signal),
         ...(flags.agentId ? { agentId: flags.agentId } : {}),
@@ -116,6 +121,28 @@ export function register(program: Command): void {
         ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
         logger,
       });
+
+      let metricsServer: MetricsServer | undefined;
+      if (metricsListen) {
+        const registry = createProcessRegistry("agent");
+        registerAgentMetrics(registry, {
+          agent: handle.agentId,
+          method: flags.method,
+          engineUrl: engine,
+          stats: () => handle.stats(),
+          limiter,
+          ...(supervisor ? { engineStarts: () => supervisor.starts } : {}),
+        });
+        try {
+          metricsServer = await startMetricsServer({ listen: metricsListen, metrics: () => registry.metrics(), log: logger });
+        } catch (err) {
+          handle.stop();
+          await handle.done;
+          await supervisor?.stop();
+          throw err;
+        }
+        logger.info("metrics", { url: `${metricsServer.url}/metrics` });
+      }
 
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
@@ -137,6 +164,7 @@ export function register(program: Command): void {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
         await supervisor?.stop();
+        await metricsServer?.close();
       }
       const s = handle.stats();
       process.stdout.write(

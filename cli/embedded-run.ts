@@ -2,6 +2,7 @@
 // engine) and the live scorer. What `run` and `demo` share. Rerunning with the same --out resumes.
 import { join } from "node:path";
 import { createLogger, type Logger } from "../common/log.js";
+import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { RunOutcome } from "../coordinator/server.js";
@@ -15,6 +16,11 @@ import { LiveScorer } from "../scorer/live-scorer.js";
 import type { MetricsJson } from "../scorer/score-results.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
+import { registerAgentMetrics } from "../agent/agent-metrics.js";
+import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import type { ListenAddress } from "../common/metrics/metrics-listen.js";
+import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 
 export interface EmbeddedRunOptions {
   suiteDir: string;
@@ -33,6 +39,17 @@ export interface EmbeddedRunOptions {
   leaseMs?: number;
   /** Print each track's headline as soon as the track is scored. */
   printTracks?: boolean;
+  /**
+   * Serve /metrics (coordinator, agents with an `agent` label, scorer: one page), the live run page
+   * and its API on this address; none when absent.
+   */
+  metrics?: ListenAddress;
+  /** Bearer token the page's /api routes require. */
+  token?: string;
+  /** Price of one GPU-hour in USD (0 = unknown). */
+  gpuHourUsd?: number;
+  /** Per-agent gauges from heartbeats (default true). */
+  perAgentMetrics?: boolean;
   logger?: Logger;
 }
 
@@ -50,18 +67,25 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
   const metricsPath = join(options.outDir, "metrics.json");
   const bar = createProgressBar("run");
-  const scorer = new LiveScorer({
+  const registry = options.metrics ? createProcessRegistry("run") : undefined;
+  let web: ObservabilityServer | undefined;
+  const scorer: LiveScorer = new LiveScorer({
     suiteDir: options.suiteDir,
     resultsDir: options.outDir,
     metricsPath,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
+    onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
     onTrackMetrics: (track, m) => {
+      web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
 
+  const scorerMetrics = registry
+    ? registerScorerMetrics(registry, { metrics: () => scorer.current(), tracksInScope: () => scorer.tracksInScope })
+    : undefined;
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
@@ -71,6 +95,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     for (const a of agents) a.stop();
     await Promise.allSettled(agents.map((a) => a.done));
     await Promise.allSettled(sims.map((s) => s.close()));
+    await web?.close();
   };
 
   let interrupted: NodeJS.Signals | undefined;
@@ -83,6 +108,16 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    if (options.metrics && registry) {
+      web = await startObservabilityServer({
+        listen: options.metrics,
+        registry,
+        run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd ?? 0 },
+        ...(options.token !== undefined ? { token: options.token } : {}),
+        log,
+      });
+      bar.log(`live page: ${web.url}/ (metrics ${web.url}/metrics)`);
+    }
     for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
     const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
 
@@ -95,34 +130,36 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
       onTrackComplete: (track, family) => scorer.trackComplete(track, family),
+      ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web!.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel,
     });
+    web?.attach(coordinator, coordinator.runId);
     const status = coordinator.initialStatus;
     scorer.setSuite(status.suite_identity, status.tracks.length);
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
     for (const url of urls) {
+      const limiter = new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting });
       const method = makeMethod({
         baseUrl: url,
         model: options.method?.model || undefined,
         capacity: options.capacity,
         api: "completions",
-        limiter: new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting }),
+        limiter,
         seeds: [...(options.method?.seeds ?? [])],
       });
-      agents.push(
-        startAgent({
+      const agent = startAgent({
           coordinator: coordinator.address,
           method,
-          onRunParams: (run) => method.setSeeds(run.seeds),
           engineUrl: url,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),
           logger: log.child(`agent${agents.length}`),
-        }),
-      );
+        });
+      agents.push(agent);
+      if (registry) registerAgentMetrics(registry, { agent: agent.agentId, method: method.name, engineUrl: url, stats: () => agent.stats(), limiter });
     }
 
     const c = coordinator;
@@ -139,6 +176,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
+    web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
     await coordinator.close();
     await stopAll();
     bar.stop();

@@ -5,8 +5,11 @@ import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { methodFactory, parseSeeds } from "./engine-methods.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
+import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
+import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
-interface RunFlags {
+interface RunFlags extends MetricsFlagValues {
+  token?: string;
   suite: string;
   out: string;
   engine?: string;
@@ -26,7 +29,7 @@ interface RunFlags {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("run")
     .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
@@ -45,7 +48,9 @@ export function register(program: Command): void {
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
-    .action(async (flags: RunFlags) => {
+    .addOption(opt("--token <token>", "bearer token the live page's /api routes require"));
+  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API")) command.addOption(o);
+  command.action(async (flags: RunFlags) => {
       const engines = csv(flags.engine);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
@@ -58,6 +63,9 @@ export function register(program: Command): void {
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
       const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
+      const metrics = parseMetricsListen(flags.metrics);
+      const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+      const perAgentMetrics = boolArg("per-agent-metrics", flags.perAgentMetrics);
       const result = await runEmbedded({
         suiteDir: flags.suite,
         outDir: flags.out,
@@ -75,6 +83,10 @@ export function register(program: Command): void {
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
+        ...(metrics ? { metrics } : {}),
+        ...(flags.token ? { token: flags.token } : {}),
+        gpuHourUsd,
+        perAgentMetrics,
       });
       const o = result.outcome;
       process.stdout.write(

@@ -33,6 +33,8 @@ export interface LiveScorerOptions {
   metricsPath: string;
   /** Called with each track's final metrics as soon as they are computed. */
   onTrackMetrics?: (track: string, metrics: TrackMetrics) => void;
+  /** Called when a track's metrics are out, `seconds` after trackComplete() was called for it. */
+  onEmitted?: (track: string, seconds: number) => void;
   log?: Logger;
 }
 
@@ -43,6 +45,7 @@ export class LiveScorer {
   private identity = "";
   private suiteTracks = 0;
   private readonly log: Logger;
+  private latest: MetricsJson | undefined;
 
   constructor(private readonly options: LiveScorerOptions) {
     this.log = options.log ?? createLogger("live-scorer");
@@ -52,7 +55,8 @@ export class LiveScorer {
   trackComplete(track: string, family: string): void {
     if (this.queued.has(track)) return;
     this.queued.add(track);
-    this.chain = this.chain.then(() => this.scoreTrack(track, family)).catch((err: unknown) => {
+    const since = performance.now();
+    this.chain = this.chain.then(() => this.scoreTrack(track, family, since)).catch((err: unknown) => {
       this.log.warn(`live scoring of ${track} failed; the final score will still run`, { error: String(err) });
     });
   }
@@ -74,7 +78,7 @@ export class LiveScorer {
     return { format: METRICS_FORMAT, suite: { identity: this.identity, tracks: this.suiteTracks }, tracks, families, pillars, summary };
   }
 
-  private async scoreTrack(track: string, family: string): Promise<void> {
+  private async scoreTrack(track: string, family: string, since: number): Promise<void> {
     const file = join(this.options.resultsDir, family, `${track}.jsonl`);
     const input: ShardInput = {
       suiteDir: this.options.suiteDir,
@@ -91,7 +95,19 @@ export class LiveScorer {
       this.done.set(t.track, { metrics: t.metrics, resamples: t.resamples });
       this.options.onTrackMetrics?.(t.track, t.metrics);
     }
-    writeJsonAtomic(this.options.metricsPath, this.partial());
+    this.latest = this.partial();
+    writeJsonAtomic(this.options.metricsPath, this.latest);
+    this.options.onEmitted?.(track, (performance.now() - since) / 1000);
+  }
+
+  /** metrics.json as last written (the tracks scored so far), without recomputing it. */
+  current(): MetricsJson | undefined {
+    return this.latest;
+  }
+
+  /** Tracks in scope (setSuite). */
+  get tracksInScope(): number {
+    return this.suiteTracks;
   }
 
   /** Records the suite identity shown in partial metrics.json files. */

@@ -56,6 +56,8 @@ export interface StreamingScorerOptions {
   log?: Logger;
   /** Called when a track's final metrics are out (tests, the CLI's output). */
   onTrackFinal?: (track: string, metrics: TrackMetrics) => void;
+  /** Called when a track's final metrics are out, `seconds` after its last result was applied. */
+  onEmitted?: (track: string, seconds: number) => void;
 }
 
 export interface StreamingScorerResult {
@@ -90,7 +92,11 @@ export class StreamingScorer {
   private progressTimer: NodeJS.Timeout | undefined;
   private identity = "";
   private suiteTracks = 0;
-  private counts = { applied: 0, duplicates: 0, replayed: 0 };
+  private counts = { applied: 0, duplicates: 0, replayed: 0, invalid: 0 };
+  /** When each completed track's last result was applied (performance.now()). */
+  private readonly completedAt = new Map<string, number>();
+  /** metrics.json as last written. */
+  private latest: MetricsJson | undefined;
   private resolveDone!: (m: MetricsJson) => void;
   private rejectDone!: (e: Error) => void;
   private finished = false;
@@ -126,7 +132,10 @@ export class StreamingScorer {
       durable: state.durable,
       ...(this.options.ackWaitMs !== undefined ? { ackWaitMs: this.options.ackWaitMs } : {}),
       onResult: (line, ack) => this.received(line, ack),
-      onError: (err, d) => this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message }),
+      onError: (err, d) => {
+        this.counts.invalid++;
+        this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message });
+      },
     });
     this.progressTimer = setInterval(() => void this.publishProgress(), this.options.progressEveryMs ?? DEFAULT_PROGRESS_MS);
     this.progressTimer.unref();
@@ -229,6 +238,7 @@ export class StreamingScorer {
     }
     if (!this.apply({ run_id: line.run_id, probs: line.probs, skipped: line.skipped, ...(line.errors ? { errors: line.errors } : {}) }, false)) {
       // Cannot ever apply (another suite, a track outside the run): acked so it does not come back forever.
+      this.counts.invalid++;
       this.acks.push(ack);
       this.scheduleFlush();
       return;
@@ -256,7 +266,10 @@ export class StreamingScorer {
     if (replay) this.counts.replayed++;
     else {
       this.counts.applied++;
-      if (!wasComplete && t.acc.isComplete()) this.completed.push(track);
+      if (!wasComplete && t.acc.isComplete()) {
+        this.completed.push(track);
+        this.completedAt.set(track, performance.now());
+      }
     }
     return true;
   }
@@ -304,8 +317,11 @@ export class StreamingScorer {
       if (!outcome.ok) this.log.warn("final metrics not published (they are in metrics.json)", { track: name, error: outcome.error.message });
       this.log.info("track scored", { track: name, records: t.acc.recordCount, [metrics.headline.metric]: metrics.headline.value });
       this.options.onTrackFinal?.(name, metrics);
+      const at = this.completedAt.get(name);
+      if (at !== undefined) this.options.onEmitted?.(name, (performance.now() - at) / 1000);
     }
     const json = this.partial();
+    this.latest = json;
     writeJsonAtomic(this.metricsPath, json);
     if (this.order.every((n) => this.tracks.get(n)!.final)) {
       const records = this.order.reduce((n, t) => n + this.tracks.get(t)!.acc.recordCount, 0);
@@ -320,6 +336,16 @@ export class StreamingScorer {
       if (this.progressTimer) clearInterval(this.progressTimer);
       this.resolveDone(json);
     }
+  }
+
+  /** For metrics: the tracks scored so far, result counts and lines not yet acked. */
+  snapshot(): { metrics: MetricsJson | undefined; tracks: number; counts: { applied: number; duplicates: number; invalid: number }; pending: number } {
+    return {
+      metrics: this.latest,
+      tracks: this.order.length,
+      counts: { applied: this.counts.applied, duplicates: this.counts.duplicates, invalid: this.counts.invalid },
+      pending: this.acks.length,
+    };
   }
 
   /** metrics.json of the tracks whose last record is in, in suite order (all of them at the end). */
