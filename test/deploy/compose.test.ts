@@ -11,7 +11,7 @@ import { Ajv2019 } from "ajv/dist/2019.js";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli-process.js";
-import { parseUdmOrchArgs } from "./cli-parse.js";
+import { flagEnvVars, parseUdmOrchArgs } from "./cli-parse.js";
 import { toolMode } from "./tool-mode.js";
 
 const COMPOSE_DIR = join(REPO_ROOT, "deploy", "compose");
@@ -122,6 +122,9 @@ describe("deploy/compose/compose.yaml", () => {
       const env = Object.fromEntries(Object.entries(svc.environment ?? {}).map(([k, v]) => [k, String(v)]));
       const parsed = parseUdmOrchArgs(args, env);
       seen.push(parsed.command);
+      // Every UDM_ variable a service sets is read by a flag of its command (or is one without a flag).
+      const envVars = flagEnvVars(parsed.command);
+      for (const k of Object.keys(env).filter((x) => x.startsWith("UDM_") && x !== "UDM_NO_PROGRESS")) expect(envVars, `${name}: ${k}`).toContain(k);
       expect(flagValue(args, "--metrics"), name).toBe(METRICS[parsed.command as keyof typeof METRICS]);
       const coordinator = flagValue(args, "--coordinator");
       if (coordinator) expect(names).toContain(coordinator.split(":")[0]);

@@ -230,6 +230,8 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     const token = (podSpec(coordinator).containers[0].env as Any[]).find((e) => e.name === "UDM_TOKEN");
     expect(token.valueFrom.secretKeyRef).toEqual({ name: "udm-orch-token", key: "bearer" });
     expect(flagValue(podSpec(coordinator).containers[0].args, "--seeds")).toBe("0,1,2");
+    expect(flagValue(podSpec(coordinator).containers[0].args, "--gpu-hour-usd")).toBe("2.49");
+    expect(flagValue(podSpec(coordinator).containers[0].args, "--per-agent-metrics")).toBe("false");
   });
 
   it("TLS: the coordinator serves with its certificate, agents and the test verify it and present theirs; probes move to HTTP", () => {
