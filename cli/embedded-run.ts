@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { createLogger, type Logger } from "../common/log.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
-import type { RunOutcome } from "../coordinator/server.js";
-import { startBoundedCoordinator, type BoundedCoordinator } from "../coordinator/worker-host.js";
+import type { CoordinatorHandle, RunOutcome } from "../coordinator/coordinator-handle.js";
+import { startBoundedCoordinator } from "../coordinator/worker-host.js";
 import type { MethodConfig } from "../coordinator/run-manifest.js";
 import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
@@ -64,7 +64,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
 
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
-  let coordinator: BoundedCoordinator | undefined;
+  let coordinator: CoordinatorHandle | undefined;
   let progress: NodeJS.Timeout | undefined;
   const stopAll = async () => {
     if (progress) clearInterval(progress);
@@ -98,9 +98,9 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       logger: log.child("coordinator"),
       logLevel,
     });
-    const status = coordinator.initialStatus;
-    scorer.setSuite(status.suite_identity, status.tracks.length);
-    if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
+    const status = await coordinator.status();
+    scorer.setSuite(status.suiteIdentity, status.tracks.length);
+    if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
     for (const url of urls) {
@@ -127,10 +127,12 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
 
     const c = coordinator;
     progress = setInterval(async () => {
-      const s = await c.status();
+      // Once the coordinator has stopped there is no status to show.
+      const s = await c.status().catch(() => undefined);
+      if (!s) return;
       bar.update({
-        committed: Number(s.records_committed),
-        total: Number(s.records_total),
+        committed: s.recordsCommitted,
+        total: s.recordsTotal,
         tracksDone: s.tracks.filter((t) => t.complete).length,
         tracksTotal: s.tracks.length,
         agents: s.agents.length,
@@ -149,7 +151,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     const metrics = await scorer.finish();
     return { outcome, metrics, metricsPath };
   } catch (err) {
-    await Promise.resolve(coordinator?.close()).catch(() => undefined);
+    await coordinator?.close().catch(() => undefined);
     await stopAll();
     bar.stop();
     throw err;
