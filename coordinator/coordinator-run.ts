@@ -18,7 +18,7 @@ import type { MethodConfig, RunManifest } from "./run-manifest.js";
 import { RunProgress } from "./run-progress.js";
 import type { RunStatus } from "./run-status.js";
 import { Scheduler } from "./scheduler.js";
-import type { CoordinatorOptions } from "./server.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { SuiteIndex } from "./suite-index.js";
 
 const REJECTIONS_LOGGED = 20;

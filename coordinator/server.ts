@@ -3,62 +3,26 @@
 // results, then serves the run. A start that fails half-way releases what it took, newest first.
 import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import type { Bus } from "../common/bus/bus.js";
 import { UsageError } from "../common/errors.js";
-import { createLogger, type Logger } from "../common/log.js";
+import { createLogger } from "../common/log.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import { CleanupStack } from "./cleanup-stack.js";
 import type { CoordinatorHandle } from "./coordinator-handle.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
 import { CoordinatorRun } from "./coordinator-run.js";
 import { CoordinatorService } from "./grpc-service.js";
 import { HealthService } from "./health.js";
 import { lockOutDir } from "./out-dir-lock.js";
-import type { PlanLimits } from "./planner.js";
-import { ResultsStore, type StoredResultLine } from "./results-store.js";
+import { ResultsStore } from "./results-store.js";
 import { openRunManifest, type MethodConfig } from "./run-manifest.js";
 import { defaultSpillPath, indexSuite } from "./suite-index.js";
-import { serverCredentials, type TlsOptions } from "./tls.js";
+import { serverCredentials } from "./tls.js";
 
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
+export type { CoordinatorOptions } from "./coordinator-options.js";
 export { pem, type TlsOptions } from "./tls.js";
 
-export interface CoordinatorOptions {
-  suiteDir: string;
-  outDir: string;
-  tracks?: readonly string[];
-  families?: readonly string[];
-  /** host:port to listen on. Default "127.0.0.1:0" (a free port). */
-  listen?: string;
-  /** Bearer token agents and status clients must send as `authorization: Bearer <token>`. */
-  token?: string;
-  tls?: TlsOptions;
-  /** Engine method the agents run. Default systemone, no seeds, temperature 0, the engine's model. */
-  method?: Partial<MethodConfig>;
-  /** Lease of a unit, renewed by heartbeats and results. Default 30000. */
-  leaseMs?: number;
-  /** Heartbeat period asked of agents. Default 5000. */
-  heartbeatMs?: number;
-  /** Resume even when run.json names another suite, tracks or method. */
-  force?: boolean;
-  /** How long drain() waits for agents to hand in what they hold. Default 30000. */
-  drainTimeoutMs?: number;
-  planLimits?: Partial<PlanLimits>;
-  /** Results store batching: lines per fsync batch (default 256), longest wait (default 50 ms). */
-  storeBatchLines?: number;
-  storeFlushMs?: number;
-  /** Called once per committed (fsynced) result line. */
-  onCommitted?: (line: StoredResultLine, track: string) => void;
-  /** Called once per track whose every record is committed (at start for tracks already complete). */
-  onTrackComplete?: (track: string, family: string) => void;
-  /**
-   * Where committed results, run events and the run's status are published (coordinator/bus-publisher.ts).
-   * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
-   */
-  bus?: Bus;
-  logger?: Logger;
-}
-
-export const DEFAULT_METHOD: MethodConfig = { method: "systemone", seeds: [], temperature: 0, model: "" };
+const DEFAULT_METHOD: MethodConfig = { method: "systemone", seeds: [], temperature: 0, model: "" };
 
 // grpc-js servers apply no ping-strike policy, so agents' keepalive pings are always accepted;
 // these make the server ping idle agents too, so a vanished agent is noticed within ~30 s.

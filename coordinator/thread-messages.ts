@@ -5,7 +5,7 @@ import type { NatsBusOptions } from "../common/bus/nats.js";
 import type { RunOutcome } from "./coordinator-handle.js";
 import type { StoredResultLine } from "./results-store.js";
 import type { RunStatus } from "./run-status.js";
-import type { CoordinatorOptions } from "./server.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { ThreadError } from "./thread-error.js";
 
 /** workerData: the coordinator's options that can be cloned, and which callbacks to forward. */

@@ -11,7 +11,7 @@ import type { LogLevel } from "../common/log.js";
 import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { RunStatus } from "./run-status.js";
-import type { CoordinatorOptions } from "./server.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
 import { decodeThreadError } from "./thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 
