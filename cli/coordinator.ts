@@ -6,9 +6,9 @@ import type { Command } from "commander";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-options.js";
-import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
+import type { CoordinatorHandle } from "../coordinator/coordinator-handle.js";
+import type { TlsOptions } from "../coordinator/tls.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
-import type { RunStatus } from "../coordinator/run-status.js";
 import { csv, intArg, numberArg, opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
@@ -36,16 +36,6 @@ interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   families?: string;
   force?: boolean;
   maxHeapMb?: string;
-}
-
-/** What the command needs of a coordinator, in this thread or in a worker. */
-interface RunningCoordinator {
-  address: string;
-  runId: string;
-  status: RunStatus;
-  done: Promise<RunOutcome>;
-  drain(): void;
-  close(): Promise<void> | void;
 }
 
 const METHODS = ["systemone", "decisions", "label-read"];
@@ -139,11 +129,10 @@ export function register(program: Command): void {
     };
     process.on("SIGTERM", onSignalWhileStarting);
     process.on("SIGINT", onSignalWhileStarting);
-    let handle: RunningCoordinator;
+    let handle: CoordinatorHandle;
     try {
-      const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
-      handle = { ...c, status: c.initialStatus };
-      web?.attach(c, c.runId);
+      handle = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
+      web?.attach(handle, handle.runId);
     } catch (err) {
       await web?.close();
       throw err;
@@ -151,20 +140,20 @@ export function register(program: Command): void {
       process.off("SIGTERM", onSignalWhileStarting);
       process.off("SIGINT", onSignalWhileStarting);
     }
-    const st = handle.status;
+    const st = await handle.status();
     process.stdout.write(
-      `coordinator listening on ${handle.address} run ${handle.runId}: ${st.records_total} records, ${st.records_resumed} already committed\n`,
+      `coordinator listening on ${handle.address} run ${handle.runId}: ${st.recordsTotal} records, ${st.recordsResumed} already committed\n`,
     );
 
     const onSignal = (signal: NodeJS.Signals) => {
       logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
-      handle.drain();
+      void handle.drain();
     };
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
     try {
       const outcome = await handle.done.finally(() => web?.detach());
-      web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
+      web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
       await handle.close();
       const c = outcome.counters;
       process.stdout.write(

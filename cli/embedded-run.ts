@@ -5,8 +5,8 @@ import { createLogger, type Logger } from "../common/log.js";
 import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
-import type { RunOutcome } from "../coordinator/server.js";
-import { startBoundedCoordinator, type BoundedCoordinator } from "../coordinator/worker-host.js";
+import type { CoordinatorHandle, RunOutcome } from "../coordinator/coordinator-handle.js";
+import { startBoundedCoordinator } from "../coordinator/worker-host.js";
 import type { MethodConfig } from "../coordinator/run-manifest.js";
 import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
@@ -98,7 +98,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     : undefined;
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
-  let coordinator: BoundedCoordinator | undefined;
+  let coordinator: CoordinatorHandle | undefined;
   let progress: NodeJS.Timeout | undefined;
   let readiness: EngineReadiness | undefined;
   let noEngine: Error | undefined;
@@ -151,10 +151,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       logLevel,
     });
     web?.attach(coordinator, coordinator.runId);
-    const status = coordinator.initialStatus;
+    const status = await coordinator.status();
     await scorerLoaded;
     await scorer.replayCommitted();
-    if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
+    if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
     const timeoutMs = options.requestTimeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs;
@@ -190,13 +190,15 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     readiness = watchEngineReadiness(watched, readyTimeoutMs, (m) => bar.log(`warning: ${m}`));
     readiness.anyReady.catch((err: Error) => {
       noEngine = err;
-      c.drain();
+      void c.drain();
     });
     progress = setInterval(async () => {
-      const s = await c.status();
+      // Once the coordinator has stopped there is no status to show.
+      const s = await c.status().catch(() => undefined);
+      if (!s) return;
       bar.update({
-        committed: Number(s.records_committed),
-        total: Number(s.records_total),
+        committed: s.recordsCommitted,
+        total: s.recordsTotal,
         tracksDone: s.tracks.filter((t) => t.complete).length,
         tracksTotal: s.tracks.length,
         agents: s.agents.length,
@@ -205,7 +207,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
-    web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
+    web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
     await coordinator.close();
     await stopAll();
     bar.stop();
@@ -217,7 +219,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     const metrics = scorer.finish();
     return { outcome, metrics, metricsPath, scorer: scorer.core };
   } catch (err) {
-    await Promise.resolve(coordinator?.close()).catch(() => undefined);
+    await coordinator?.close().catch(() => undefined);
     await stopAll();
     bar.stop();
     throw err;

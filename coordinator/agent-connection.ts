@@ -5,6 +5,7 @@ import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMe
 import type { AgentLink } from "./scheduler.js";
 import type { PlannedUnit } from "./planner.js";
 import type { RecordEntry } from "./suite-index.js";
+import { cancelToWire, drainToWire } from "./wire.js";
 
 /** What is used of a grpc-js ServerDuplexStream (any object-mode Writable fits). */
 export interface OutboundStream {
@@ -63,14 +64,14 @@ export class AgentConnection implements AgentLink {
   }
 
   sendCancel(unitId: string): void {
-    this.send({ cancel: { unit_id: unitId } });
+    this.send(cancelToWire(unitId));
   }
 
   /** Drain is said once per connection. */
   sendDrain(reason: string): void {
     if (this.drained) return;
     this.drained = true;
-    this.send({ drain: { reason } });
+    this.send(drainToWire(reason));
   }
 
   /** Ends the stream: with OK, or with the given gRPC status. */

@@ -246,17 +246,17 @@ export interface BusRunStatus extends RunStatusInput {
   tracks: Array<{ track: string; family: string; records: number; committed: number; complete: boolean }>;
 }
 
-export function busStatusOf(s: RunStatus, suiteIdentity: string): BusRunStatus {
+export function busStatusOf(s: RunStatus): BusRunStatus {
   return {
-    runId: s.run_id,
+    runId: s.runId,
     state: s.state as BusRunStatus["state"],
     updatedAt: new Date().toISOString(),
-    recordsTotal: Number(s.records_total),
-    recordsCommitted: Number(s.records_committed),
-    suiteIdentity,
+    recordsTotal: s.recordsTotal,
+    recordsCommitted: s.recordsCommitted,
+    suiteIdentity: s.suiteIdentity,
     agents: s.agents.length,
-    recordsPerSecond: s.records_per_second,
-    tracks: s.tracks.map((t) => ({ track: t.track, family: t.family, records: Number(t.records), committed: Number(t.committed), complete: t.complete })),
+    recordsPerSecond: s.recordsPerSecond,
+    tracks: s.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.complete })),
   };
 }
 

@@ -1,5 +1,112 @@
-// RunStatus: what the Status RPC, `udm-orch status` and the handle report (the wire shape,
-// proto/udm/v1 RunStatus, snake_case), so the CLI prints exactly what the handle holds.
-import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
+// RunStatus: what the coordinator reports of its run (Status RPC, `udm-orch status`, the handle,
+// the bus, the live page, run cards), as a domain type. Its proto form is built in wire.ts.
+import type { RejectReason } from "./result-validator.js";
+import type { RunStatusState } from "./lifecycle.js";
 
-export type RunStatus = RunStatus__Output;
+export interface AgentStatus {
+  agentId: string;
+  model: string;
+  ready: boolean;
+  inflightUnits: number;
+  credit: number;
+  results: number;
+  rejected: number;
+  engineUrl: string;
+}
+
+export interface TrackProgress {
+  track: string;
+  family: string;
+  records: number;
+  committed: number;
+  complete: boolean;
+}
+
+/** Per-record latency as the agents measured it (RecordResult.latency_ms), over committed results. */
+export interface LatencySummary {
+  count: number;
+  meanMs: number;
+  /** Linearly interpolated between the nearest ranks; 0 when count is 0. */
+  p50Ms: number;
+  p95Ms: number;
+}
+
+/**
+ * The run's totals, computed once here (run-progress.ts) for every reader: observability and run
+ * cards do not compute them again. Tokens and latency are over results committed since this
+ * coordinator started (a resumed run's earlier results are counted in recordsResumed only).
+ */
+export interface RunTotals {
+  promptTokens: number;
+  completionTokens: number;
+  /**
+   * Prompt tokens served from the engine's prefix cache; undefined (unknown) while no committed
+   * result reported any: vLLM's systemone usage has no cached count, and Usage.cached_tokens has
+   * no presence on the wire, so a run of zeros cannot be told from a run of unreported counts.
+   */
+  cachedTokens: number | undefined;
+  /** Sum over agents of seconds attached while the run was active (running, not yet complete). */
+  gpuSeconds: number;
+  latency: LatencySummary;
+  /** Committed records per second over the last 30 s (throughput-meter.ts). */
+  recordsPerSecond: number;
+  /** Seconds until every record is committed at recordsPerSecond; 0 when complete, undefined while no pace is known. */
+  etaSeconds: number | undefined;
+}
+
+export interface RunStatus {
+  runId: string;
+  state: RunStatusState;
+  suiteIdentity: string;
+  recordsTotal: number;
+  recordsCommitted: number;
+  recordsResumed: number;
+  unitsQueued: number;
+  unitsInflight: number;
+  resultsRejected: number;
+  leasesExpired: number;
+  backupUnits: number;
+  recordsPerSecond: number;
+  elapsedSeconds: number;
+  agents: AgentStatus[];
+  tracks: TrackProgress[];
+  rejectedByReason: Partial<Record<RejectReason, number>>;
+  /** Results dropped because their run_id was already answered (the first result wins). */
+  resultsDuplicate: number;
+  /** Records committed with every question in errors after repeated invalid results. */
+  recordsGivenUp: number;
+  totals: RunTotals;
+}
+
+/** What a coordinator reports while it reads the suite (before it knows the run). */
+export function startingStatus(): RunStatus {
+  return {
+    runId: "",
+    state: "starting",
+    suiteIdentity: "",
+    recordsTotal: 0,
+    recordsCommitted: 0,
+    recordsResumed: 0,
+    unitsQueued: 0,
+    unitsInflight: 0,
+    resultsRejected: 0,
+    leasesExpired: 0,
+    backupUnits: 0,
+    recordsPerSecond: 0,
+    elapsedSeconds: 0,
+    agents: [],
+    tracks: [],
+    rejectedByReason: {},
+    resultsDuplicate: 0,
+    recordsGivenUp: 0,
+    totals: {
+      promptTokens: 0,
+      completionTokens: 0,
+      cachedTokens: undefined,
+      gpuSeconds: 0,
+      latency: { count: 0, meanMs: 0, p50Ms: 0, p95Ms: 0 },
+      recordsPerSecond: 0,
+      etaSeconds: undefined,
+    },
+  };
+}

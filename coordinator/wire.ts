@@ -1,13 +1,64 @@
-// The edge between generated proto types and the coordinator's domain types (STYLE.md 2).
+// The edge between generated proto types and the coordinator's domain types (STYLE.md 2): agent
+// messages in, coordinator messages and the run status out.
+import type { AgentMessage__Output } from "../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMessage.js";
 import type { RecordResult__Output } from "../proto/generated/udm/v1/RecordResult.js";
 import type { Hello__Output } from "../proto/generated/udm/v1/Hello.js";
+import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { IncomingResult } from "./incoming-result.js";
 import type { PlannedUnit } from "./planner.js";
 import type { PayloadSpill } from "./payload-spill.js";
 import type { RecordEntry } from "./suite-index.js";
 import type { AgentInfo } from "./scheduler.js";
 import type { MethodConfig } from "./run-manifest.js";
+import type { RunStatus } from "./run-status.js";
+
+export interface AgentHeartbeat {
+  ready: boolean;
+  inflightRequests: number;
+  engineWaiting: number;
+  engineRunning: number;
+}
+
+/** One message of an agent's Attach stream, as the coordinator's domain sees it. */
+export type AgentEvent =
+  | { kind: "hello"; info: AgentInfo; ready: boolean }
+  | { kind: "credit"; units: number }
+  | { kind: "result"; result: IncomingResult }
+  | { kind: "unitDone"; unitId: string }
+  | { kind: "heartbeat"; heartbeat: AgentHeartbeat }
+  /** A message of no kind this coordinator knows, or without its body: ignored once attached. */
+  | { kind: "other" };
+
+const OTHER: AgentEvent = { kind: "other" };
+
+/** The domain event of an AgentMessage. */
+export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
+  switch (msg.kind) {
+    case "hello":
+      return msg.hello ? { kind: "hello", info: agentInfoFromWire(msg.hello), ready: msg.hello.ready } : OTHER;
+    case "credit":
+      return { kind: "credit", units: msg.credit?.units ?? 0 };
+    case "result":
+      return msg.result ? { kind: "result", result: resultFromWire(msg.result) } : OTHER;
+    case "unit_done":
+      return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id } : OTHER;
+    case "heartbeat":
+      return msg.heartbeat
+        ? {
+            kind: "heartbeat",
+            heartbeat: {
+              ready: msg.heartbeat.ready,
+              inflightRequests: msg.heartbeat.inflight_requests,
+              engineWaiting: msg.heartbeat.engine_waiting,
+              engineRunning: msg.heartbeat.engine_running,
+            },
+          }
+        : OTHER;
+    default:
+      return OTHER;
+  }
+}
 
 export function resultFromWire(r: RecordResult__Output): IncomingResult {
   const probs: Record<string, Record<string, number>> = {};
@@ -66,6 +117,62 @@ export function welcomeToWire(runId: string, method: MethodConfig, leaseMs: numb
       params: { method: method.method, seeds: method.seeds, temperature: method.temperature, model: method.model },
       lease_ms: leaseMs,
       heartbeat_ms: heartbeatMs,
+    },
+  };
+}
+
+export function cancelToWire(unitId: string): CoordinatorMessage {
+  return { cancel: { unit_id: unitId } };
+}
+
+export function drainToWire(reason: string): CoordinatorMessage {
+  return { drain: { reason } };
+}
+
+/** The proto RunStatus (Status RPC) of a run status. */
+export function runStatusToWire(s: RunStatus): RunStatus__Output {
+  const t = s.totals;
+  return {
+    run_id: s.runId,
+    state: s.state,
+    suite_identity: s.suiteIdentity,
+    records_total: s.recordsTotal,
+    records_committed: s.recordsCommitted,
+    records_resumed: s.recordsResumed,
+    units_queued: s.unitsQueued,
+    units_inflight: s.unitsInflight,
+    results_rejected: s.resultsRejected,
+    leases_expired: s.leasesExpired,
+    backup_units: s.backupUnits,
+    records_per_second: s.recordsPerSecond,
+    elapsed_seconds: s.elapsedSeconds,
+    agents: s.agents.map((a) => ({
+      agent_id: a.agentId,
+      model: a.model,
+      ready: a.ready,
+      inflight_units: a.inflightUnits,
+      credit: a.credit,
+      results: a.results,
+      rejected: a.rejected,
+      engine_url: a.engineUrl,
+    })),
+    tracks: s.tracks.map((p) => ({ track: p.track, family: p.family, records: p.records, committed: p.committed, complete: p.complete })),
+    rejected_by_reason: { ...s.rejectedByReason } as Record<string, number>,
+    results_duplicate: s.resultsDuplicate,
+    records_given_up: s.recordsGivenUp,
+    totals: {
+      prompt_tokens: t.promptTokens,
+      completion_tokens: t.completionTokens,
+      cached_tokens: t.cachedTokens ?? 0,
+      cached_tokens_known: t.cachedTokens !== undefined,
+      gpu_seconds: t.gpuSeconds,
+      latency_count: t.latency.count,
+      latency_mean_ms: t.latency.meanMs,
+      latency_p50_ms: t.latency.p50Ms,
+      latency_p95_ms: t.latency.p95Ms,
+      records_per_second: t.recordsPerSecond,
+      eta_seconds: t.etaSeconds ?? 0,
+      eta_known: t.etaSeconds !== undefined,
     },
   };
 }

@@ -2,22 +2,17 @@
 // can be capped (resourceLimits), which bounds the coordinator's memory where the main thread's
 // heap cannot be capped after start.
 import { parentPort, workerData } from "node:worker_threads";
-import type { NatsBusOptions } from "../common/bus/nats.js";
 import { DeferredNatsBus } from "../common/bus/nats-deferred.js";
-import { UdmError } from "../common/errors.js";
-import { createLogger, type LogLevel } from "../common/log.js";
-import { startCoordinator, type CoordinatorOptions } from "./server.js";
+import { createLogger } from "../common/log.js";
+import { startCoordinator } from "./server.js";
+import { encodeThreadError } from "./thread-error.js";
+import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
+const post = (msg: WorkerToHost) => port.postMessage(msg);
 
-const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as CoordinatorOptions & {
-  forwardCommitted?: boolean;
-  forwardTrackComplete?: boolean;
-  forwardLiveEvents?: boolean;
-  nats?: NatsBusOptions;
-  logLevel?: LogLevel;
-};
+const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as WorkerStartData;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 try {
@@ -25,29 +20,34 @@ try {
     ...options,
     ...(logLevel ? { logger: createLogger("coordinator", logLevel) } : {}),
     ...(bus ? { bus } : {}),
-    ...(forwardCommitted ? { onCommitted: (line, track) => port.postMessage({ type: "committed", line, track }) } : {}),
-    ...(forwardTrackComplete ? { onTrackComplete: (track, family) => port.postMessage({ type: "trackComplete", track, family }) } : {}),
-    ...(forwardLiveEvents ? { onLiveEvent: (event) => port.postMessage({ type: "liveEvent", event }) } : {}),
+    ...(forwardCommitted ? { onCommitted: (line, track) => post({ type: "committed", line, track }) } : {}),
+    ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
+    ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
-  port.on("message", (msg: { type: string }) => {
-    if (msg.type === "drain") void handle.drain();
-    else if (msg.type === "close") void handle.close();
-    else if (msg.type === "status") port.postMessage({ type: "status", status: handle.status() });
-    else if (msg.type === "metrics") void handle.metricsText().then((text) => port.postMessage({ type: "metrics", text }));
+  port.on("message", (msg: HostToWorker) => {
+    switch (msg.type) {
+      case "drain":
+        void handle.drain();
+        break;
+      case "close":
+        void handle.close();
+        break;
+      case "status":
+        void handle.status().then((status) => post({ type: "status", requestId: msg.requestId, status }));
+        break;
+      case "metrics":
+        void handle.metricsText().then((text) => post({ type: "metrics", requestId: msg.requestId, text }));
+        break;
+    }
   });
-  port.postMessage({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, status: handle.status() });
+  post({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, outDir: handle.outDir });
   const outcome = await handle.done;
   await handle.close();
   await bus?.close().catch(() => undefined);
-  port.postMessage({ type: "done", outcome, metrics: await handle.metricsText() });
+  post({ type: "done", outcome, metrics: await handle.metricsText() });
   port.close();
 } catch (err) {
   await bus?.close().catch(() => undefined);
-  port.postMessage({
-    type: "error",
-    name: (err as Error).name,
-    message: (err as Error).message,
-    exitCode: err instanceof UdmError ? err.exitCode : 1,
-  });
+  post({ type: "error", error: encodeThreadError(err) });
   port.close();
 }

@@ -2,7 +2,8 @@
 // committed, pace and ETA, units and leases, rejects by reason, duplicates, records given up, the
 // record latency histogram, tokens, GPU-seconds and price, agents, per-agent heartbeat gauges
 // (switchable off for very large clusters), the bus. Point-in-time values are read in collect()
-// from the coordinator's own state (its RunStatus and run totals); nothing is recomputed here.
+// from the coordinator's own state (its RunStatus with the run totals of run-progress.ts, its
+// scheduler and agent sessions); nothing is recomputed here.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { RunStatus } from "../run-status.js";
 import { REJECT_REASONS } from "../result-validator.js";
@@ -11,17 +12,6 @@ import { REJECT_REASONS } from "../result-validator.js";
 export const RECORD_LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600];
 
 export const RUN_STATES = ["starting", "running", "draining", "complete", "failed", "cancelled"] as const;
-
-/** Run totals the coordinator keeps (tokens, GPU time, pace); absent ones are not exported. */
-export interface RunTotalsView {
-  promptTokens: number;
-  completionTokens: number;
-  /** undefined: the engine does not report cached tokens (vLLM's systemone usage has none). */
-  cachedTokens: number | undefined;
-  gpuSeconds: number;
-  /** Seconds to the last record at the current pace; undefined before a pace is known. */
-  etaSeconds: number | undefined;
-}
 
 /** Per-agent heartbeat figures (Heartbeat message). */
 export interface AgentHeartbeatView {
@@ -40,7 +30,6 @@ export interface CoordinatorMetricsSource {
   startedAtSeconds(): number | undefined;
   lastCommitAtSeconds(): number | undefined;
   leases(): number;
-  totals?(): RunTotalsView;
   agents(): readonly AgentHeartbeatView[];
   /** undefined: no bus configured. */
   bus?(): { connected: boolean; publishFailures: number; behind: number };
@@ -113,12 +102,12 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
   });
   gauge("udm_run_start_timestamp_seconds", "Unix time the run (this coordinator start) began serving agents.", () => source.startedAtSeconds());
   gauge("udm_run_last_commit_timestamp_seconds", "Unix time of the last committed result.", () => source.lastCommitAtSeconds());
-  gauge("udm_run_records", "Records in the run's scope.", () => Number(status().records_total));
-  gauge("udm_run_records_resumed", "Records already committed when this coordinator started (resumed run).", () => Number(status().records_resumed));
-  counter("udm_records_committed_total", "Records committed (fsynced result lines on disk), resumed ones included.", () => Number(status().records_committed));
-  gauge("udm_records_per_second", "Records committed per second over the last 30 s.", () => status().records_per_second);
-  gauge("udm_run_eta_seconds", "Seconds to the run's last record at the current pace.", () => source.totals?.().etaSeconds);
-  gauge("udm_run_elapsed_seconds", "Seconds since the coordinator began serving agents.", () => status().elapsed_seconds);
+  gauge("udm_run_records", "Records in the run's scope.", () => status().recordsTotal);
+  gauge("udm_run_records_resumed", "Records already committed when this coordinator started (resumed run).", () => status().recordsResumed);
+  counter("udm_records_committed_total", "Records committed (fsynced result lines on disk), resumed ones included.", () => status().recordsCommitted);
+  gauge("udm_records_per_second", "Records committed per second over the last 30 s.", () => status().recordsPerSecond);
+  gauge("udm_run_eta_seconds", "Seconds to the run's last record at the current pace.", () => status().totals.etaSeconds);
+  gauge("udm_run_elapsed_seconds", "Seconds since the coordinator began serving agents.", () => status().elapsedSeconds);
 
   const trackGauge = (name: string, help: string, pick: (t: RunStatus["tracks"][number]) => number) =>
     new Gauge({
@@ -131,37 +120,35 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
         for (const t of status().tracks) this.set({ track: t.track, family: t.family }, pick(t));
       },
     });
-  trackGauge("udm_track_records", "Records of a track in scope.", (t) => Number(t.records));
-  trackGauge("udm_track_records_committed", "Records of a track committed.", (t) => Number(t.committed));
+  trackGauge("udm_track_records", "Records of a track in scope.", (t) => t.records);
+  trackGauge("udm_track_records_committed", "Records of a track committed.", (t) => t.committed);
   trackGauge("udm_track_complete", "1 once every record of the track is committed.", (t) => (t.complete ? 1 : 0));
 
-  gauge("udm_units_queued", "Work units waiting for an agent.", () => status().units_queued);
-  gauge("udm_units_inflight", "Work units leased to an agent and not complete.", () => status().units_inflight);
+  gauge("udm_units_queued", "Work units waiting for an agent.", () => status().unitsQueued);
+  gauge("udm_units_inflight", "Work units leased to an agent and not complete.", () => status().unitsInflight);
   gauge("udm_leases", "Leases held now (primary and backup copies).", () => source.leases());
-  counter("udm_lease_expiries_total", "Leases that ran out (agent silent for a lease); their records were requeued.", () => Number(status().leases_expired));
-  counter("udm_backup_units_total", "Backup copies of slow units handed to a second agent.", () => Number(status().backup_units));
-  counter("udm_results_duplicate_total", "Results dropped because their record was already committed (first wins).", () => Number(status().results_duplicate));
-  counter("udm_records_given_up_total", "Records committed with every question in errors after repeated invalid results.", () => Number(status().records_given_up));
+  counter("udm_lease_expiries_total", "Leases that ran out (agent silent for a lease); their records were requeued.", () => status().leasesExpired);
+  counter("udm_backup_units_total", "Backup copies of slow units handed to a second agent.", () => status().backupUnits);
+  counter("udm_results_duplicate_total", "Results dropped because their record was already committed (first wins).", () => status().resultsDuplicate);
+  counter("udm_records_given_up_total", "Records committed with every question in errors after repeated invalid results.", () => status().recordsGivenUp);
   new Counter({
     name: "udm_results_rejected_total",
     help: "Results rejected by validation, by reason.",
     labelNames: ["reason"] as const,
     registers,
     collect() {
-      const by = status().rejected_by_reason ?? {};
+      const by = status().rejectedByReason;
       this.reset();
       for (const reason of REJECT_REASONS) this.inc({ reason }, Number(by[reason] ?? 0));
     },
   });
 
-  if (source.totals) {
-    const totals = source.totals.bind(source);
-    counter("udm_prompt_tokens_total", "Prompt tokens of committed results, as the engines reported them.", () => totals().promptTokens);
-    counter("udm_completion_tokens_total", "Completion tokens of committed results.", () => totals().completionTokens);
-    counter("udm_cached_tokens_total", "Prompt tokens served from the engines' prefix cache; 0 while the engines do not report it (see udm_cached_tokens_known).", () => totals().cachedTokens ?? 0);
-    gauge("udm_cached_tokens_known", "1 when the engines report cached prompt tokens (vLLM's systemone usage has no cached count).", () => (totals().cachedTokens === undefined ? 0 : 1));
-    counter("udm_gpu_seconds_total", "GPU-seconds: seconds each agent was attached while the run was active, summed over agents.", () => totals().gpuSeconds);
-  }
+  const totals = () => status().totals;
+  counter("udm_prompt_tokens_total", "Prompt tokens of committed results, as the engines reported them.", () => totals().promptTokens);
+  counter("udm_completion_tokens_total", "Completion tokens of committed results.", () => totals().completionTokens);
+  counter("udm_cached_tokens_total", "Prompt tokens served from the engines' prefix cache; 0 while the engines do not report it (see udm_cached_tokens_known).", () => totals().cachedTokens ?? 0);
+  gauge("udm_cached_tokens_known", "1 when the engines report cached prompt tokens (vLLM's systemone usage has no cached count).", () => (totals().cachedTokens === undefined ? 0 : 1));
+  counter("udm_gpu_seconds_total", "GPU-seconds: seconds each agent was attached while the run was active, summed over agents.", () => totals().gpuSeconds);
   const price = options.gpuHourUsd ?? 0;
   gauge("udm_gpu_hour_price_usd", "Price of one GPU-hour (--gpu-hour-usd); absent when unknown (0).", () => (price > 0 ? price : undefined));
 

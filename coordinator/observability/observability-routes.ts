@@ -6,6 +6,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Route } from "../../common/metrics/metrics-server.js";
 import type { RunStatus } from "../run-status.js";
+import { runStatusToWire } from "../wire.js";
 import type { EventHub } from "./event-hub.js";
 import { LIVE_PAGE_HTML } from "./live-page.js";
 
@@ -68,7 +69,7 @@ export function observabilityRoutes(options: ObservabilityRoutesOptions): Route[
       }
       switch (url.pathname) {
         case "/api/status":
-          json(res, 200, await options.status());
+          json(res, 200, runStatusToWire(await options.status()));
           return true;
         case "/api/run":
           json(res, 200, options.run());

@@ -7,12 +7,12 @@ import type { Logger } from "../../common/log.js";
 import type { ListenAddress } from "../../common/metrics/metrics-listen.js";
 import { joinedMetricsText } from "../../common/metrics/process-registry.js";
 import { startMetricsServer, type MetricsServer } from "../../common/metrics/metrics-server.js";
-import type { RunStatus } from "../run-status.js";
+import { startingStatus, type RunStatus } from "../run-status.js";
 import { EventHub } from "./event-hub.js";
 import type { LiveEvent } from "./live-event.js";
 import { observabilityRoutes, type LiveRunInfo } from "./observability-routes.js";
 
-/** What the server reads of a running coordinator (BoundedCoordinator fits). */
+/** What the server reads of a running coordinator (CoordinatorHandle fits). */
 export interface ObservedCoordinator {
   status(): Promise<RunStatus>;
   metricsText(): Promise<string>;
@@ -50,12 +50,16 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
   const within = <T>(p: Promise<T>, fallback: () => T): Promise<T> =>
     Promise.race([p, new Promise<T>((r) => setTimeout(() => r(fallback()), 2_000).unref())]);
   const status = async (): Promise<RunStatus> => {
-    if (coordinator && serving) last = await within(coordinator.status(), () => last ?? startingStatus());
+    if (coordinator && serving) {
+      const stopped = () => last ?? startingStatus();
+      // A thread that has stopped answers status() with an error: then the last answer stands too.
+      last = await within(coordinator.status().catch(stopped), stopped);
+    }
     return last ?? startingStatus();
   };
   const coordinatorMetrics = async (): Promise<string> => {
     // Asked after the run too: a coordinator's metricsText() answers its final page once stopped.
-    if (coordinator) lastMetrics = (await within(coordinator.metricsText(), () => "")) || lastMetrics;
+    if (coordinator) lastMetrics = (await within(coordinator.metricsText().catch(() => ""), () => "")) || lastMetrics;
     return lastMetrics;
   };
   const server = await startMetricsServer({
@@ -87,29 +91,5 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
       events.close();
       await server.close();
     },
-  };
-}
-
-/** The status before the coordinator has read the suite (as its gRPC Status answers then). */
-export function startingStatus(): RunStatus {
-  return {
-    run_id: "",
-    state: "starting",
-    suite_identity: "",
-    records_total: 0,
-    records_committed: 0,
-    records_resumed: 0,
-    units_queued: 0,
-    units_inflight: 0,
-    results_rejected: 0,
-    leases_expired: 0,
-    backup_units: 0,
-    records_per_second: 0,
-    elapsed_seconds: 0,
-    agents: [],
-    tracks: [],
-    rejected_by_reason: {},
-    results_duplicate: 0,
-    records_given_up: 0,
   };
 }

@@ -15,6 +15,7 @@ import type { MethodParams as _udm_v1_MethodParams, MethodParams__Output as _udm
 import type { Payload as _udm_v1_Payload, Payload__Output as _udm_v1_Payload__Output } from './udm/v1/Payload.js';
 import type { RecordResult as _udm_v1_RecordResult, RecordResult__Output as _udm_v1_RecordResult__Output } from './udm/v1/RecordResult.js';
 import type { RunStatus as _udm_v1_RunStatus, RunStatus__Output as _udm_v1_RunStatus__Output } from './udm/v1/RunStatus.js';
+import type { RunTotals as _udm_v1_RunTotals, RunTotals__Output as _udm_v1_RunTotals__Output } from './udm/v1/RunTotals.js';
 import type { StatusRequest as _udm_v1_StatusRequest, StatusRequest__Output as _udm_v1_StatusRequest__Output } from './udm/v1/StatusRequest.js';
 import type { TrackProgress as _udm_v1_TrackProgress, TrackProgress__Output as _udm_v1_TrackProgress__Output } from './udm/v1/TrackProgress.js';
 import type { UnitDone as _udm_v1_UnitDone, UnitDone__Output as _udm_v1_UnitDone__Output } from './udm/v1/UnitDone.js';
@@ -43,6 +44,7 @@ export interface ProtoGrpcType {
       Payload: MessageTypeDefinition<_udm_v1_Payload, _udm_v1_Payload__Output>
       RecordResult: MessageTypeDefinition<_udm_v1_RecordResult, _udm_v1_RecordResult__Output>
       RunStatus: MessageTypeDefinition<_udm_v1_RunStatus, _udm_v1_RunStatus__Output>
+      RunTotals: MessageTypeDefinition<_udm_v1_RunTotals, _udm_v1_RunTotals__Output>
       StatusRequest: MessageTypeDefinition<_udm_v1_StatusRequest, _udm_v1_StatusRequest__Output>
       TrackProgress: MessageTypeDefinition<_udm_v1_TrackProgress, _udm_v1_TrackProgress__Output>
       UnitDone: MessageTypeDefinition<_udm_v1_UnitDone, _udm_v1_UnitDone__Output>

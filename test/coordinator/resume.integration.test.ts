@@ -18,7 +18,7 @@ async function partialRun(suiteDir: string, outDir: string) {
   await a.waitFor(() => a.units.length === 1, 10_000, "unit");
   a.answerUnit(a.units[0]!);
   await a.waitFor(() => true);
-  for (let i = 0; i < 500 && h.status().records_committed < 4; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && (await h.status()).recordsCommitted < 4; i++) await new Promise((r) => setTimeout(r, 10));
   await h.drain();
   const outcome = await h.done;
   expect(outcome).toMatchObject({ state: "cancelled", recordsCommitted: 4 });
@@ -32,7 +32,7 @@ describe("resume", () => {
     const { runId, firstRunIds } = await partialRun(suiteDir, outDir);
     const h = await start({ suiteDir, outDir, tracks: ["tiny-sa"], planLimits: { maxRecords: 4 } });
     expect(h.runId).toBe(runId);
-    expect(h.status()).toMatchObject({ records_total: 12, records_committed: 4, records_resumed: 4 });
+    expect(await h.status()).toMatchObject({ recordsTotal: 12, recordsCommitted: 4, recordsResumed: 4 });
     const b = agent(h.address, { agentId: "second", credit: 2 });
     const outcome = await h.done;
     expect(outcome).toMatchObject({ state: "complete", recordsCommitted: 12, recordsResumed: 4 });
@@ -68,7 +68,7 @@ describe("resume", () => {
     appendFileSync(file, torn);
     const h = await start({ suiteDir, outDir, tracks: ["tiny-sa"] });
     expect(readFileSync(file, "utf8")).toBe(before);
-    expect(h.status().records_resumed).toBe(4);
+    expect((await h.status()).recordsResumed).toBe(4);
     agent(h.address, { credit: 1 });
     expect((await h.done).state).toBe("complete");
     const lines = resultLines(outDir, "sentiment", "tiny-sa");

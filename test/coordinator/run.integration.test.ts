@@ -54,13 +54,40 @@ describe("coordinator run", () => {
     expect(a.received[0]?.welcome?.params?.method).toBe("systemone");
     // Drain follows completion.
     await a.waitFor(() => a.received.some((m) => m.kind === "drain"), 5000, "drain");
-    const status = h.status();
+    const status = await h.status();
     expect(status.state).toBe("complete");
-    expect(status.records_committed).toBe(total);
+    expect(status.recordsCommitted).toBe(total);
     expect(status.tracks.every((t) => t.complete)).toBe(true);
     const runJson = JSON.parse(readFileSync(join(outDir, "run.json"), "utf8")) as Record<string, unknown>;
     expect(runJson.run_id).toBe(h.runId);
     expect(runJson.sessions).toBe(1);
+  });
+
+  it("reports the run totals (tokens, latency, GPU-seconds, ETA) in the handle's status and over Status", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
+    const a = agent(h.address, { agentId: "a", credit: 2 });
+    expect((await h.done).state).toBe("complete");
+    const total = tinyTracks().reduce((n, t) => n + t.records.length, 0);
+    // uniformAnswer: latency 3 ms, 10 prompt tokens (4 cached), 1 completion token per record.
+    const t = (await h.status()).totals;
+    expect(t).toMatchObject({ promptTokens: 10 * total, completionTokens: total, cachedTokens: 4 * total, etaSeconds: 0 });
+    expect(t.latency).toEqual({ count: total, meanMs: 3, p50Ms: 3, p95Ms: 3 });
+    expect(t.gpuSeconds).toBeGreaterThan(0);
+    expect(t.recordsPerSecond).toBeGreaterThan(0);
+    const wire = (await a.status()).totals!;
+    expect(wire).toMatchObject({
+      prompt_tokens: 10 * total,
+      completion_tokens: total,
+      cached_tokens: 4 * total,
+      cached_tokens_known: true,
+      latency_count: total,
+      latency_mean_ms: 3,
+      latency_p50_ms: 3,
+      latency_p95_ms: 3,
+      eta_seconds: 0,
+      eta_known: true,
+    });
+    expect(wire.gpu_seconds).toBeGreaterThanOrEqual(t.gpuSeconds);
   });
 
   it("refuses a wrong or missing bearer token with UNAUTHENTICATED", async () => {
@@ -88,9 +115,9 @@ describe("coordinator run", () => {
     const first = a.units[0]!;
     a.answerUnit(first);
     const n = first.records.length;
-    await eventually(() => h.status().records_committed === n, 10_000, "commit");
+    await eventually(async () => (await h.status()).recordsCommitted === n, 10_000, "commit");
     expect(a.units).toHaveLength(2);
-    expect(h.status().agents[0]).toMatchObject({ credit: 0, inflight_units: 1 });
+    expect((await h.status()).agents[0]).toMatchObject({ credit: 0, inflightUnits: 1 });
     a.grant(1);
     await a.waitFor(() => a.units.length === 3, 10_000, "third unit");
     expect(a.maxHeld).toBeLessThanOrEqual(a.granted);
@@ -99,7 +126,7 @@ describe("coordinator run", () => {
   it("gives nothing to an agent that is not ready", async () => {
     const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
     const idle = agent(h.address, { agentId: "idle", credit: 5, ready: false });
-    await eventually(() => h.status().agents.length === 1, 10_000, "idle attached");
+    await eventually(async () => (await h.status()).agents.length === 1, 10_000, "idle attached");
     const worker = agent(h.address, { agentId: "worker", credit: 1 });
     expect((await h.done).state).toBe("complete");
     expect(idle.units).toHaveLength(0);
@@ -126,7 +153,7 @@ describe("coordinator run", () => {
     expect(lines).toHaveLength(9);
     expect(new Set(lines.map((l) => l.run_id)).size).toBe(9);
     expect(lines.find((l) => l.run_id === unit.records[0]!.run_id)?.agent).toBe("a");
-    expect(h.status().leases_expired).toBeGreaterThanOrEqual(1);
+    expect((await h.status()).leasesExpired).toBeGreaterThanOrEqual(1);
   });
 
   it("hands a backup copy of the in-flight unit at the tail and cancels the slower holder", async () => {
@@ -137,7 +164,7 @@ describe("coordinator run", () => {
     const unit = a.units[0]!;
     expect(unit.records).toHaveLength(12);
     for (const p of unit.records.slice(0, 5)) a.result(unit.unit_id, p.run_id, uniformAnswer(p));
-    await eventually(() => h.status().records_committed === 5, 10_000, "five committed");
+    await eventually(async () => (await h.status()).recordsCommitted === 5, 10_000, "five committed");
     const b = agent(h.address, { agentId: "b", credit: 1 });
     expect((await h.done).state).toBe("complete");
     expect(b.units[0]).toMatchObject({ unit_id: unit.unit_id, backup: true });
@@ -147,7 +174,7 @@ describe("coordinator run", () => {
     expect(lines).toHaveLength(12);
     expect(lines.filter((l) => l.agent === "a")).toHaveLength(5);
     expect(lines.filter((l) => l.agent === "b")).toHaveLength(7);
-    expect(h.status().backup_units).toBe(1);
+    expect((await h.status()).backupUnits).toBe(1);
   });
 
   it("rejects malformed results, counts them by reason and agent, and redoes the record", async () => {
@@ -172,10 +199,10 @@ describe("coordinator run", () => {
     expect(a.units[1]!.records.map((r) => r.run_id)).toEqual([p0!.run_id]);
     a.answerUnit(a.units[1]!);
     expect((await h.done).state).toBe("complete");
-    const st = h.status();
-    expect(st.results_rejected).toBe(6);
-    expect(st.rejected_by_reason).toEqual({ bad_distribution: 3, unanswered_question: 1, unknown_run_id: 1, no_lease: 1 });
-    expect(st.agents.find((x) => x.agent_id === "a")?.rejected).toBe(6);
+    const st = await h.status();
+    expect(st.resultsRejected).toBe(6);
+    expect(st.rejectedByReason).toEqual({ bad_distribution: 3, unanswered_question: 1, unknown_run_id: 1, no_lease: 1 });
+    expect(st.agents.find((x) => x.agentId === "a")?.rejected).toBe(6);
     const lines = resultLines(outDir, "safety_guardrail", "tiny-guard");
     expect(lines).toHaveLength(6);
     const l0 = lines.find((l) => l.run_id === p0!.run_id)!;
@@ -218,7 +245,7 @@ describe("coordinator run", () => {
     expect(outcome.state).toBe("cancelled");
     expect(outcome.recordsCommitted).toBe(a.units[0]!.records.length);
     expect(h.state()).toBe("stopped");
-    expect(h.status().state).toBe("cancelled");
+    expect((await h.status()).state).toBe("cancelled");
   });
 
   it("a crashed agent's unit goes back at once with only its unanswered records", async () => {
@@ -228,13 +255,13 @@ describe("coordinator run", () => {
     await a.waitFor(() => a.units.length === 1, 10_000, "unit");
     const unit = a.units[0]!;
     a.result(unit.unit_id, unit.records[0]!.run_id, uniformAnswer(unit.records[0]!));
-    await eventually(() => h.status().records_committed === 1, 10_000, "one committed");
+    await eventually(async () => (await h.status()).recordsCommitted === 1, 10_000, "one committed");
     a.kill();
-    await eventually(() => h.status().agents.length === 0, 10_000, "agent gone");
+    await eventually(async () => (await h.status()).agents.length === 0, 10_000, "agent gone");
     const b = agent(h.address, { agentId: "b", credit: 1 });
     expect((await h.done).state).toBe("complete");
     expect(b.units.find((u) => u.unit_id === unit.unit_id)!.records.map((r) => r.run_id)).toEqual(unit.records.slice(1).map((r) => r.run_id));
     expect(resultLines(outDir, "passage_reranking", "tiny-rr")).toHaveLength(9);
-    expect(h.status().leases_expired).toBe(0);
+    expect((await h.status()).leasesExpired).toBe(0);
   });
 });

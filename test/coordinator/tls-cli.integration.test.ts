@@ -60,7 +60,7 @@ describe("udm-orch status", () => {
     await a.waitFor(() => a.units.length === 1, 10_000, "unit");
     const p0 = a.units[0]!.records[0]!;
     a.result(a.units[0]!.unit_id, p0.run_id, { probs: {}, skipped: [], errors: {} });
-    await eventually(() => h.status().results_rejected === 1, 10_000, "rejection");
+    await eventually(async () => (await h.status()).resultsRejected === 1, 10_000, "rejection");
     capture();
     expect(await runCli(["status", "--coordinator", h.address, "--token", "tk"])).toBe(0);
     const table = stdout.join("");

@@ -4,9 +4,9 @@ import { existsSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { startCoordinatorInWorker } from "../../coordinator/worker-host.js";
-import { UsageError } from "../../common/errors.js";
+import { FormatError, UsageError } from "../../common/errors.js";
 import { resultLines, useHarness } from "./helpers/harness.js";
-import { writeTinySuite } from "./helpers/tiny-suite.js";
+import { tinyTracks, writeTinySuite } from "./helpers/tiny-suite.js";
 
 const entry = pathToFileURL(fileURLToPath(new URL("../../dist/coordinator/worker-main.js", import.meta.url)));
 const built = existsSync(fileURLToPath(entry));
@@ -23,7 +23,7 @@ describe.skipIf(!built)("startCoordinatorInWorker", () => {
       entry,
       128,
     );
-    expect(w.initialStatus.records_total).toBe(27);
+    expect((await w.status()).recordsTotal).toBe(27);
     agent(w.address, { credit: 2 });
     const outcome = await w.done;
     expect(outcome).toMatchObject({ state: "complete", recordsCommitted: 27 });
@@ -38,10 +38,21 @@ describe.skipIf(!built)("startCoordinatorInWorker", () => {
     expect((err as Error).message).toMatch(/not a suite/);
   });
 
+  it("passes a FormatError from the worker through with its file, line and field", async () => {
+    const tracks = tinyTracks();
+    tracks[0]!.records.push(tracks[0]!.records[0]!);
+    const line = tracks[0]!.records.length;
+    const err = await startCoordinatorInWorker({ suiteDir: writeTinySuite(tmp("suite"), tracks), outDir: tmp("out") }, entry, 128).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FormatError);
+    expect(err).toMatchObject({ line, field: "id", exitCode: 2 });
+    expect((err as FormatError).file).toMatch(/tiny-sa\.jsonl\.gz$/);
+    expect((err as FormatError).problem).toMatch(/duplicate/);
+  });
+
   it("drains on request and reports the run cancelled", async () => {
     const w = await startCoordinatorInWorker({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") }, entry, 128);
     expect((await w.status()).state).toBe("running");
-    w.drain();
+    void w.drain();
     expect((await w.done).state).toBe("cancelled");
   });
 });

@@ -193,9 +193,9 @@ export class TestAgent {
 }
 
 /** Polls `cond` every 10 ms (for conditions on the coordinator side). */
-export async function eventually(cond: () => boolean, ms = 20_000, what = "condition"): Promise<void> {
+export async function eventually(cond: () => boolean | Promise<boolean>, ms = 20_000, what = "condition"): Promise<void> {
   const until = Date.now() + ms;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }

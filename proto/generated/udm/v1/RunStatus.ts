@@ -2,6 +2,7 @@
 
 import type { AgentStatus as _udm_v1_AgentStatus, AgentStatus__Output as _udm_v1_AgentStatus__Output } from '../../udm/v1/AgentStatus.js';
 import type { TrackProgress as _udm_v1_TrackProgress, TrackProgress__Output as _udm_v1_TrackProgress__Output } from '../../udm/v1/TrackProgress.js';
+import type { RunTotals as _udm_v1_RunTotals, RunTotals__Output as _udm_v1_RunTotals__Output } from '../../udm/v1/RunTotals.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface RunStatus {
@@ -36,6 +37,10 @@ export interface RunStatus {
    * Records committed with every question in errors after repeated invalid results.
    */
   'records_given_up'?: (number | string | Long);
+  /**
+   * The run's totals (coordinator/run-status.ts RunTotals); absent from coordinators before them.
+   */
+  'totals'?: (_udm_v1_RunTotals | null);
 }
 
 export interface RunStatus__Output {
@@ -70,4 +75,8 @@ export interface RunStatus__Output {
    * Records committed with every question in errors after repeated invalid results.
    */
   'records_given_up': (number);
+  /**
+   * The run's totals (coordinator/run-status.ts RunTotals); absent from coordinators before them.
+   */
+  'totals': (_udm_v1_RunTotals__Output | null);
 }

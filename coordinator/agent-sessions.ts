@@ -1,0 +1,143 @@
+// The agents attached to a run: one session per Attach stream, from Hello (welcome, hand to the
+// scheduler, supersede an older stream of the same agent) to its end (leases released at once).
+import type { BusEvent } from "../common/bus/bus.js";
+import type { Logger } from "../common/log.js";
+import { AgentConnection } from "./agent-connection.js";
+import type { AgentSessionInput, AttachStream } from "./grpc-service.js";
+import type { CoordinatorState } from "./lifecycle.js";
+import type { PayloadSpill } from "./payload-spill.js";
+import { grpcStatusOf, Refusal } from "./refusal.js";
+import type { MethodConfig } from "./run-manifest.js";
+import type { Scheduler } from "./scheduler.js";
+import { unitToWire, welcomeToWire, type AgentEvent } from "./wire.js";
+
+export interface AgentSessionsOptions {
+  scheduler: Scheduler;
+  runId: string;
+  method: MethodConfig;
+  leaseMs: number;
+  heartbeatMs: number;
+  spill: PayloadSpill;
+  /** The coordinator's lifecycle state; agents are taken only while running. */
+  state: () => CoordinatorState;
+  /** True once the run has ended (complete): new agents are told to drain at once. */
+  runEnded: () => boolean;
+  publishEvent: (e: BusEvent) => void;
+  onAttached: (key: string) => void;
+  onDetached: (key: string) => void;
+  /** An attached agent's engine became ready or stopped being ready (heartbeat). */
+  onReadyChanged: (agentId: string, ready: boolean) => void;
+  log: Logger;
+}
+
+export class AgentSessions {
+  private readonly connections = new Map<string, AgentConnection>();
+  private seq = 0;
+
+  constructor(private readonly options: AgentSessionsOptions) {}
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  open(stream: AttachStream): AgentSessionInput {
+    const state = this.options.state();
+    if (state !== "running") throw new Refusal("unavailable", `coordinator is ${state}`);
+    let conn: AgentConnection | undefined;
+    return {
+      receive: (event) => {
+        if (event.kind === "hello") {
+          if (!conn) conn = this.hello(stream, event); // a repeated Hello changes nothing
+          return;
+        }
+        if (!conn) throw new Refusal("protocol", "the first message must be Hello");
+        this.dispatch(conn.key, event);
+      },
+      closed: () => {
+        if (conn) this.gone(conn);
+      },
+    };
+  }
+
+  /** Tells every agent to finish what it holds and stop. */
+  drainAll(reason: string): void {
+    for (const c of this.connections.values()) c.sendDrain(reason);
+  }
+
+  endAll(): void {
+    for (const c of this.connections.values()) c.end();
+  }
+
+  private hello(stream: AttachStream, event: Extract<AgentEvent, { kind: "hello" }>): AgentConnection {
+    const o = this.options;
+    const info = event.info;
+    info.agentId ||= stream.getPeer();
+    // The same agent connecting again (network blip): its old stream's leases are released now.
+    for (const old of this.connections.values()) {
+      if (old.agentId === info.agentId) {
+        this.forget(old);
+        old.end(grpcStatusOf(new Refusal("superseded", "superseded by a newer connection of the same agent")));
+      }
+    }
+    const conn = new AgentConnection(`${info.agentId}#${++this.seq}`, info.agentId, stream, {
+      unitMessage: (unit, records, backup) => {
+        o.publishEvent({ type: "unit_leased", at: now(), unitId: unit.unitId, track: unit.track, agentId: info.agentId, records: records.length, ...(backup ? { backup } : {}) });
+        return unitToWire(unit, records, backup, o.leaseMs, o.spill);
+      },
+      onWritable: () => o.scheduler.pump(),
+    });
+    this.connections.set(conn.key, conn);
+    o.onAttached(conn.key);
+    conn.send(welcomeToWire(o.runId, o.method, o.leaseMs, o.heartbeatMs));
+    o.scheduler.attach(conn.key, info, conn, event.ready);
+    o.publishEvent({ type: "agent_joined", at: now(), agentId: info.agentId, model: info.model, engineUrl: info.engineUrl });
+    o.log.info("agent attached", { agent: info.agentId, model: info.model, ready: event.ready, engine: info.engineUrl });
+    const ended = o.runEnded();
+    if (ended || o.state() !== "running") conn.sendDrain(ended ? "run complete" : "coordinator draining");
+    return conn;
+  }
+
+  private dispatch(key: string, event: Exclude<AgentEvent, { kind: "hello" }>): void {
+    const scheduler = this.options.scheduler;
+    switch (event.kind) {
+      case "credit":
+        scheduler.grantCredit(key, event.units);
+        break;
+      case "result":
+        scheduler.result(key, event.result);
+        break;
+      case "unitDone":
+        scheduler.unitDone(key, event.unitId);
+        break;
+      case "heartbeat": {
+        const agent = scheduler.agent(key);
+        const wasReady = agent?.ready;
+        scheduler.heartbeat(key, event.heartbeat);
+        if (agent && wasReady !== event.heartbeat.ready) this.options.onReadyChanged(agent.info.agentId, event.heartbeat.ready);
+        break;
+      }
+      case "other":
+        break;
+    }
+  }
+
+  private gone(conn: AgentConnection): void {
+    if (this.connections.get(conn.key) === conn) {
+      this.forget(conn);
+      const reason = this.options.state() === "running" && !this.options.runEnded() ? "disconnected" : "run ended";
+      this.options.publishEvent({ type: "agent_left", at: now(), agentId: conn.agentId, reason });
+    }
+    this.options.scheduler.detach(conn.key);
+    conn.end();
+  }
+
+  private forget(conn: AgentConnection): void {
+    this.connections.delete(conn.key);
+    this.options.scheduler.detach(conn.key);
+    this.options.onDetached(conn.key);
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,36 @@
+// What a started coordinator gives its caller, the same whether it runs in this thread
+// (server.ts) or in a heap-capped worker thread (worker-host.ts).
+import type { CoordinatorState, RunEnd } from "./lifecycle.js";
+import type { RunStatus } from "./run-status.js";
+import type { SchedulerCounters } from "./scheduler.js";
+
+export interface RunOutcome {
+  state: RunEnd;
+  runId: string;
+  recordsTotal: number;
+  recordsCommitted: number;
+  recordsResumed: number;
+  counters: SchedulerCounters;
+  elapsedSeconds: number;
+  /** Why the run failed, when it did. */
+  error?: string;
+}
+
+export interface CoordinatorHandle {
+  /** host:port as agents should dial it, e.g. "127.0.0.1:43123". */
+  address: string;
+  port: number;
+  /** The run's stable id (run.json), the same across resumes. */
+  runId: string;
+  outDir: string;
+  /** Resolves once every record in scope is committed (complete), or when the coordinator stops. */
+  done: Promise<RunOutcome>;
+  state(): CoordinatorState;
+  status(): Promise<RunStatus>;
+  /** Prometheus text of the coordinator's metrics ("" without options.metrics; the final page once stopped). */
+  metricsText(): Promise<string>;
+  /** Stops handing out units, sends Drain, waits for agents (drainTimeoutMs), flushes, shuts down. */
+  drain(): Promise<void>;
+  /** Like drain() but waits at most 2 s for agents. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,49 @@
+// What a coordinator is started with (server.ts startCoordinator), with the defaults.
+import type { Bus } from "../common/bus/bus.js";
+import type { Logger } from "../common/log.js";
+import type { PlanLimits } from "./planner.js";
+import type { StoredResultLine } from "../common/results/format.js";
+import type { MethodConfig } from "./run-manifest.js";
+import type { TlsOptions } from "./tls.js";
+import type { CoordinatorMetricsOptions } from "./observability/coordinator-metrics.js";
+import type { LiveEvent } from "./observability/live-event.js";
+
+export interface CoordinatorOptions {
+  suiteDir: string;
+  outDir: string;
+  tracks?: readonly string[];
+  families?: readonly string[];
+  /** host:port to listen on. Default "127.0.0.1:0" (a free port). */
+  listen?: string;
+  /** Bearer token agents and status clients must send as `authorization: Bearer <token>`. */
+  token?: string;
+  tls?: TlsOptions;
+  /** Engine method the agents run. Default systemone, no seeds, temperature 0, the engine's model. */
+  method?: Partial<MethodConfig>;
+  /** Lease of a unit, renewed by heartbeats and results. Default 30000. */
+  leaseMs?: number;
+  /** Heartbeat period asked of agents. Default 5000. */
+  heartbeatMs?: number;
+  /** Resume even when run.json names another suite, tracks or method. */
+  force?: boolean;
+  /** How long drain() waits for agents to hand in what they hold. Default 30000. */
+  drainTimeoutMs?: number;
+  planLimits?: Partial<PlanLimits>;
+  /** Results store batching: lines per fsync batch (default 256), longest wait (default 50 ms). */
+  storeBatchLines?: number;
+  storeFlushMs?: number;
+  /** Called once per committed (fsynced) result line. */
+  onCommitted?: (line: StoredResultLine, track: string) => void;
+  /** Called once per track whose every record is committed (at start for tracks already complete). */
+  onTrackComplete?: (track: string, family: string) => void;
+  /**
+   * Where committed results, run events and the run's status are published (coordinator/bus-publisher.ts).
+   * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
+   */
+  bus?: Bus;
+  /** Keep Prometheus metrics (udm_*) in a registry of the coordinator's thread; read with metricsText(). */
+  metrics?: CoordinatorMetricsOptions;
+  /** Called with each event the live page shows (track complete, agents, expired leases, the end). */
+  onLiveEvent?: (event: LiveEvent) => void;
+  logger?: Logger;
+}

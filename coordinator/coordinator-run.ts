@@ -1,0 +1,374 @@
+// A coordinator's run once the suite is read and results are resumed: the scheduler, the agents'
+// sessions, progress and totals, publishing to the bus and the live page, the status, its
+// metrics, and the ordered shutdown.
+import type * as grpc from "@grpc/grpc-js";
+import type { BusEvent } from "../common/bus/bus.js";
+import type { ResultLine, StoredResultLine } from "../common/results/format.js";
+import type { Logger } from "../common/log.js";
+import { AgentSessions } from "./agent-sessions.js";
+import { BusPublisher, busStatusOf } from "./bus-publisher.js";
+import type { RunOutcome } from "./coordinator-handle.js";
+import type { AttachStream, AgentSessionInput, ServedRun } from "./grpc-service.js";
+import type { HealthService } from "./health.js";
+import { runEnd, statusState, type CoordinatorState } from "./lifecycle.js";
+import type { OutDirLock } from "./out-dir-lock.js";
+import { DEFAULT_PLAN_LIMITS, planUnits } from "./planner.js";
+import { givenUpLine, resultLine } from "./result-line.js";
+import type { ResultsStore } from "./results-store.js";
+import type { MethodConfig, RunManifest } from "./run-manifest.js";
+import { RunProgress } from "./run-progress.js";
+import type { RunStatus } from "./run-status.js";
+import { Scheduler } from "./scheduler.js";
+import type { CoordinatorOptions } from "./coordinator-options.js";
+import type { SuiteIndex } from "./suite-index.js";
+import type { Registry } from "prom-client";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { registerCoordinatorMetrics, type CoordinatorMetrics } from "./observability/coordinator-metrics.js";
+import { liveEventOf, type LiveEvent } from "./observability/live-event.js";
+
+const REJECTIONS_LOGGED = 20;
+
+export interface RunParts {
+  options: CoordinatorOptions;
+  log: Logger;
+  method: MethodConfig;
+  leaseMs: number;
+  heartbeatMs: number;
+  server: grpc.Server;
+  health: HealthService;
+  lock: OutDirLock;
+  index: SuiteIndex;
+  manifest: RunManifest;
+  store: ResultsStore;
+}
+
+export class CoordinatorRun implements ServedRun {
+  readonly runId: string;
+  readonly done: Promise<RunOutcome>;
+  private lifecycle: CoordinatorState = "running";
+  private readonly progress: RunProgress;
+  private readonly scheduler: Scheduler;
+  private readonly sessions: AgentSessions;
+  private readonly publisher: BusPublisher | undefined;
+  private readonly registry: Registry | undefined;
+  private readonly metrics: CoordinatorMetrics | undefined;
+  private readonly memoryLog: NodeJS.Timeout;
+  private readonly startedAt = Date.now();
+  private fatal: Error | undefined;
+  private resolveDone!: (o: RunOutcome) => void;
+  private settled = false;
+  private shutdownPromise: Promise<void> | undefined;
+
+  constructor(private readonly parts: RunParts) {
+    const { options, log, index, store } = parts;
+    this.runId = parts.manifest.run_id;
+    this.done = new Promise<RunOutcome>((r) => (this.resolveDone = r));
+
+    const toPlan = index.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.runId)) }));
+    this.progress = new RunProgress({
+      tracks: index.tracks.map((t, i) => ({ track: t.track, family: t.family, records: t.records.length, committed: t.records.length - toPlan[i]!.records.length })),
+      onCommitted: (line) => {
+        // A given-up line has no latency: it took no engine time of its own.
+        if (typeof line.latency_ms === "number") this.metrics?.recordLatency(line.latency_ms / 1000);
+        this.publisher?.committed(line as ResultLine, line.track);
+        try {
+          options.onCommitted?.(line, line.track);
+        } catch (err) {
+          log.error("onCommitted failed", { error: (err as Error).message });
+        }
+      },
+      onTrackComplete: (p, atStart) => {
+        if (!atStart) log.info("track complete", { track: p.track, records: p.records });
+        this.publishEvent({ type: "track_complete", at: now(), track: p.track, records: p.records });
+        try {
+          options.onTrackComplete?.(p.track, p.family);
+        } catch (err) {
+          log.error("onTrackComplete failed", { track: p.track, error: (err as Error).message });
+        }
+      },
+      onRunComplete: () => this.runComplete(),
+    });
+    const units = planUnits(toPlan, { ...DEFAULT_PLAN_LIMITS, ...options.planLimits });
+    log.info(parts.manifest.resumes > 0 ? "resuming run" : "new run", {
+      run_id: this.runId,
+      records: index.totalRecords,
+      committed: this.progress.recordsResumed,
+      units: units.length,
+      repaired: store.repaired.length,
+    });
+
+    this.publisher = options.bus
+      ? new BusPublisher({
+          bus: options.bus,
+          runId: this.runId,
+          outDir: options.outDir,
+          tracks: index.tracks.map((t) => ({ track: t.track, family: t.family })),
+          status: () => busStatusOf(this.status()),
+          log,
+        })
+      : undefined;
+    this.scheduler = this.createScheduler(units);
+    this.sessions = new AgentSessions({
+      scheduler: this.scheduler,
+      runId: this.runId,
+      method: parts.method,
+      leaseMs: parts.leaseMs,
+      heartbeatMs: parts.heartbeatMs,
+      spill: index.spill,
+      state: () => this.lifecycle,
+      runEnded: () => this.settled,
+      publishEvent: (e) => this.publishEvent(e),
+      onAttached: (key) => this.progress.agentAttached(key, Date.now()),
+      onDetached: (key) => this.progress.agentDetached(key, Date.now()),
+      onReadyChanged: (agentId, ready) => this.liveEvent({ type: "agent_ready", at: now(), agentId, ready }),
+      log,
+    });
+    this.registry = options.metrics ? createProcessRegistry("coordinator", { processWide: false }) : undefined;
+    this.metrics = this.registry ? this.registerMetrics(this.registry) : undefined;
+    this.memoryLog = setInterval(() => {
+      const m = process.memoryUsage();
+      const mb = (n: number) => Math.round(n / 1048576);
+      log.debug("memory", { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), external_mb: mb(m.external), committed: this.progress.recordsCommitted });
+    }, 2_000);
+    this.memoryLog.unref();
+  }
+
+  /** Starts serving: leases tick, the bus is published to, what was complete at start is announced. */
+  start(): void {
+    this.progress.started(Date.now());
+    this.scheduler.startLeaseClock();
+    this.publisher?.start();
+    this.progress.announceResumed(Date.now());
+  }
+
+  state(): CoordinatorState {
+    return this.lifecycle;
+  }
+
+  openSession(stream: AttachStream): AgentSessionInput {
+    return this.sessions.open(stream);
+  }
+
+  /** A line the results store made durable. */
+  committed(line: StoredResultLine): void {
+    this.progress.committed(line, Date.now());
+  }
+
+  /** A fatal error (disk, ...): the run stops and ends failed. */
+  fail(err: Error): void {
+    if (this.fatal) return;
+    this.fatal = err;
+    this.parts.log.error("fatal: stopping the run", { error: err.message });
+    void this.shutdown(2_000);
+  }
+
+  status(): RunStatus {
+    const nowMs = Date.now();
+    const { scheduler, progress } = this;
+    const c = scheduler.counters;
+    return {
+      runId: this.runId,
+      state: statusState(this.lifecycle, this.lifecycle === "stopped" ? this.outcome().state : undefined, progress.recordsCommitted, progress.recordsTotal),
+      suiteIdentity: this.parts.index.identity,
+      recordsTotal: progress.recordsTotal,
+      recordsCommitted: progress.recordsCommitted,
+      recordsResumed: progress.recordsResumed,
+      unitsQueued: scheduler.queuedUnits,
+      unitsInflight: scheduler.inflightUnits,
+      resultsRejected: c.rejected,
+      leasesExpired: c.leasesExpired,
+      backupUnits: c.backupUnits,
+      recordsPerSecond: progress.recordsPerSecond(nowMs),
+      elapsedSeconds: (nowMs - this.startedAt) / 1000,
+      agents: scheduler.agentList().map((a) => ({
+        agentId: a.info.agentId,
+        model: a.info.model,
+        ready: a.ready,
+        inflightUnits: scheduler.heldBy(a.key),
+        credit: a.credit,
+        results: a.results,
+        rejected: a.rejected,
+        engineUrl: a.info.engineUrl,
+      })),
+      tracks: progress.trackList(),
+      rejectedByReason: { ...c.rejectedByReason },
+      resultsDuplicate: c.duplicates,
+      recordsGivenUp: c.givenUp,
+      totals: progress.totals(nowMs),
+    };
+  }
+
+  /** Prometheus text of the run's metrics ("" when options.metrics is absent). */
+  async metricsText(): Promise<string> {
+    return this.registry ? this.registry.metrics() : "";
+  }
+
+  outcome(): RunOutcome {
+    const { progress } = this;
+    return {
+      state: runEnd({ committed: progress.recordsCommitted, total: progress.recordsTotal, fatal: this.fatal }),
+      runId: this.runId,
+      recordsTotal: progress.recordsTotal,
+      recordsCommitted: progress.recordsCommitted,
+      recordsResumed: progress.recordsResumed,
+      counters: { ...this.scheduler.counters, rejectedByReason: { ...this.scheduler.counters.rejectedByReason } },
+      elapsedSeconds: (Date.now() - this.startedAt) / 1000,
+      ...(this.fatal ? { error: this.fatal.message } : {}),
+    };
+  }
+
+  /** Stops handing out units, sends Drain, waits for agents up to graceMs, flushes, shuts down. */
+  shutdown(graceMs: number): Promise<void> {
+    this.shutdownPromise ??= this.stop(graceMs);
+    return this.shutdownPromise;
+  }
+
+  private async stop(graceMs: number): Promise<void> {
+    const { log, health, store, server, index, lock } = this.parts;
+    this.lifecycle = "draining";
+    this.progress.stopped(Date.now());
+    health.set("NOT_SERVING");
+    this.scheduler.stopDispatch();
+    this.sessions.drainAll("coordinator draining");
+    await waitFor(() => this.sessions.size === 0, graceMs);
+    try {
+      await store.close();
+    } catch (err) {
+      this.fatal ??= err as Error;
+    }
+    this.scheduler.stop();
+    clearInterval(this.memoryLog);
+    health.endWatches();
+    this.sessions.endAll();
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 2_000);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    index.spill.dispose();
+    this.lifecycle = "stopped";
+    if (this.publisher) {
+      const end = this.outcome();
+      if (end.state !== "complete") this.publishEvent({ type: "run_complete", at: now(), state: end.state, ...(end.error ? { reason: end.error } : {}) });
+      await this.publisher.close();
+    }
+    lock.release();
+    log.info("coordinator stopped", { ...this.outcome(), counters: undefined });
+    this.settle();
+  }
+
+  private createScheduler(units: ReturnType<typeof planUnits>): Scheduler {
+    const { log, store, index, leaseMs } = this.parts;
+    const agentIdOf = (key: string) => this.scheduler.agent(key)?.info.agentId ?? key;
+    return new Scheduler(units, {
+      leaseMs,
+      onUnitComplete: (unit, key) =>
+        this.publishEvent({ type: "unit_done", at: now(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length }),
+      onLeaseExpired: (unitId, key) =>
+        this.publishEvent({ type: "unit_expired", at: now(), unitId, track: unitId.slice(0, unitId.lastIndexOf("/")), agentId: agentIdOf(key) }),
+      lookup: (r) => index.byRunId.get(r)?.record,
+      onAccept: (result, record, unit, agent) => {
+        store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
+      },
+      onGiveUp: (record, unit, last) => {
+        log.warn("record given up after repeated invalid results; committed with every question in errors", {
+          run_id: record.runId,
+          reason: last.reason,
+          detail: last.detail,
+        });
+        store.append(givenUpLine(record, unit.track, unit.family, `${last.reason}: ${last.detail}`));
+      },
+      onReject: (agent, result, rejection) => {
+        // A faulty agent can send thousands: the first few per agent are warnings, the rest debug.
+        const fields = { agent: agent.info.agentId, unit: result.unitId, run_id: result.runId, ...rejection };
+        if (agent.rejected <= REJECTIONS_LOGGED) log.warn("result rejected", fields);
+        else log.debug("result rejected", fields);
+        if (agent.rejected === REJECTIONS_LOGGED) log.warn("further rejections of this agent are logged at debug level", { agent: agent.info.agentId });
+      },
+    });
+  }
+
+  private runComplete(): void {
+    if (this.settled) return;
+    this.parts.log.info("run complete", { run_id: this.runId, records: this.progress.recordsTotal });
+    this.scheduler.stopDispatch();
+    this.sessions.drainAll("run complete");
+    this.publishEvent({ type: "run_complete", at: now(), state: "complete" });
+    this.settle();
+  }
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolveDone(this.outcome());
+  }
+
+  private publishEvent(e: BusEvent): void {
+    this.publisher?.event(e);
+    const live = this.parts.options.onLiveEvent && liveEventOf(e);
+    if (live) this.liveEvent(live);
+  }
+
+  private liveEvent(e: LiveEvent): void {
+    try {
+      this.parts.options.onLiveEvent?.(e);
+    } catch (err) {
+      this.parts.log.error("onLiveEvent failed", { error: (err as Error).message });
+    }
+  }
+
+  /** The udm_* metrics, read in collect() from this run's status, run totals and sessions. */
+  private registerMetrics(registry: Registry): CoordinatorMetrics {
+    const { options, index, method } = this.parts;
+    const scheduler = this.scheduler;
+    return registerCoordinatorMetrics(
+      registry,
+      {
+        status: () => this.status(),
+        run: () => ({ runId: this.runId, suiteIdentity: index.identity, method: method.method, model: method.model }),
+        startedAtSeconds: () => this.startedAt / 1000,
+        lastCommitAtSeconds: () => {
+          const at = this.progress.lastCommitAtMs;
+          return at === undefined ? undefined : at / 1000;
+        },
+        leases: () => scheduler.leaseCount,
+        agents: () =>
+          scheduler.agentList().map((a) => ({
+            agentId: a.info.agentId,
+            ready: a.ready,
+            inflightUnits: scheduler.heldBy(a.key),
+            inflightRequests: a.inflightRequests,
+            credit: a.credit,
+            engineWaiting: a.engineWaiting,
+            engineRunning: a.engineRunning,
+          })),
+        ...(this.publisher
+          ? {
+              bus: () => {
+                const publisher = this.publisher!;
+                return { connected: options.bus!.state === "connected", publishFailures: publisher.counters.failed, behind: publisher.behind };
+              },
+            }
+          : {}),
+      },
+      options.metrics,
+    );
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() >= until) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

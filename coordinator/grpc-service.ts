@@ -1,0 +1,92 @@
+// The Coordinator gRPC service (Attach, Status): checks the bearer token once per call, turns
+// wire messages into domain events and the run status into its proto form (wire.ts), and reports
+// every refusal through one error-to-status mapping (refusal.ts). Before the run is served (the
+// suite is still being read) Attach is refused UNAVAILABLE and Status says "starting".
+import { timingSafeEqual } from "node:crypto";
+import * as grpc from "@grpc/grpc-js";
+import type { ProtoGrpcType } from "../proto/loader.js";
+import type { AgentMessage__Output } from "../proto/generated/udm/v1/AgentMessage.js";
+import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMessage.js";
+import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
+import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
+import { grpcStatusOf, Refusal } from "./refusal.js";
+import { startingStatus, type RunStatus } from "./run-status.js";
+import { agentEventFromWire, runStatusToWire, type AgentEvent } from "./wire.js";
+
+export type AttachStream = grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>;
+
+/** One agent's stream as the run handles it. */
+export interface AgentSessionInput {
+  /** Throws a Refusal to end the stream with its status; any other error is the run's failure. */
+  receive(event: AgentEvent): void;
+  /** The stream ended, failed or was cancelled (may be called more than once). */
+  closed(): void;
+}
+
+/** What the service serves once the run is ready. */
+export interface ServedRun {
+  /** A new Attach stream; throws a Refusal when the run takes no agents. */
+  openSession(stream: AttachStream): AgentSessionInput;
+  status(): RunStatus;
+}
+
+export class CoordinatorService {
+  private run: ServedRun | undefined;
+  private readonly expectedAuth: Buffer | undefined;
+
+  constructor(private readonly options: { token?: string; onFailure: (err: Error) => void }) {
+    this.expectedAuth = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+  }
+
+  addTo(server: grpc.Server, proto: ProtoGrpcType): void {
+    server.addService(proto.udm.v1.Coordinator.service, {
+      Attach: (call: AttachStream) => this.attach(call),
+      Status: (call: grpc.ServerUnaryCall<StatusRequest__Output, RunStatus__Output>, cb: grpc.sendUnaryData<RunStatus__Output>) => {
+        try {
+          this.checkToken(call.metadata);
+          cb(null, runStatusToWire(this.run ? this.run.status() : startingStatus()));
+        } catch (err) {
+          cb(grpcStatusOf(err));
+        }
+      },
+    });
+  }
+
+  serve(run: ServedRun): void {
+    this.run = run;
+  }
+
+  private attach(call: AttachStream): void {
+    let session: AgentSessionInput;
+    try {
+      this.checkToken(call.metadata);
+      if (!this.run) throw new Refusal("unavailable", "coordinator is starting (reading the suite)");
+      session = this.run.openSession(call);
+    } catch (err) {
+      call.emit("error", grpcStatusOf(err));
+      return;
+    }
+    call.on("data", (msg: AgentMessage__Output) => {
+      try {
+        session.receive(agentEventFromWire(msg));
+      } catch (err) {
+        if (err instanceof Refusal) call.emit("error", grpcStatusOf(err));
+        else this.options.onFailure(err as Error);
+      }
+    });
+    const closed = () => session.closed();
+    call.on("end", closed);
+    call.on("error", closed);
+    call.on("cancelled", closed);
+    call.on("close", closed);
+  }
+
+  private checkToken(md: grpc.Metadata): void {
+    if (!this.expectedAuth) return;
+    const got = md.get("authorization")[0];
+    const a = typeof got === "string" ? Buffer.from(got) : undefined;
+    if (!a || a.length !== this.expectedAuth.length || !timingSafeEqual(a, this.expectedAuth)) {
+      throw new Refusal("unauthenticated", "missing or wrong bearer token");
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// A run's progress: commits counted per track and in all, track and run completion, throughput,
+// and the run totals (tokens, GPU-seconds, per-record latency, ETA) every reader takes from here.
+import type { StoredResultLine } from "../common/results/format.js";
+import { AttachedTime } from "./attached-time.js";
+import { LatencyStats } from "./latency-stats.js";
+import { ThroughputMeter } from "./throughput-meter.js";
+import type { RunTotals, TrackProgress } from "./run-status.js";
+
+export interface RunProgressOptions {
+  /** Every track in scope with its records and how many of them were committed before this start. */
+  tracks: ReadonlyArray<{ track: string; family: string; records: number; committed: number }>;
+  /** Called once per line counted (in scope, first commit of its run_id). */
+  onCommitted: (line: StoredResultLine) => void;
+  /** Called once per track whose every record is committed; atStart for those complete before this start. */
+  onTrackComplete: (p: Readonly<TrackProgress>, atStart: boolean) => void;
+  /** Called once, when every record in scope is committed. */
+  onRunComplete: () => void;
+}
+
+export class RunProgress {
+  readonly recordsTotal: number;
+  readonly recordsResumed: number;
+  private committedCount: number;
+  private readonly tracks = new Map<string, TrackProgress>();
+  private readonly meter = new ThroughputMeter();
+  private readonly latency = new LatencyStats();
+  private readonly attached = new AttachedTime();
+  private promptTokens = 0;
+  private completionTokens = 0;
+  private cachedTokens = 0;
+  private cachedReported = false;
+  private runCompleted = false;
+  private lastCommitMs: number | undefined;
+
+  constructor(private readonly options: RunProgressOptions) {
+    let total = 0;
+    let resumed = 0;
+    for (const t of options.tracks) {
+      this.tracks.set(t.track, { track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.committed >= t.records });
+      total += t.records;
+      resumed += t.committed;
+    }
+    this.recordsTotal = total;
+    this.recordsResumed = resumed;
+    this.committedCount = resumed;
+  }
+
+  get recordsCommitted(): number {
+    return this.committedCount;
+  }
+
+  get complete(): boolean {
+    return this.committedCount >= this.recordsTotal;
+  }
+
+  /** Announces what was already complete at start: those tracks, and the run when nothing is left. */
+  announceResumed(nowMs: number): void {
+    for (const p of this.tracks.values()) if (p.complete) this.options.onTrackComplete(p, true);
+    this.checkRunComplete(nowMs);
+  }
+
+  /** A line made durable by the results store. Lines of tracks out of scope are not counted. */
+  committed(line: StoredResultLine, nowMs: number): void {
+    const p = this.tracks.get(line.track);
+    if (!p) return;
+    p.committed++;
+    this.committedCount++;
+    this.lastCommitMs = nowMs;
+    this.meter.add(1, nowMs);
+    // A given-up line has no latency or usage: it took no engine time of its own.
+    if (typeof line.latency_ms === "number") this.latency.add(line.latency_ms);
+    if (typeof line.prompt_tokens === "number") this.promptTokens += line.prompt_tokens;
+    if (typeof line.completion_tokens === "number") this.completionTokens += line.completion_tokens;
+    if (typeof line.cached_tokens === "number" && line.cached_tokens > 0) {
+      this.cachedTokens += line.cached_tokens;
+      this.cachedReported = true;
+    }
+    this.options.onCommitted(line);
+    if (!p.complete && p.committed >= p.records) {
+      p.complete = true;
+      this.options.onTrackComplete(p, false);
+    }
+    this.checkRunComplete(nowMs);
+  }
+
+  /** The run is serving agents from now: attached time starts counting. */
+  started(nowMs: number): void {
+    this.attached.start(nowMs);
+    if (this.complete) this.attached.end(nowMs);
+  }
+
+  /** The run stops being active (drain, failure); completion ends it by itself. */
+  stopped(nowMs: number): void {
+    this.attached.end(nowMs);
+  }
+
+  agentAttached(key: string, nowMs: number): void {
+    this.attached.attached(key, nowMs);
+  }
+
+  agentDetached(key: string, nowMs: number): void {
+    this.attached.detached(key, nowMs);
+  }
+
+  /** When the last line was counted (this start); undefined before the first. */
+  get lastCommitAtMs(): number | undefined {
+    return this.lastCommitMs;
+  }
+
+  recordsPerSecond(nowMs: number): number {
+    return this.meter.rate(nowMs);
+  }
+
+  trackList(): TrackProgress[] {
+    return [...this.tracks.values()].map((p) => ({ ...p }));
+  }
+
+  totals(nowMs: number): RunTotals {
+    const rate = this.meter.rate(nowMs);
+    const remaining = this.recordsTotal - this.committedCount;
+    return {
+      promptTokens: this.promptTokens,
+      completionTokens: this.completionTokens,
+      cachedTokens: this.cachedReported ? this.cachedTokens : undefined,
+      gpuSeconds: this.attached.seconds(nowMs),
+      latency: this.latency.summary(),
+      recordsPerSecond: rate,
+      etaSeconds: remaining <= 0 ? 0 : rate > 0 ? remaining / rate : undefined,
+    };
+  }
+
+  private checkRunComplete(nowMs: number): void {
+    if (this.runCompleted || !this.complete) return;
+    this.runCompleted = true;
+    this.attached.end(nowMs);
+    this.options.onRunComplete();
+  }
+}
