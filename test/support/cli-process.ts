@@ -86,7 +86,8 @@ export function resultLines(outDir: string): Array<{ run_id: string; probs: Reco
   if (!existsSync(outDir)) return lines;
   for (const fam of readdirSync(outDir)) {
     const dir = join(outDir, fam);
-    if (!statSync(dir).isDirectory()) continue;
+    // A temp file (metrics.json.<pid>.tmp) may be renamed away between the listing and the stat.
+    if (!statSync(dir, { throwIfNoEntry: false })?.isDirectory()) continue;
     for (const f of readdirSync(dir)) {
       if (!f.endsWith(".jsonl")) continue;
       for (const text of readFileSync(join(dir, f), "utf8").split("\n")) {
