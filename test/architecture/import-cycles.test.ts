@@ -1,26 +1,16 @@
 // No import circles among the source files: a file's imports, followed transitively, never lead
 // back to it (type-only imports included: a circle of types is still a circle to a reader).
-import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { importsOf, sourceFiles } from "./source-files.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..", "..");
 const SOURCE_FOLDERS = ["common", "coordinator", "agent", "scorer", "sim", "cli", "bench"];
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sourceFiles(p));
-    else if (/\.ts$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
-  }
-  return out;
-}
-
 function relativeImports(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  const re = /(?:import|export)\s[^'"]*?from\s*["'](\.[^"']+)["']|import\s*\(\s*["'](\.[^"']+)["']\s*\)|import\s+["'](\.[^"']+)["']/g;
-  return [...text.matchAll(re)].map((m) => resolve(dirname(file), (m[1] ?? m[2] ?? m[3])!).replace(/\.js$/, ".ts"));
+  return importsOf(file)
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => resolve(dirname(file), spec).replace(/\.js$/, ".ts"));
 }
 
 /** Every circle found by depth-first search, each as the list of files from a file back to it. */

@@ -1,8 +1,8 @@
 // Enforces DESIGN.md's "may import" column: every relative import of a source folder must land
 // in a folder it is allowed to import, and gRPC/NATS stay out of the scorer.
-import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, dirname, sep } from "node:path";
 import { describe, expect, it } from "vitest";
+import { importsOf, sourceFiles } from "./source-files.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..", "..");
 
@@ -23,24 +23,6 @@ const FORBIDDEN_PACKAGES: Record<string, readonly RegExp[]> = {
   common: [/^@grpc\/grpc-js$/],
   sim: [/^@grpc\//],
 };
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...sourceFiles(p));
-    else if (/\.ts$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
-  }
-  return out;
-}
-
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, "utf8");
-  const specs: string[] = [];
-  const re = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
-  for (const m of text.matchAll(re)) specs.push((m[1] ?? m[2] ?? m[3])!);
-  return specs;
-}
 
 const cases: Array<[string, string, string]> = [];
 for (const folder of Object.keys(MAY_IMPORT)) {
