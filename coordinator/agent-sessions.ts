@@ -23,6 +23,8 @@ export interface AgentSessionsOptions {
   /** True once the run has ended (complete): new agents are told to drain at once. */
   runEnded: () => boolean;
   publishEvent: (e: BusEvent) => void;
+  /** An agent's engine became ready or stopped being ready (heartbeat). */
+  onReadyChange: (agentId: string, ready: boolean) => void;
   onAttached: (key: string) => void;
   onDetached: (key: string) => void;
   log: Logger;
@@ -107,9 +109,13 @@ export class AgentSessions {
       case "unitDone":
         scheduler.unitDone(key, event.unitId);
         break;
-      case "heartbeat":
+      case "heartbeat": {
+        const was = scheduler.agent(key);
+        const wasReady = was?.ready;
         scheduler.heartbeat(key, event.heartbeat);
+        if (was && wasReady !== event.heartbeat.ready) this.options.onReadyChange(was.info.agentId, event.heartbeat.ready);
         break;
+      }
       case "other":
         break;
     }

@@ -27,6 +27,8 @@ export interface CoordinatorHandle {
   done: Promise<RunOutcome>;
   state(): CoordinatorState;
   status(): Promise<RunStatus>;
+  /** Prometheus text of the coordinator's metrics ("" without options.metrics); its last page once stopped. */
+  metricsText(): Promise<string>;
   /** Stops handing out units, sends Drain, waits for agents (drainTimeoutMs), flushes, shuts down. */
   drain(): Promise<void>;
   /** Like drain() but waits at most 2 s for agents. */

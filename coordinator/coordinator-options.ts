@@ -1,6 +1,8 @@
 // What a coordinator is started with (server.ts startCoordinator), with the defaults.
 import type { Bus } from "../common/bus/bus.js";
 import type { Logger } from "../common/log.js";
+import type { CoordinatorMetricsOptions } from "./observability/coordinator-metrics.js";
+import type { LiveEvent } from "./observability/live-event.js";
 import type { PlanLimits } from "./planner.js";
 import type { StoredResultLine } from "./results-store.js";
 import type { MethodConfig } from "./run-manifest.js";
@@ -39,5 +41,9 @@ export interface CoordinatorOptions {
    * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
    */
   bus?: Bus;
+  /** Keep Prometheus metrics (udm_*) in a registry of the coordinator's thread; read with metricsText(). */
+  metrics?: CoordinatorMetricsOptions;
+  /** Called with each event the live page shows (track complete, agents, expired leases, the end). */
+  onLiveEvent?: (event: LiveEvent) => void;
   logger?: Logger;
 }

@@ -18,6 +18,10 @@ import type { MethodConfig, RunManifest } from "./run-manifest.js";
 import { RunProgress } from "./run-progress.js";
 import type { RunStatus } from "./run-status.js";
 import { Scheduler } from "./scheduler.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { registerCoordinatorMetrics, type CoordinatorMetrics } from "./observability/coordinator-metrics.js";
+import { liveEventOf, type LiveEvent } from "./observability/live-event.js";
+import type { Registry } from "prom-client";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { SuiteIndex } from "./suite-index.js";
 
@@ -46,6 +50,9 @@ export class CoordinatorRun implements ServedRun {
   private readonly sessions: AgentSessions;
   private readonly publisher: BusPublisher | undefined;
   private readonly memoryLog: NodeJS.Timeout;
+  private readonly registry: Registry | undefined;
+  private readonly metrics: CoordinatorMetrics | undefined;
+  private lastCommitAt: number | undefined;
   private readonly startedAt = Date.now();
   private fatal: Error | undefined;
   private resolveDone!: (o: RunOutcome) => void;
@@ -109,6 +116,7 @@ export class CoordinatorRun implements ServedRun {
       state: () => this.lifecycle,
       runEnded: () => this.settled,
       publishEvent: (e) => this.publishEvent(e),
+      onReadyChange: (agentId, ready) => this.liveEvent({ type: "agent_ready", at: now(), agentId, ready }),
       onAttached: (key) => this.progress.agentAttached(key, Date.now()),
       onDetached: (key) => this.progress.agentDetached(key, Date.now()),
       log,
@@ -119,6 +127,41 @@ export class CoordinatorRun implements ServedRun {
       log.debug("memory", { rss_mb: mb(m.rss), heap_used_mb: mb(m.heapUsed), heap_total_mb: mb(m.heapTotal), external_mb: mb(m.external), committed: this.progress.recordsCommitted });
     }, 2_000);
     this.memoryLog.unref();
+    this.registry = options.metrics ? createProcessRegistry("coordinator", { processWide: false }) : undefined;
+    this.metrics = this.registry ? this.registerMetrics(this.registry) : undefined;
+  }
+
+  /** Prometheus text of the coordinator's metrics; "" without options.metrics. */
+  metricsText(): Promise<string> {
+    return this.registry ? this.registry.metrics() : Promise.resolve("");
+  }
+
+  private registerMetrics(registry: Registry): CoordinatorMetrics {
+    const { options, index, method } = this.parts;
+    const publisher = this.publisher;
+    return registerCoordinatorMetrics(
+      registry,
+      {
+        status: () => this.status(),
+        run: () => ({ runId: this.runId, suiteIdentity: index.identity, method: method.method, model: method.model }),
+        startedAtSeconds: () => this.startedAt / 1000,
+        lastCommitAtSeconds: () => (this.lastCommitAt === undefined ? undefined : this.lastCommitAt / 1000),
+        leases: () => this.scheduler.leaseCount,
+        totals: () => this.progress.totals(Date.now()),
+        agents: () =>
+          this.scheduler.agentList().map((a) => ({
+            agentId: a.info.agentId,
+            ready: a.ready,
+            inflightUnits: this.scheduler.heldBy(a.key),
+            inflightRequests: a.inflightRequests,
+            credit: a.credit,
+            engineWaiting: a.engineWaiting,
+            engineRunning: a.engineRunning,
+          })),
+        ...(publisher ? { bus: () => ({ connected: options.bus!.state === "connected", publishFailures: publisher.counters.failed, behind: publisher.behind }) } : {}),
+      },
+      options.metrics,
+    );
   }
 
   /** Starts serving: leases tick, the bus is published to, what was complete at start is announced. */
@@ -139,7 +182,8 @@ export class CoordinatorRun implements ServedRun {
 
   /** A line the results store made durable. */
   committed(line: StoredResultLine): void {
-    this.progress.committed(line, Date.now());
+    this.lastCommitAt = Date.now();
+    this.progress.committed(line, this.lastCommitAt);
   }
 
   /** A fatal error (disk, ...): the run stops and ends failed. */
@@ -257,6 +301,7 @@ export class CoordinatorRun implements ServedRun {
       lookup: (r) => index.byRunId.get(r)?.record,
       onAccept: (result, record, unit, agent) => {
         store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
+        this.metrics?.recordLatency(result.latencyMs / 1000);
       },
       onGiveUp: (record, unit, last) => {
         log.warn("record given up after repeated invalid results; committed with every question in errors", {
@@ -293,6 +338,16 @@ export class CoordinatorRun implements ServedRun {
 
   private publishEvent(e: BusEvent): void {
     this.publisher?.event(e);
+    const live = this.parts.options.onLiveEvent && liveEventOf(e);
+    if (live) this.liveEvent(live);
+  }
+
+  private liveEvent(e: LiveEvent): void {
+    try {
+      this.parts.options.onLiveEvent?.(e);
+    } catch (err) {
+      this.parts.log.error("onLiveEvent failed", { error: (err as Error).message });
+    }
   }
 }
 

@@ -106,6 +106,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       done: r.done,
       state: () => r.state(),
       status: async () => r.status(),
+      metricsText: () => r.metricsText(),
       drain: () => r.shutdown(options.drainTimeoutMs ?? 30_000),
       close: () => r.shutdown(2_000),
     };

@@ -6,22 +6,27 @@ import type { RunOutcome } from "./coordinator-handle.js";
 import type { StoredResultLine } from "./results-store.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
+import type { LiveEvent } from "./observability/live-event.js";
 import type { ThreadError } from "./thread-error.js";
 
 /** workerData: the coordinator's options that can be cloned, and which callbacks to forward. */
-export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCommitted" | "onTrackComplete"> & {
+export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCommitted" | "onTrackComplete" | "onLiveEvent"> & {
   forwardCommitted: boolean;
   forwardTrackComplete: boolean;
+  forwardLiveEvents: boolean;
   nats?: Omit<NatsBusOptions, "logger">;
   logLevel?: LogLevel;
 };
 
-export type HostToWorker = { type: "drain" } | { type: "close" } | { type: "status"; requestId: number };
+export type HostToWorker = { type: "drain" } | { type: "close" } | { type: "status"; requestId: number } | { type: "metrics"; requestId: number };
 
 export type WorkerToHost =
   | { type: "listening"; address: string; port: number; runId: string; outDir: string }
   | { type: "committed"; line: StoredResultLine; track: string }
   | { type: "trackComplete"; track: string; family: string }
   | { type: "status"; requestId: number; status: RunStatus }
-  | { type: "done"; outcome: RunOutcome }
+  | { type: "metrics"; requestId: number; text: string }
+  | { type: "liveEvent"; event: LiveEvent }
+  /** The run is over; `metrics` is the coordinator's last metrics page (the thread answers nothing after). */
+  | { type: "done"; outcome: RunOutcome; metrics: string }
   | { type: "error"; error: ThreadError };

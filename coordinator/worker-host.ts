@@ -33,8 +33,13 @@ export function workerEntry(): URL | undefined {
 }
 
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<CoordinatorHandle> {
-  const { onCommitted, onTrackComplete, ...cloneable } = options;
-  const workerData: WorkerStartData = { ...cloneable, forwardCommitted: onCommitted !== undefined, forwardTrackComplete: onTrackComplete !== undefined };
+  const { onCommitted, onTrackComplete, onLiveEvent, ...cloneable } = options;
+  const workerData: WorkerStartData = {
+    ...cloneable,
+    forwardCommitted: onCommitted !== undefined,
+    forwardTrackComplete: onTrackComplete !== undefined,
+    forwardLiveEvents: onLiveEvent !== undefined,
+  };
   const worker = new Worker(entry, {
     workerData,
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
@@ -43,6 +48,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
   });
   const post = (msg: HostToWorker) => worker.postMessage(msg);
   const statusWaiters = new Map<number, { resolve: (s: RunStatus) => void; reject: (e: Error) => void }>();
+  const metricsWaiters = new Map<number, (text: string) => void>();
+  /** The coordinator's last metrics, sent with "done" (the thread answers nothing after). */
+  let finalMetrics = "";
   let nextRequest = 0;
   let state: CoordinatorState = "starting";
   let resolveDone!: (o: RunOutcome) => void;
@@ -72,6 +80,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
       state = "stopped";
       for (const w of statusWaiters.values()) w.reject(err ?? new UdmError("the coordinator stopped"));
       statusWaiters.clear();
+      // Nothing will answer now: metrics readers get the last page (or an empty one), not a hang.
+      for (const w of metricsWaiters.values()) w(finalMetrics);
+      metricsWaiters.clear();
       if (outcome) resolveDone(outcome);
       else if (listening) rejectDone(err!);
       else reject(err!);
@@ -95,6 +106,14 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
                     statusWaiters.set(requestId, { resolve: res, reject: rej });
                     post({ type: "status", requestId });
                   }),
+            metricsText: () =>
+              finished
+                ? Promise.resolve(finalMetrics)
+                : new Promise<string>((res) => {
+                    const requestId = ++nextRequest;
+                    metricsWaiters.set(requestId, res);
+                    post({ type: "metrics", requestId });
+                  }),
             drain: () => stop({ type: "drain" }),
             close: () => stop({ type: "close" }),
           });
@@ -109,7 +128,15 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           statusWaiters.get(msg.requestId)?.resolve(msg.status);
           statusWaiters.delete(msg.requestId);
           break;
+        case "metrics":
+          metricsWaiters.get(msg.requestId)?.(msg.text);
+          metricsWaiters.delete(msg.requestId);
+          break;
+        case "liveEvent":
+          onLiveEvent?.(msg.event);
+          break;
         case "done":
+          finalMetrics = msg.metrics;
           finish(undefined, msg.outcome);
           break;
         case "error":

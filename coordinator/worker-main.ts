@@ -12,7 +12,7 @@ const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
 const post = (msg: WorkerToHost) => port.postMessage(msg);
 
-const { forwardCommitted, forwardTrackComplete, nats, logLevel, ...options } = workerData as WorkerStartData;
+const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as WorkerStartData;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 try {
@@ -22,6 +22,7 @@ try {
     ...(bus ? { bus } : {}),
     ...(forwardCommitted ? { onCommitted: (line, track) => post({ type: "committed", line, track }) } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
+    ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {
     switch (msg.type) {
@@ -34,13 +35,16 @@ try {
       case "status":
         void handle.status().then((status) => post({ type: "status", requestId: msg.requestId, status }));
         break;
+      case "metrics":
+        void handle.metricsText().then((text) => post({ type: "metrics", requestId: msg.requestId, text }));
+        break;
     }
   });
   post({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, outDir: handle.outDir });
   const outcome = await handle.done;
   await handle.close();
   await bus?.close().catch(() => undefined);
-  post({ type: "done", outcome });
+  post({ type: "done", outcome, metrics: await handle.metricsText() });
   port.close();
 } catch (err) {
   await bus?.close().catch(() => undefined);
