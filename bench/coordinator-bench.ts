@@ -3,7 +3,11 @@
 // so the figures are the coordinator's own costs: indexing, planning, payload reads, validation,
 // fsynced results.
 //
-//   node dist/bench/coordinator-bench.js --suite DIR [--agents N] [--credit N] [--out FILE]
+//   node dist/bench/coordinator-bench.js --suite DIR [--agents N] [--credit N] [--tracks LIST]
+//     [--cpu-prof DIR] [--out FILE]
+//
+// --cpu-prof runs the coordinator under `node --cpu-prof` (a .cpuprofile per thread; the
+// coordinator's own work is in its worker thread's).
 //
 // The coordinator runs as a child process; its peak RSS (VmHWM) and CPU time come from /proc.
 // The agents share this machine's cores with it, so records/s is a floor, not a ceiling.
@@ -17,12 +21,14 @@ import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
 import { sampleProcess, type ProcSample } from "./proc-sample.js";
-import { arg } from "./bench-args.js";
+import { arg, optionalArg } from "./bench-args.js";
 
 const suite = resolve(arg("suite"));
 const agents = Number(arg("agents", "4"));
 const credit = Number(arg("credit", "4"));
 const outFile = arg("out", "bench/out/coordinator.json");
+const tracks = optionalArg("tracks");
+const cpuProf = optionalArg("cpu-prof");
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
 const outDir = mkdtempSync(join(tmpdir(), "udm-coord-bench-"));
 
@@ -64,7 +70,7 @@ function runAgent(address: string, id: string, stats: { units: number; records: 
 }
 
 const t0 = Date.now();
-const child = spawn(process.execPath, [main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0"], {
+const child = spawn(process.execPath, [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", ...(tracks ? ["--tracks", tracks] : [])], {
   stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, UDM_LOG_LEVEL: process.env.UDM_LOG_LEVEL ?? "warn" },
 });

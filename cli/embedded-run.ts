@@ -202,6 +202,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         tracksDone: s.tracks.filter((t) => t.complete).length,
         tracksTotal: s.tracks.length,
         agents: s.agents.length,
+        agentsReady: s.agents.filter((a) => a.ready).length,
       });
     }, 250);
     progress.unref();

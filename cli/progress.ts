@@ -7,7 +7,9 @@ export interface ProgressSnapshot {
   total: number;
   tracksDone: number;
   tracksTotal: number;
+  /** Agents attached, and of them those whose engine answers (ready). */
   agents: number;
+  agentsReady: number;
 }
 
 export interface ProgressBar {
@@ -28,7 +30,7 @@ export function createProgressBar(label: string, opts: { plainEveryMs?: number; 
 
   const render = (): string => {
     if (!last) return "";
-    const { committed, total, tracksDone, tracksTotal, agents } = last;
+    const { committed, total, tracksDone, tracksTotal, agents, agentsReady } = last;
     const frac = total > 0 ? committed / total : 1;
     const width = Math.max(10, Math.min(40, (stream.columns ?? 100) - 80));
     const filled = Math.round(frac * width);
@@ -37,7 +39,7 @@ export function createProgressBar(label: string, opts: { plainEveryMs?: number; 
     const eta = rate > 0 ? (total - committed) / rate : Infinity;
     return (
       `${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${(frac * 100).toFixed(1)}% ` +
-      `${committed}/${total} rec | ${rate.toFixed(0)} rec/s | ETA ${formatSeconds(eta)} | tracks ${tracksDone}/${tracksTotal} | agents ${agents}`
+      `${committed}/${total} rec | ${rate.toFixed(0)} rec/s | ETA ${formatSeconds(eta)} | tracks ${tracksDone}/${tracksTotal} | agents ${agentsReady}/${agents} ready`
     );
   };
   const draw = () => {

@@ -90,6 +90,7 @@ export function formatStatus(s: RunStatus__Output): string {
   lines.push("");
   if (s.agents.length === 0) lines.push("no agents attached");
   else {
+    lines.push(`agents ${s.agents.filter((a) => a.ready).length} ready of ${s.agents.length} attached`);
     const aw = Math.max(5, ...s.agents.map((a) => a.agent_id.length));
     lines.push(`${"agent".padEnd(aw)}  ready  units  credit  ${"results".padStart(7)}  rejected  model`);
     for (const a of s.agents) {

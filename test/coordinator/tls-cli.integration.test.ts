@@ -68,6 +68,7 @@ describe("udm-orch status", () => {
     expect(table).toMatch(/records 0\/27 /);
     expect(table).toMatch(/tiny-rr\s+passage_reranking\s+0\s+9/);
     expect(table).toMatch(/worker-1\s+yes\s+1\s+0\s+0\s+1/);
+    expect(table).toContain("agents 1 ready of 1 attached");
     expect(table).toContain("rejected by reason: unanswered_question=1; 0 duplicates dropped, 0 records given up");
     capture();
     expect(await runCli(["status", "--coordinator", h.address, "--token", "tk", "--json"])).toBe(0);
