@@ -172,7 +172,8 @@ describe("cached tokens the engine does not report are unknown, not 0", () => {
     const out = await new SystemOneMethod({ baseUrl: proxy.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
     expect(out.usage.cachedTokens).toBeNull();
     expect(out.usage.promptTokens).toBe(sim.stats().promptTokens);
-    const reported = await new SystemOneMethod({ baseUrl: sim.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
+    // The Decisions API does report them (input_tokens_details.cached_tokens): a number, the state's reuse.
+    const reported = await new DecisionsMethod({ baseUrl: sim.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
     expect(reported.usage.cachedTokens).toBeGreaterThan(0);
   });
 
