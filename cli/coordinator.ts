@@ -9,9 +9,14 @@ import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-
 import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";
-import { csv, intArg, numberArg, opt } from "./options.js";
+import { csv, intArg, numberArg, opt, portArg } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
+import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 
-interface CoordinatorFlags extends NatsFlagValues {
+interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   suite: string;
   out: string;
   listen: string;
@@ -70,13 +75,16 @@ export function register(program: Command): void {
     .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
+  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz")) command.addOption(o);
   command.action(async (flags: CoordinatorFlags) => {
     if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
     if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
+    portArg("listen port", flags.listen.slice(flags.listen.lastIndexOf(":") + 1));
     if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
     if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
     if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
     const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
+    ensureWritableDir("out", flags.out);
     const tls: TlsOptions | undefined = flags.tlsCert
       ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
       : undefined;
@@ -105,6 +113,24 @@ export function register(program: Command): void {
       ...(nats ? { nats } : {}),
     };
     const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
+    const metricsListen = parseMetricsListen(flags.metrics);
+    const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+    const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
+    // The page and /healthz answer while the suite is read; /readyz once agents are served.
+    const web: ObservabilityServer | undefined = metricsListen
+      ? await startObservabilityServer({
+          listen: metricsListen,
+          registry: createProcessRegistry("coordinator"),
+          run: { method: options.method!.method!, model: options.method!.model ?? "", seeds, gpuHourUsd },
+          ...(flags.token ? { token: flags.token } : {}),
+          log: logger,
+        })
+      : undefined;
+    if (web) {
+      options.metrics = { perAgent, gpuHourUsd };
+      options.onLiveEvent = (e) => web.publish(e);
+      process.stdout.write(`live page: ${web.url}/ (metrics ${web.url}/metrics)\n`);
+    }
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     const onSignalWhileStarting = (signal: NodeJS.Signals) => {
@@ -117,6 +143,10 @@ export function register(program: Command): void {
     try {
       const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
       handle = { ...c, status: c.initialStatus };
+      web?.attach(c, c.runId);
+    } catch (err) {
+      await web?.close();
+      throw err;
     } finally {
       process.off("SIGTERM", onSignalWhileStarting);
       process.off("SIGINT", onSignalWhileStarting);
@@ -133,7 +163,8 @@ export function register(program: Command): void {
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
     try {
-      const outcome = await handle.done;
+      const outcome = await handle.done.finally(() => web?.detach());
+      web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
       await handle.close();
       const c = outcome.counters;
       process.stdout.write(
@@ -147,6 +178,7 @@ export function register(program: Command): void {
     } finally {
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
+      await web?.close();
     }
   });
 }
