@@ -25,8 +25,9 @@
 // - OpenAIBaseModel lets unknown fields through (a warning in the log), which is how an older
 //   vLLM without logprob_token_ids behaves: the field is ignored and top-k logprobs come back.
 import { createHash } from "node:crypto";
-import { badRequest as bad, contextLengthFailure, modelNotFound, type Failure } from "./failure.js";
-import { pyRepr, validationFailure, valueError, VllmValidationError, type PydanticError } from "./validation-error.js";
+import { badRequest as bad, contextLengthFailure, modelNotFound, VllmValidationError, type Failure } from "./failure.js";
+import { pyRepr } from "./python-repr.js";
+import { validationFailure, valueError, type PydanticError } from "./validation-error.js";
 import { applyChatTemplate, SimTokenizer, type ChatMessage } from "../model/tokenizer.js";
 import type { LabelTarget, TokenModel, TokenLogprob } from "../model/token-model.js";
 

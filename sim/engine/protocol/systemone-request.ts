@@ -12,7 +12,8 @@
 // The context-length check needs the rendered prompt: endpoints/systemone.ts.
 import { errorBody, SYSTEMONE_QUESTION_TYPES } from "../../../common/engine-protocol/vllm.js";
 import { badRequest, modelNotFound, notImplemented, type Failure } from "./failure.js";
-import { pyRepr, validationFailure, type PydanticError } from "./validation-error.js";
+import { pyRepr } from "./python-repr.js";
+import { validationFailure, type PydanticError } from "./validation-error.js";
 
 export interface ParsedOption {
   name: string;

@@ -6,50 +6,9 @@
 //   the version with _format_error and clean_loc_for_param);
 // - a VLLMValidationError raised while serving: 400 BadRequestError, param = its parameter
 //   (serve/exception_handling/error_response.py create_error_response).
-// Either way the message of a VLLMValidationError ends with "(parameter=..., value=...)"
-// (vllm/exceptions.py VLLMValidationError.__str__).
 import { errorBody } from "../../../common/engine-protocol/vllm.js";
-import type { Failure } from "./failure.js";
-
-/** Python's repr of a value, as vLLM's f-strings with !r and str(dict) print it. */
-export function pyRepr(value: unknown): string {
-  if (typeof value === "string") {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const body = value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\t/g, "\\t").replace(new RegExp(quote, "g"), `\\${quote}`);
-    return `${quote}${body}${quote}`;
-  }
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
-  if (value === null || value === undefined) return "None";
-  if (typeof value === "boolean") return value ? "True" : "False";
-  if (typeof value === "object") return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`).join(", ")}}`;
-  return String(value);
-}
-
-/** Python's str() of a value (a str is itself, a list its repr). */
-export function pyStr(value: unknown): string {
-  return typeof value === "string" ? value : pyRepr(value);
-}
-
-/** A VLLMValidationError: its message with the parameter and value appended, as str() gives it. */
-export class VllmValidationError {
-  constructor(
-    readonly message: string,
-    readonly parameter: string | null = null,
-    readonly value: unknown = null,
-  ) {}
-
-  toString(): string {
-    const extras: string[] = [];
-    if (this.parameter !== null) extras.push(`parameter=${this.parameter}`);
-    if (this.value !== null && this.value !== undefined) extras.push(`value=${pyStr(this.value)}`);
-    return extras.length ? `${this.message} (${extras.join(", ")})` : this.message;
-  }
-
-  /** Raised while serving: a 400 BadRequestError. */
-  failure(): Failure {
-    return { ok: false, status: 400, body: errorBody(400, "BadRequestError", this.toString(), this.parameter) };
-  }
-}
+import { VllmValidationError, type Failure } from "./failure.js";
+import { pyRepr, pyStr } from "./python-repr.js";
 
 export interface PydanticError {
   type: string;
