@@ -10,11 +10,12 @@ import { SimMetrics } from "./metrics.js";
 import { CapacityModel, type ReadOutcome } from "./model/capacity-model.js";
 import { Oracle } from "./model/oracle.js";
 import { PseudoModel } from "./model/pseudo-model.js";
-import type { ReadPrompt } from "./model/read-prompt.js";
+import { readPrompts, type ReadPrompt } from "./model/read-prompt.js";
 import { TokenModel, type LabelTarget } from "./model/token-model.js";
 import { SimTokenizer } from "./model/tokenizer.js";
-import { contextLengthFailure, type Failure } from "./protocol/failure.js";
+import { contextLengthFailure } from "./protocol/failure.js";
 import type { GenerationLimits } from "./protocol/generation-requests.js";
+import type { ParsedRequest } from "./protocol/systemone-request.js";
 
 export interface SimEngineOptions {
   /** Default 127.0.0.1. */
@@ -228,13 +229,21 @@ export class EngineContext {
     return { labels: target.labels.map((l) => this.tokenizer.encode(l)), top: target.top };
   }
 
-  /** The context-length 400 of the first decision read too long for its one output token. */
-  readsTooLong(reads: readonly ReadPrompt[]): Failure | undefined {
+  /**
+   * The reads of a structured-decisions request (one per question, sharing the state): the
+   * context-length 400 of the first read too long for its one output token, else run on the GPU
+   * model. Undefined when the request was answered here.
+   */
+  async runDecisionReads(res: ServerResponse, request: ParsedRequest): Promise<ReadOutcome[] | undefined> {
+    const reads = readPrompts(request, this.tokenizer.bos);
     for (const r of reads) {
       const failure = contextLengthFailure(r.promptTokens, 1, this.maxModelLen);
-      if (failure) return failure;
+      if (failure) {
+        this.http.fail(res, failure);
+        return undefined;
+      }
     }
-    return undefined;
+    return this.runReads(res, reads);
   }
 
   /** Adds a request's reads to the stats and metrics; its token totals. */

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
 import type { EngineContext } from "../context.js";
-import { readPrompts, stateText } from "../model/read-prompt.js";
+import { stateText } from "../model/read-prompt.js";
 import { decisionAnswer, parseDecisionRequest } from "../protocol/decisions-request.js";
 
 export async function decisions(ctx: EngineContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -18,10 +18,7 @@ export async function decisions(ctx: EngineContext, req: IncomingMessage, res: S
   });
   if ("ok" in validated) return ctx.http.fail(res, validated);
   const { request, specs } = validated;
-  const reads = readPrompts(request, ctx.tokenizer.bos);
-  const tooLong = ctx.readsTooLong(reads);
-  if (tooLong) return ctx.http.fail(res, tooLong);
-  const outcomes = await ctx.runReads(res, reads);
+  const outcomes = await ctx.runDecisionReads(res, request);
   if (!outcomes) return;
   const text = stateText(request.state);
   const answers = request.questions.map((q, i) => {

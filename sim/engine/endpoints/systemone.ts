@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
 import type { EngineContext } from "../context.js";
 import { answerObject } from "../model/pseudo-model.js";
-import { readPrompts, stateText } from "../model/read-prompt.js";
+import { stateText } from "../model/read-prompt.js";
 import { validateSystemOneRequest } from "../protocol/systemone-request.js";
 
 export async function systemone(ctx: EngineContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -16,10 +16,7 @@ export async function systemone(ctx: EngineContext, req: IncomingMessage, res: S
   const validated = validateSystemOneRequest(parsed.body, { servedModel: ctx.model, decisionApi: ctx.decisionApi, maxQuestions: SYSTEMONE_MAX_QUESTIONS, maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS });
   if (!validated.ok) return ctx.http.fail(res, validated);
   const request = validated.request;
-  const reads = readPrompts(request, ctx.tokenizer.bos);
-  const tooLong = ctx.readsTooLong(reads);
-  if (tooLong) return ctx.http.fail(res, tooLong);
-  const outcomes = await ctx.runReads(res, reads);
+  const outcomes = await ctx.runDecisionReads(res, request);
   if (!outcomes) return;
   const text = stateText(request.state);
   const answers: Record<string, unknown> = {};

@@ -163,12 +163,22 @@ function completionRefusal(body: Record<string, unknown>, limits: GenerationLimi
   return undefined;
 }
 
-export function parseCompletionRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
-  if (!isObject(body)) return notADict(body);
-  const refusal = completionRefusal(body, limits);
-  if (refusal) return refused(body, refusal);
-  const idsSchema = tokenIdsSchema(body, limits);
-  if (idsSchema) return idsSchema;
+/** The request model's checks in pydantic's order: a dict, its model validators, its field types. */
+function requestModel(
+  raw: unknown,
+  limits: GenerationLimits,
+  validators: (body: Record<string, unknown>, limits: GenerationLimits) => VllmValidationError | undefined,
+): { body: Record<string, unknown> } | Failure {
+  if (!isObject(raw)) return notADict(raw);
+  const refusal = validators(raw, limits);
+  if (refusal) return refused(raw, refusal);
+  return tokenIdsSchema(raw, limits) ?? { body: raw };
+}
+
+export function parseCompletionRequest(raw: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
+  const model = requestModel(raw, limits, completionRefusal);
+  if ("ok" in model) return model;
+  const { body } = model;
   const modelFailure = checkModel(body, limits);
   if (modelFailure) return modelFailure;
   const p = body.prompt;
@@ -260,12 +270,10 @@ function chatRefusal(body: Record<string, unknown>, limits: GenerationLimits): V
   return undefined;
 }
 
-export function parseChatRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
-  if (!isObject(body)) return notADict(body);
-  const refusal = chatRefusal(body, limits);
-  if (refusal) return refused(body, refusal);
-  const idsSchema = tokenIdsSchema(body, limits);
-  if (idsSchema) return idsSchema;
+export function parseChatRequest(raw: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
+  const model = requestModel(raw, limits, chatRefusal);
+  if ("ok" in model) return model;
+  const { body } = model;
   const rendered = renderChat(body, tokenizer);
   if ("ok" in rendered) return rendered;
   const modelFailure = checkModel(body, limits);
