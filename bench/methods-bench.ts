@@ -3,7 +3,7 @@
 // simulated prefix-cache hit rate next to the best achievable for the same reads.
 //
 //   node dist/bench/methods-bench.js --suite DIR [--per-track N] [--concurrency 16] [--kv-cache-tokens N]
-//                                    [--methods systemone,label-read] [--out bench/out/methods.json]
+//                                    [--methods systemone,label-read] [--bos] [--out bench/out/methods.json]
 //
 // DIR is a full-scale suite (`udm-orch suite make --scale full`). Records are a stratified sample:
 // the first N records of every track (all 44), so every question shape is in it; figures are per
@@ -11,7 +11,9 @@
 // (1M tokens, LRU). "best": the same records one after another against an unbounded cache, where
 // every shared state is computed once (whole 16-token blocks, as vLLM caches) - the best any
 // client can get for these prompts. The sim's token rate is 0 here (no GPU time): the figures are
-// counts, not speed; wall time is the agent's and the sim's own overhead on this machine.
+// counts, not speed; wall time is the agent's and the sim's own overhead on this machine. --bos
+// simulates a BOS-adding tokenizer (Llama, Gemma), where label-read's deeper reads must carry BOS
+// to hit the cache.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname } from "node:path";
@@ -121,6 +123,8 @@ const out = arg("out", "bench/out/methods.json");
 const only = optionalArg("methods")?.split(",");
 /** KV cache of the "realistic" runs, in tokens (the sim's default 1M when absent). */
 const kvCacheTokens = optionalArg("kv-cache-tokens") ? Number(optionalArg("kv-cache-tokens")) : undefined;
+/** A BOS-adding tokenizer in the sim (Llama, Gemma). */
+const bos = process.argv.includes("--bos");
 const sample = await loadSample(suiteDir, perTrack);
 process.stderr.write(`sample: ${sample.records.length} records (${sample.questions} questions) of ${sample.suiteRecords}, ${sample.tracks} tracks\n`);
 
@@ -136,7 +140,7 @@ const engineFor: Record<string, SimEngineOptions> = { "label-read, older vLLM (t
 const results: Array<{ method: string; realistic: RunFigures; best: RunFigures }> = [];
 for (const [name, make] of Object.entries(methods)) {
   if (only && !only.some((o) => name.startsWith(o))) continue;
-  const extra = engineFor[name] ?? {};
+  const extra: SimEngineOptions = { ...(engineFor[name] ?? {}), ...(bos ? { bos: true } : {}) };
   const realistic = await run(make, sample, { ...extra, ...(kvCacheTokens ? { kvCacheTokens } : {}) }, concurrency);
   const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
   results.push({ method: name, realistic, best });
@@ -153,6 +157,7 @@ const figures = {
   sample: { per_track: perTrack, records: sample.records.length, questions: sample.questions },
   concurrency,
   kv_cache_tokens: kvCacheTokens ?? 1_000_000,
+  bos,
   label_read_template: { version: LABEL_READ_TEMPLATE_VERSION, sha256: LABEL_READ_TEMPLATE_SHA256 },
   results,
 };

@@ -24,6 +24,7 @@ interface SimEngineFlags {
   systemone: boolean;
   maxLogprobs: string;
   logprobTokenIds: boolean;
+  bos?: boolean;
 }
 
 export function register(program: Command): void {
@@ -44,6 +45,7 @@ export function register(program: Command): void {
     .addOption(opt("--no-systemone", "answer /v1/systemone and /v1/decisions with 501, like a model vLLM cannot read"))
     .addOption(opt("--max-logprobs <n>", "vLLM's --max-logprobs: most top logprobs a request may ask for", "20"))
     .addOption(opt("--no-logprob-token-ids", "behave like an older vLLM: ignore logprob_token_ids and return top-k logprobs"))
+    .addOption(opt("--bos", "a BOS-adding tokenizer (like Llama's, Gemma's): text prompts and /tokenize (by default) start with <|begin_of_text|>, and the chat template writes it"))
     .action(async (flags: SimEngineFlags) => {
       const accuracy = numberArg("accuracy", flags.accuracy, 0)!;
       if (accuracy > 1) throw new UsageError(`--accuracy must be in [0, 1], got ${flags.accuracy}`);
@@ -76,6 +78,7 @@ export function register(program: Command): void {
         systemone: flags.systemone,
         maxLogprobs: intArg("max-logprobs", flags.maxLogprobs, 0)!,
         logprobTokenIds: flags.logprobTokenIds,
+        bos: flags.bos ?? false,
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);

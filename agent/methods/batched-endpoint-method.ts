@@ -122,8 +122,11 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   }
 
   private async readInfo(signal?: AbortSignal): Promise<EngineInfo> {
-    this.info_ = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
-    return this.info_;
+    const info = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
+    // Another model (the engine restarted with another one) may be another vLLM: ask again.
+    if (this.info_ && this.info_.model !== info.model) this.seedHonoured = undefined;
+    this.info_ = info;
+    return info;
   }
 
   private get needsSeedField(): boolean {

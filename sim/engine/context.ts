@@ -1,6 +1,7 @@
 // What every endpoint of the sim shares: its options resolved, the models (pseudo-model, token
 // model, tokenizer, capacity), faults, metrics and stats, and the steps each inference request
 // goes through: counting and faults first, running its reads on the GPU model, accounting tokens.
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorBody } from "../../common/engine-protocol/vllm.js";
 import { FaultInjector, NO_FAULTS, parseFaults, type FaultSpec } from "./faults.js";
@@ -9,11 +10,12 @@ import { SimMetrics } from "./metrics.js";
 import { CapacityModel, type ReadOutcome } from "./model/capacity-model.js";
 import { Oracle } from "./model/oracle.js";
 import { PseudoModel } from "./model/pseudo-model.js";
-import type { ReadPrompt } from "./model/read-prompt.js";
-import { TokenModel } from "./model/token-model.js";
+import { readPrompts, type ReadPrompt } from "./model/read-prompt.js";
+import { TokenModel, type LabelTarget } from "./model/token-model.js";
 import { SimTokenizer } from "./model/tokenizer.js";
-import { contextLengthFailure, type Failure } from "./protocol/failure.js";
+import { contextLengthFailure } from "./protocol/failure.js";
 import type { GenerationLimits } from "./protocol/generation-requests.js";
+import type { ParsedRequest } from "./protocol/systemone-request.js";
 
 export interface SimEngineOptions {
   /** Default 127.0.0.1. */
@@ -42,6 +44,8 @@ export interface SimEngineOptions {
   faults?: string | FaultSpec;
   /** false: the model has no structured-decisions read strategy, /v1/systemone answers 501. */
   systemone?: boolean;
+  /** A BOS-adding tokenizer, like Llama's and Gemma's (SimTokenizer). Default false. */
+  bos?: boolean;
   /** vLLM's --max-logprobs. Default 20. */
   maxLogprobs?: number;
   /** false: an older vLLM without logprob_token_ids (the field is ignored, top-k comes back). Default true. */
@@ -69,6 +73,13 @@ export interface SimEngineStats {
   waiting: number;
 }
 
+/** Prompt texts kept for the oracle (least recently added go first). */
+const PROMPT_TEXTS = 50_000;
+
+function idsKey(ids: readonly number[]): string {
+  return createHash("sha1").update(Buffer.from(new Int32Array(ids).buffer)).digest("base64");
+}
+
 export interface TokenTotals {
   prompt: number;
   cached: number;
@@ -87,7 +98,12 @@ export class EngineContext {
   readonly capacity: CapacityModel;
   readonly faults: FaultInjector;
   readonly metrics: SimMetrics;
-  readonly tokenizer = new SimTokenizer();
+  readonly tokenizer: SimTokenizer;
+  readonly oracle: Oracle | undefined;
+  /** Oracle mode: probability that the gold option is on top. */
+  readonly accuracy: number;
+  /** Oracle mode: the text of prompts tokenized here, by their ids, for prompts sent back as ids. */
+  private readonly promptTexts = new Map<string, string>();
   readonly tokenModel: TokenModel;
   readonly generationLimits: GenerationLimits;
   /** Tokens that end a generation. */
@@ -119,7 +135,10 @@ export class EngineContext {
     this.maxModelLen = options.maxModelLen ?? 8192;
     this.decisionApi = options.systemone !== false;
     const oracle = typeof options.oracle === "string" ? Oracle.fromFile(options.oracle) : options.oracle;
-    this.pseudo = new PseudoModel({ seed: this.seed, ...(oracle ? { oracle } : {}), accuracy: options.accuracy ?? 1 });
+    this.oracle = oracle;
+    this.accuracy = options.accuracy ?? 1;
+    this.tokenizer = new SimTokenizer(options.bos ?? false);
+    this.pseudo = new PseudoModel({ seed: this.seed, ...(oracle ? { oracle } : {}), accuracy: this.accuracy });
     this.capacity = new CapacityModel({
       tokensPerS: options.tokensPerS ?? 0,
       maxNumSeqs: options.maxNumSeqs ?? 256,
@@ -140,11 +159,12 @@ export class EngineContext {
   }
 
   /**
-   * What every inference request goes through first: counting, faults, the 501 of a model without
-   * structured decisions (for the decision endpoints), the media type and the JSON body. Returns
-   * the parsed body, or undefined when the request was answered (or dropped) here.
+   * What every inference request goes through first: counting, faults, the media type and the
+   * JSON body. Returns the parsed body, or undefined when the request was answered (or dropped)
+   * here. (A model without structured decisions answers 501 only after the body's schema, as
+   * FastAPI validates the body before the route's handler runs: see protocol/.)
    */
-  async inferenceBody(req: IncomingMessage, res: ServerResponse, endpoint: string, decisionApi: boolean): Promise<{ body: unknown } | undefined> {
+  async inferenceBody(req: IncomingMessage, res: ServerResponse, endpoint: string): Promise<{ body: unknown } | undefined> {
     const { stats, http } = this;
     stats.requests++;
     stats.byEndpoint[endpoint] = (stats.byEndpoint[endpoint] ?? 0) + 1;
@@ -170,12 +190,6 @@ export class EngineContext {
       else http.sendError(res, 503, errorBody(503, "Service Unavailable", "The engine is not ready to serve requests."));
       return undefined;
     }
-    if (decisionApi && !this.decisionApi) {
-      req.resume();
-      // vllm/entrypoints/.../structured_decisions api_router.py: no handler -> NotImplementedError -> 501.
-      http.sendError(res, 501, errorBody(501, "NotImplementedError", "The model does not support the structured decision API"));
-      return undefined;
-    }
     return http.jsonBody(req, res);
   }
 
@@ -193,13 +207,43 @@ export class EngineContext {
     }
   }
 
-  /** The context-length 400 of the first decision read too long for its one output token. */
-  readsTooLong(reads: readonly ReadPrompt[]): Failure | undefined {
+  /** Oracle mode: remembers which text a prompt's ids came from (POST /tokenize). */
+  rememberPrompt(ids: readonly number[], text: string): void {
+    if (!this.oracle) return;
+    if (this.promptTexts.size >= PROMPT_TEXTS) this.promptTexts.delete(this.promptTexts.keys().next().value!);
+    this.promptTexts.set(idsKey(ids), text);
+  }
+
+  /**
+   * Oracle mode: the label the model says for a prompt, when the oracle knows its question. A
+   * prompt sent as ids is read through the text it was tokenized from, with up to 3 label tokens
+   * after it (a trie read's path).
+   */
+  labelTarget(ids: readonly number[], text: string | null): LabelTarget | undefined {
+    if (!this.oracle) return undefined;
+    let known = text;
+    for (let path = 0; known === null && path <= 3 && path < ids.length; path++) known = this.promptTexts.get(idsKey(ids.slice(0, ids.length - path))) ?? null;
+    if (known === null) return undefined;
+    const target = this.oracle.promptTarget(known, this.seed, this.accuracy);
+    if (!target) return undefined;
+    return { labels: target.labels.map((l) => this.tokenizer.encode(l)), top: target.top };
+  }
+
+  /**
+   * The reads of a structured-decisions request (one per question, sharing the state): the
+   * context-length 400 of the first read too long for its one output token, else run on the GPU
+   * model. Undefined when the request was answered here.
+   */
+  async runDecisionReads(res: ServerResponse, request: ParsedRequest): Promise<ReadOutcome[] | undefined> {
+    const reads = readPrompts(request, this.tokenizer.bos);
     for (const r of reads) {
       const failure = contextLengthFailure(r.promptTokens, 1, this.maxModelLen);
-      if (failure) return failure;
+      if (failure) {
+        this.http.fail(res, failure);
+        return undefined;
+      }
     }
-    return undefined;
+    return this.runReads(res, reads);
   }
 
   /** Adds a request's reads to the stats and metrics; its token totals. */

@@ -172,8 +172,13 @@ describe("cached tokens the engine does not report are unknown, not 0", () => {
     const out = await new SystemOneMethod({ baseUrl: proxy.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
     expect(out.usage.cachedTokens).toBeNull();
     expect(out.usage.promptTokens).toBe(sim.stats().promptTokens);
-    const reported = await new SystemOneMethod({ baseUrl: sim.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
-    expect(reported.usage.cachedTokens).toBeGreaterThan(0);
+    // The Decisions API does report them (input_tokens_details.cached_tokens): a number, the state's reuse.
+    const decisions = await new DecisionsMethod({ baseUrl: sim.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
+    expect(decisions.usage.cachedTokens).toBeGreaterThan(0);
+    // The sim answers with DecisionUsage too; an engine that adds cached tokens gets them counted.
+    const { proxy: reporting } = await engine({}, { response: (path, body) => (path === "/v1/systemone" ? { ...body, usage: { ...(body.usage as object), input_tokens_details: { cached_tokens: 7 } } } : body) });
+    const reported = await new SystemOneMethod({ baseUrl: reporting.url, ...fast }).answer(record(manyQuestions(3)), new AbortController().signal);
+    expect(reported.usage.cachedTokens).toBe(7);
   });
 
   it("label-read against completions without prompt_tokens_details (no --enable-prompt-tokens-details)", async () => {

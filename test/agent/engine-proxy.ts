@@ -11,6 +11,8 @@ export interface ProxiedRequest {
   /** Parsed JSON body, undefined for a GET. */
   body: unknown;
   status: number;
+  /** Parsed JSON response body, when it was JSON. */
+  response?: unknown;
 }
 
 export interface EngineProxyOptions {
@@ -63,6 +65,11 @@ export async function startEngineProxy(target: string, options: EngineProxyOptio
       const upstream = await fetch(`${target}${path}`, { method: req.method, headers: raw ? { "content-type": "application/json" } : {}, ...(raw ? { body: sent } : {}) });
       let text = await upstream.text();
       entry.status = upstream.status;
+      try {
+        entry.response = JSON.parse(text);
+      } catch {
+        entry.response = undefined;
+      }
       if (options.response && upstream.ok && (upstream.headers.get("content-type") ?? "").includes("json")) {
         text = JSON.stringify(options.response(path, JSON.parse(text) as Record<string, unknown>));
       }

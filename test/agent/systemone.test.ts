@@ -57,8 +57,9 @@ describe("SystemOneMethod", () => {
     expect(out.usage.requests).toBe(2);
     expect(out.usage.completionTokens).toBe(100);
     expect(out.usage.promptTokens).toBe(engine.stats().promptTokens);
-    expect(out.usage.cachedTokens).toBe(engine.stats().cachedTokens);
-    expect(out.usage.cachedTokens).toBeGreaterThan(0);
+    // vLLM's DecisionUsage reports no cached tokens (issue 13 item 5): the reuse shows in the engine.
+    expect(out.usage.cachedTokens).toBeNull();
+    expect(engine.stats().cachedTokens).toBeGreaterThan(0);
     expect(out.retries).toBe(0);
     expect(out.approximate).toBe(false);
     expect(out.latencyMs).toBeGreaterThan(0);

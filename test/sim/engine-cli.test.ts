@@ -56,6 +56,17 @@ describe("udm-orch sim-engine", () => {
     }
   });
 
+  it("--bos makes a BOS-adding tokenizer: /tokenize starts a prompt with <|begin_of_text|>", async () => {
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const out = captureStdout();
+    const exit = runCli(["sim-engine", "--port", "0", "--bos", "--tokens-per-s", "0", "--faults", "crash-after=0"]);
+    const url = await out.firstLine;
+    const res = await postJson(`${url}/tokenize`, { prompt: "hello", return_token_strs: true });
+    expect(res.body.token_strs).toEqual(["<|begin_of_text|>", "hell", "o"]);
+    await expect(postJson(`${url}/v1/completions`, { prompt: "x" })).rejects.toThrow();
+    expect(await exit).toBe(1);
+  });
+
   it("refuses bad flags with exit 2", async () => {
     const err: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => (err.push(String(c)), true));

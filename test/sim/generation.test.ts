@@ -83,18 +83,30 @@ describe("sim engine: /v1/completions", () => {
 
   it("answers vLLM's 400s: max_logprobs, 128 ids, logprobs missing, out of vocabulary, context length", async () => {
     const e = await engine({ maxModelLen: 40 });
-    const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ prompt: "hi", logprobs: 21 }, "Requested sample logprobs of 21, which is greater than max allowed: 20", "logprobs"],
-      [{ prompt: "hi", logprobs: 1, logprob_token_ids: Array.from({ length: 129 }, (_, i) => i) }, "Requested logprob_token_ids of length 129, which is greater than max allowed: 128", "logprob_token_ids"],
-      [{ prompt: "hi", logprob_token_ids: [1] }, "when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids"],
-      [{ prompt: "hi", logprobs: 1, logprob_token_ids: [999999] }, "token_id(s) [999999] in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: 151936", "logprob_token_ids"],
-      [{ prompt: "word ".repeat(60), max_tokens: 1 }, "You passed 60 input tokens and requested 1 output tokens. However, the model's context length is only 40 tokens, resulting in a maximum input length of 39 tokens. Please reduce the length of the input prompt.", "input_tokens"],
-      [{ prompt: "" }, "Either prompt or prompt_embeds must be provided and non-empty.", "prompt"],
+    // Raised while serving: BadRequestError, the VLLMValidationError's "(parameter=..., value=...)" suffix.
+    const serving: Array<[Record<string, unknown>, string, string]> = [
+      [{ prompt: "hi", logprobs: 21 }, "Requested sample logprobs of 21, which is greater than max allowed: 20 (parameter=logprobs, value=21)", "logprobs"],
+      [{ prompt: "hi", logprobs: 1, logprob_token_ids: Array.from({ length: 129 }, (_, i) => i) }, "Requested logprob_token_ids of length 129, which is greater than max allowed: 128 (parameter=logprob_token_ids, value=129)", "logprob_token_ids"],
+      [{ prompt: "hi", logprobs: 1, logprob_token_ids: [999999] }, "token_id(s) [999999] in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: 151936 (parameter=logprob_token_ids, value=[999999])", "logprob_token_ids"],
+      [{ prompt: "word ".repeat(60), max_tokens: 1 }, "You passed 60 input tokens and requested 1 output tokens. However, the model's context length is only 40 tokens, resulting in a maximum input length of 39 tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=60)", "input_tokens"],
     ];
-    for (const [body, message, param] of cases) {
+    for (const [body, message, param] of serving) {
       const res = await postJson(`${e.url}/v1/completions`, body);
       expect(res.status, message).toBe(400);
       expect(res.body).toEqual({ error: { message, type: "BadRequestError", param, code: 400 } });
+    }
+    // Raised by the request model's validators: pydantic's 400, param from the VLLMValidationError.
+    const validator: Array<[Record<string, unknown>, string, string]> = [
+      [{ prompt: "hi", logprob_token_ids: [1] }, "when using `logprob_token_ids`, `logprobs` must be set.", "(parameter=logprob_token_ids)"],
+      [{ prompt: "" }, "Either prompt or prompt_embeds must be provided and non-empty.", "(parameter=prompt)"],
+    ];
+    for (const [body, message, suffix] of validator) {
+      const res = await postJson(`${e.url}/v1/completions`, body);
+      expect(res.status, message).toBe(400);
+      const param = /parameter=(\w+)/.exec(suffix)![1];
+      const input = `<dict of ${Object.keys(body).length} items>`;
+      const line = `{'type': 'value_error', 'loc': 'body', 'msg': 'Value error, ${message} ${suffix}', 'input': '${input}', 'ctx': {'error': VLLMValidationError('${message}')}}`;
+      expect(res.body).toEqual({ error: { message: `1 validation error:\n  ${line}`, type: "Bad Request", param, code: 400 } });
     }
     const model = await postJson(`${e.url}/v1/completions`, { model: "other", prompt: "hi" });
     expect(model.status).toBe(404);

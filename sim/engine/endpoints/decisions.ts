@@ -1,21 +1,24 @@
 // POST /v1/decisions: OpenAI's Decisions API as vLLM implements it (protocol/decisions-request.ts),
 // read like /v1/systemone and answered as vllm/entrypoints/openai/decisions/adapters.py does.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { SYSTEMONE_MAX_CHOICE_OPTIONS } from "../../../common/engine-protocol/vllm.js";
+import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
 import type { EngineContext } from "../context.js";
-import { readPrompts, stateText } from "../model/read-prompt.js";
+import { stateText } from "../model/read-prompt.js";
 import { decisionAnswer, parseDecisionRequest } from "../protocol/decisions-request.js";
 
 export async function decisions(ctx: EngineContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const parsed = await ctx.inferenceBody(req, res, "/v1/decisions", true);
+  const parsed = await ctx.inferenceBody(req, res, "/v1/decisions");
   if (!parsed) return;
-  const validated = parseDecisionRequest(parsed.body, ctx.model, SYSTEMONE_MAX_CHOICE_OPTIONS);
+  const validated = parseDecisionRequest(parsed.body, {
+    servedModel: ctx.model,
+    decisionApi: ctx.decisionApi,
+    // vllm/entrypoints/openai/decisions/strategies.py NextTokenStrategy.limits(): 64 questions, 26 labels.
+    maxQuestions: SYSTEMONE_MAX_QUESTIONS,
+    maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS,
+  });
   if ("ok" in validated) return ctx.http.fail(res, validated);
   const { request, specs } = validated;
-  const reads = readPrompts(request);
-  const tooLong = ctx.readsTooLong(reads);
-  if (tooLong) return ctx.http.fail(res, tooLong);
-  const outcomes = await ctx.runReads(res, reads);
+  const outcomes = await ctx.runDecisionReads(res, request);
   if (!outcomes) return;
   const text = stateText(request.state);
   const answers = request.questions.map((q, i) => {

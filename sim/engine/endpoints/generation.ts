@@ -21,7 +21,7 @@ export async function runGeneration(
   endpoint: string,
   parse: (body: unknown) => GenerationPlan | Failure,
 ): Promise<Generated | undefined> {
-  const parsed = await ctx.inferenceBody(req, res, endpoint, false);
+  const parsed = await ctx.inferenceBody(req, res, endpoint);
   if (!parsed) return undefined;
   const plan = parse(parsed.body);
   if ("ok" in plan) {
@@ -38,7 +38,7 @@ export async function runGeneration(
   }));
   const outcomes = await ctx.runReads(res, reads);
   if (!outcomes) return undefined;
-  const outputs = plan.prompts.map((ids) => generate(ctx.tokenModel, ids, plan, ctx.eos));
+  const outputs = plan.prompts.map((ids, i) => generate(ctx.tokenModel, ids, plan, ctx.eos, ctx.labelTarget(ids, plan.texts[i] ?? null)));
   const t = ctx.account(outcomes);
   const completion = outputs.reduce((a, g) => a + g.length, 0);
   return {

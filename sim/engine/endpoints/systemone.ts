@@ -1,24 +1,22 @@
-// POST /v1/systemone: vLLM's structured decisions. Validation (protocol/systemone-request.ts),
-// the context-length check of every read with one output token (vllm/renderers/params.py), the
-// reads on the GPU model, and the answers shaped as question_types.py's QuestionType.answer.
+// POST /v1/systemone: vLLM's structured decisions (vllm/entrypoints/generate/structured_decisions/
+// serving.py). Validation (protocol/systemone-request.ts), the context-length check of every read
+// with one output token (vllm/renderers/params.py), the reads on the GPU model, the answers shaped
+// as question_types.py's QuestionType.answer, and DecisionUsage.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
 import type { EngineContext } from "../context.js";
 import { answerObject } from "../model/pseudo-model.js";
-import { readPrompts, stateText } from "../model/read-prompt.js";
+import { stateText } from "../model/read-prompt.js";
 import { validateSystemOneRequest } from "../protocol/systemone-request.js";
 
 export async function systemone(ctx: EngineContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const parsed = await ctx.inferenceBody(req, res, "/v1/systemone", true);
+  const parsed = await ctx.inferenceBody(req, res, "/v1/systemone");
   if (!parsed) return;
-  const validated = validateSystemOneRequest(parsed.body, { servedModel: ctx.model, maxQuestions: SYSTEMONE_MAX_QUESTIONS, maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS });
+  const validated = validateSystemOneRequest(parsed.body, { servedModel: ctx.model, decisionApi: ctx.decisionApi, maxQuestions: SYSTEMONE_MAX_QUESTIONS, maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS });
   if (!validated.ok) return ctx.http.fail(res, validated);
   const request = validated.request;
-  const reads = readPrompts(request);
-  const tooLong = ctx.readsTooLong(reads);
-  if (tooLong) return ctx.http.fail(res, tooLong);
-  const outcomes = await ctx.runReads(res, reads);
+  const outcomes = await ctx.runDecisionReads(res, request);
   if (!outcomes) return;
   const text = stateText(request.state);
   const answers: Record<string, unknown> = {};
@@ -35,15 +33,9 @@ export async function systemone(ctx: EngineContext, req: IncomingMessage, res: S
     created: Math.floor(Date.now() / 1000),
     model: ctx.model,
     answers,
-    usage: {
-      input_tokens: t.prompt,
-      output_tokens: t.completion,
-      input_tokens_details: { cached_tokens: t.cached },
-      prompt_tokens: t.prompt,
-      completion_tokens: t.completion,
-      total_tokens: t.prompt + t.completion,
-      prompt_tokens_details: { cached_tokens: t.cached },
-    },
+    // structured_decisions/protocol.py DecisionUsage: input and output tokens only, so a client
+    // cannot see cache hits here (the sim's /metrics and stats still count them).
+    usage: { input_tokens: t.prompt, output_tokens: t.completion },
     diagnostics,
   });
 }

@@ -8,7 +8,8 @@ export async function tokenize(ctx: EngineContext, req: IncomingMessage, res: Se
   ctx.stats.tokenizeRequests++;
   const parsed = await ctx.http.jsonBody(req, res);
   if (!parsed) return;
-  const result = tokenizeRequest(parsed.body, ctx.tokenizer, ctx.generationLimits);
-  if ("ok" in result) return ctx.http.fail(res, result);
-  ctx.http.send(res, 200, result);
+  const tokenized = tokenizeRequest(parsed.body, ctx.tokenizer, ctx.generationLimits);
+  if ("ok" in tokenized) return ctx.http.fail(res, tokenized);
+  ctx.rememberPrompt(tokenized.result.tokens, tokenized.text);
+  ctx.http.send(res, 200, tokenized.result);
 }

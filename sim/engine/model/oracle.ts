@@ -1,26 +1,53 @@
 // Oracle mode: gold answers from a side file, so end-to-end tests know the metrics to expect.
-// vLLM's request has no run_id, so every line carries one key per question, computed from what an
-// agent actually sends (state, question key, option keys) and never from gold; the sim computes the
-// same key from the request it receives.
+// vLLM's requests have no run_id, so every line carries keys computed from what an agent actually
+// sends, never from gold, and the sim computes the same keys from the request it receives:
+// - `keys`: a structured question (/v1/systemone, /v1/decisions) by state, question key and its
+//   option names in any order (a seed may reorder them; a yes/no question has none);
+// - `reads`: a question written into a prompt (/v1/completions, /v1/chat/completions) the way
+//   vLLM's structured decisions lay one out (strategies.py NextTokenStrategy, question_types.py
+//   QuestionType.prompt): the state's JSON text on a line, a blank line, "Question:
+//   <instructions>", then one "<label>: <option> - <description>" line per option. Whitespace is
+//   ignored, so the oracle finds the question whatever labels, order or line breaks the prompt uses.
 import { createWriteStream, readFileSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { z } from "zod";
 import { FormatError } from "../../../common/errors.js";
 import { parseOrThrow } from "../../../common/parse.js";
+import type { Question } from "../../../common/suite/schema.js";
 import { openSuite, readTrackRecords } from "../../../common/suite/suite.js";
-import { canonicalJson, sha256Hex } from "./deterministic.js";
+import { canonicalJson, hashUnit, sha256Hex } from "./deterministic.js";
 
-/** The key of one question of one record, as the sim sees it in a /v1/systemone request. */
-export function oracleKey(state: unknown, questionKey: string, criteria: unknown): string {
-  const options = criteria !== null && typeof criteria === "object" && !Array.isArray(criteria) ? Object.keys(criteria) : criteria ?? [];
-  return sha256Hex(`${canonicalJson(state)}\u0000${questionKey}\u0000${canonicalJson(options)}`);
+/** The key of one question of one record in a structured request; `options` null for yes/no. */
+export function oracleKey(state: unknown, questionKey: string, options: readonly string[] | null): string {
+  const names = options === null ? "noul" : canonicalJson([...options].sort());
+  return sha256Hex(`${canonicalJson(state)}\u0000${questionKey}\u0000${names}`);
 }
+
+/** Hash of a prompt fragment with its whitespace removed. */
+function textKey(text: string): string {
+  return sha256Hex(text.replace(/\s+/g, "")).slice(0, 16);
+}
+
+/** A choice option as a prompt lists it (question_types.py QuestionType.reply_line). */
+function optionText(key: string, description: string | undefined): string {
+  return description ? `${key} - ${description}` : key;
+}
+
+const ReadKeySchema = z.object({
+  state: z.string(),
+  instructions: z.string(),
+  /** Choice: option text key -> option key, in the suite's option order. Absent for noul. */
+  options: z.record(z.string(), z.string()).optional(),
+});
+type ReadKey = z.infer<typeof ReadKeySchema>;
 
 const OracleLineSchema = z.looseObject({
   run_id: z.string(),
   expected: z.record(z.string(), z.union([z.string(), z.boolean()])),
-  /** question key -> oracleKey(state, question key, criteria). */
+  /** question key -> oracleKey(state, question key, option names). */
   keys: z.record(z.string(), z.string()),
+  /** question key -> how the question reads in a prompt. */
+  reads: z.record(z.string(), ReadKeySchema).optional(),
 });
 export type OracleLine = z.infer<typeof OracleLineSchema>;
 
@@ -30,8 +57,36 @@ export interface OracleEntry {
   gold: string | boolean;
 }
 
+interface ReadCandidate extends OracleEntry {
+  instructions: string;
+  /** Choice: option text key -> option key in suite order; null for noul. */
+  options: Map<string, string> | null;
+}
+
+/** A question found in a prompt: its listed labels and which one the model puts on top. */
+export interface PromptTarget {
+  entry: OracleEntry;
+  /** Labels in the order the prompt lists them. */
+  labels: string[];
+  /** Index into `labels` of the option the model puts first. */
+  top: number;
+}
+
+/**
+ * The option on top in oracle mode: gold with probability `accuracy`, decided per (seed, run_id,
+ * question), else another option chosen by the same hash, among `n` options in the suite's order.
+ */
+export function oracleTop(seed: number, accuracy: number, entry: OracleEntry, goldIndex: number, n: number): number {
+  if (hashUnit(seed, "oracle", entry.runId, entry.questionKey) < accuracy) return goldIndex;
+  const others = Array.from({ length: n }, (_, i) => i).filter((i) => i !== goldIndex);
+  return others[Math.floor(hashUnit(seed, "miss", entry.runId, entry.questionKey) * others.length)] ?? goldIndex;
+}
+
+const OPTION_LINE = /^([A-Z]{1,3}|[0-9]|yes|no):\s?(.*)$/;
+
 export class Oracle {
   private readonly byKey = new Map<string, OracleEntry>();
+  private readonly byState = new Map<string, ReadCandidate[]>();
   /** Keys seen on more than one record with different gold (identical payloads): the first wins. */
   conflicts = 0;
 
@@ -46,10 +101,68 @@ export class Oracle {
       }
       this.byKey.set(key, { runId: line.run_id, questionKey, gold });
     }
+    for (const [questionKey, read] of Object.entries(line.reads ?? {})) {
+      const gold = line.expected[questionKey];
+      if (gold === undefined) continue;
+      let list = this.byState.get(read.state);
+      if (!list) this.byState.set(read.state, (list = []));
+      list.push({ runId: line.run_id, questionKey, gold, instructions: read.instructions, options: read.options ? new Map(Object.entries(read.options)) : null });
+    }
   }
 
-  lookup(state: unknown, questionKey: string, criteria: unknown): OracleEntry | undefined {
-    return this.byKey.get(oracleKey(state, questionKey, criteria));
+  /** The question of a structured request; `options` null for a yes/no question. */
+  lookup(state: unknown, questionKey: string, options: readonly string[] | null): OracleEntry | undefined {
+    return this.byKey.get(oracleKey(state, questionKey, options));
+  }
+
+  /** The question a prompt asks, with the option on top; undefined for a prompt the oracle does not know. */
+  promptTarget(text: string, seed: number, accuracy: number): PromptTarget | undefined {
+    if (this.byState.size === 0) return undefined;
+    const lines = text.split("\n");
+    let at = -1;
+    let candidates: ReadCandidate[] | undefined;
+    for (let i = lines.length - 1; i >= 0 && !candidates; i--) {
+      const line = lines[i]!.trim();
+      if (!line.startsWith("{")) continue;
+      candidates = this.byState.get(textKey(line));
+      at = i;
+    }
+    if (!candidates) return undefined;
+    // The question: "Question: <instructions>" (possibly several lines), then the option lines.
+    const instructions: string[] = [];
+    const listed: Array<{ label: string; text: string }> = [];
+    for (const raw of lines.slice(at + 1)) {
+      const m = OPTION_LINE.exec(raw);
+      if (m) listed.push({ label: m[1]!, text: textKey(m[2]!) });
+      else if (listed.length > 0) break;
+      else instructions.push(raw);
+    }
+    const asked = textKey(instructions.join("\n").trim().replace(/^Question:/, ""));
+    for (const c of candidates) {
+      if (c.instructions !== asked) continue;
+      let goldAt: number;
+      let suiteIndex: (i: number) => number;
+      let n: number;
+      if (c.options === null) {
+        if (listed.length !== 2 || !listed.some((o) => o.label === "yes") || !listed.some((o) => o.label === "no")) continue;
+        goldAt = listed.findIndex((o) => o.label === (c.gold === true || c.gold === "true" ? "yes" : "no"));
+        // Suite order of a yes/no question: true, false.
+        suiteIndex = (i) => (listed[i]!.label === "yes" ? 0 : 1);
+        n = 2;
+      } else {
+        const options = c.options;
+        if (listed.length !== options.size || !listed.every((o) => options.has(o.text))) continue;
+        const order = [...options.values()];
+        goldAt = listed.findIndex((o) => options.get(o.text) === String(c.gold));
+        suiteIndex = (i) => order.indexOf(options.get(listed[i]!.text)!);
+        n = options.size;
+      }
+      if (goldAt < 0) continue;
+      const topInSuite = oracleTop(seed, accuracy, c, suiteIndex(goldAt), n);
+      const top = listed.findIndex((_, i) => suiteIndex(i) === topInSuite);
+      return { entry: c, labels: listed.map((o) => o.label), top };
+    }
+    return undefined;
   }
 
   get size(): number {
@@ -78,13 +191,22 @@ export class Oracle {
   }
 }
 
+/** How a suite question reads in a prompt. */
+function readKey(state: Record<string, string>, q: Question): ReadKey {
+  const key: ReadKey = { state: textKey(JSON.stringify(state)), instructions: textKey(q.instructions ?? "") };
+  if (q.type === "choice") key.options = Object.fromEntries(Object.entries(q.criteria).map(([k, d]) => [textKey(optionText(k, d)), k]));
+  return key;
+}
+
 /** One oracle line per record of every track of a suite. */
 export async function* oracleLines(suiteDir: string): AsyncGenerator<OracleLine> {
   const suite = openSuite(suiteDir);
   for (const file of suite.files) {
     for await (const rec of readTrackRecords(file)) {
-      const keys = Object.fromEntries(Object.entries(rec.questions).map(([qk, q]) => [qk, oracleKey(rec.state, qk, q.criteria)]));
-      yield { run_id: rec._evaluation.run_id, expected: rec.expected, keys };
+      const questions = Object.entries(rec.questions);
+      const keys = Object.fromEntries(questions.map(([qk, q]) => [qk, oracleKey(rec.state, qk, q.type === "noul" ? null : Object.keys(q.criteria))]));
+      const reads = Object.fromEntries(questions.map(([qk, q]) => [qk, readKey(rec.state, q)]));
+      yield { run_id: rec._evaluation.run_id, expected: rec.expected, keys, reads };
     }
   }
 }

@@ -3,12 +3,12 @@
 // put on top with probability `accuracy`, decided per (seed, run_id, question), so the expected
 // accuracy of a run is known before it starts.
 import { hashUnit } from "./deterministic.js";
-import type { Oracle } from "./oracle.js";
+import { oracleTop, type Oracle } from "./oracle.js";
 import { labelPermutation } from "../../../common/engine-protocol/label-permutation.js";
+import type { ParsedQuestion } from "../protocol/systemone-request.js";
 
 /** Logit bonus of the first label over the last (label-position bias). */
 export const LABEL_BIAS = 0.6;
-import type { ParsedQuestion } from "../protocol/systemone-request.js";
 
 export interface PseudoModelOptions {
   seed: number;
@@ -46,18 +46,12 @@ export class PseudoModel {
     const n = q.options.length;
     const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
     const labelMass = 0.8 + 0.19 * hashUnit(seed, "mass", stateText, q.id);
-    const entry = this.options.oracle?.lookup(state, q.id, q.criteria);
+    const entry = this.options.oracle?.lookup(state, q.id, q.oracleOptions);
     if (entry && q.options.length > 1) {
       const goldName = typeof entry.gold === "boolean" ? (entry.gold ? "yes" : "no") : entry.gold;
       const goldIndex = q.options.findIndex((o) => o.name === goldName);
       if (goldIndex >= 0) {
-        const accuracy = this.options.accuracy ?? 1;
-        const hit = hashUnit(seed, "oracle", entry.runId, q.id) < accuracy;
-        let top = goldIndex;
-        if (!hit) {
-          const others = q.options.map((_, i) => i).filter((i) => i !== goldIndex);
-          top = others[Math.floor(hashUnit(seed, "miss", entry.runId, q.id) * others.length)] ?? goldIndex;
-        }
+        const top = oracleTop(seed, this.options.accuracy ?? 1, entry, goldIndex, q.options.length);
         const rest = logits.filter((_, i) => i !== top);
         logits[top] = Math.max(...rest) + 0.5 + 2.5 * hashUnit(seed, "margin", entry.runId, q.id);
         return { probs: softmax(logits), labelMass, fromOracle: true };

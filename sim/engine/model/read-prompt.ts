@@ -39,11 +39,12 @@ export function questionPrompt(q: ParsedQuestion): string {
   return lines.join("\n");
 }
 
-export function readPrompts(req: ParsedRequest): ReadPrompt[] {
+/** `bos`: the chat template starts with the tokenizer's BOS token (Llama, Gemma). */
+export function readPrompts(req: ParsedRequest, bos = false): ReadPrompt[] {
   const state = stateText(req.state);
   const prefixText = `${req.instructions ?? ""}\n${state}\n\n`;
   const prefixKey = sha256Hex(`${req.cacheSalt ?? ""}\u0000${prefixText}`);
-  const prefixTokens = TEMPLATE_TOKENS + countTokens(prefixText);
+  const prefixTokens = TEMPLATE_TOKENS + (bos ? 1 : 0) + countTokens(prefixText);
   return req.questions.map((q) => ({
     questionId: q.id,
     prefixKey,

@@ -6,12 +6,24 @@
 // is a seeded hash of the context and the option's text, plus a small preference for the first
 // labels: the label-position bias that reading under several label permutations cancels.
 // Everything else in the fixed vocabulary gets a low hashed logit, the hashed range one constant.
+// In oracle mode the caller passes the prompt's labels and the one to put on top (oracle.ts
+// promptTarget): the model then follows that label token by token and, once it is complete,
+// gives no weight to the longer labels that continue it, so a trie read finds that option.
 import { createHash } from "node:crypto";
 import { SimTokenizer, VOCAB_SIZE } from "./tokenizer.js";
 
 const BACKGROUND_LOGIT = -16;
 /** Longest label (in tokens) the model recognises in an option line. */
 const MAX_LABEL_TOKENS = 3;
+
+/** Oracle mode: the listed labels' token ids and which label the model says. */
+export interface LabelTarget {
+  labels: readonly (readonly number[])[];
+  top: number;
+}
+
+/** Logit margin of the oracle's next token over the best other token. */
+const ORACLE_MARGIN = 8;
 
 export interface TokenLogprob {
   id: number;
@@ -60,11 +72,12 @@ export class TokenModel {
   }
 
   /** The distribution of the token after `context`. */
-  next(context: readonly number[]): NextTokenDistribution {
+  next(context: readonly number[], target?: LabelTarget): NextTokenDistribution {
     const ctx = hashIds(this.seed, context);
     const logits = new Float64Array(this.fixed);
     for (let id = 0; id < this.fixed; id++) logits[id] = -10 + 4 * mix32(ctx, id);
     for (const [id, boost] of this.boosts(context, ctx)) logits[id] = boost;
+    if (target) this.follow(target, this.begunLabel(context), logits);
     let top = -Infinity;
     for (const l of logits) top = Math.max(top, l);
     let z = (VOCAB_SIZE - this.fixed) * Math.exp(BACKGROUND_LOGIT - top);
@@ -89,12 +102,33 @@ export class TokenModel {
     };
   }
 
+  /** The label begun at the end of the context: its trailing label-like tokens. */
+  private begunLabel(context: readonly number[]): number[] {
+    let start = context.length;
+    while (start > 0 && context.length - start < MAX_LABEL_TOKENS && this.labelLike.has(context[start - 1]!)) start--;
+    return context.slice(start);
+  }
+
+  /** Oracle mode: the target label's next token on top; a complete target label is not continued. */
+  private follow(target: LabelTarget, begun: readonly number[], logits: Float64Array): void {
+    const label = target.labels[target.top];
+    if (!label || begun.length > label.length || begun.some((id, i) => label[i] !== id)) return;
+    if (begun.length < label.length) {
+      let best = -Infinity;
+      for (const l of logits) best = Math.max(best, l);
+      logits[label[begun.length]!] = best + ORACLE_MARGIN;
+      return;
+    }
+    for (const other of target.labels) {
+      if (other.length > begun.length && begun.every((id, i) => other[i] === id)) logits[other[begun.length]!] = BACKGROUND_LOGIT - ORACLE_MARGIN;
+    }
+  }
+
   /** Logits of the tokens that continue a listed option's label after the label begun at the end of the context. */
   private boosts(context: readonly number[], ctx: number): Map<number, number> {
     // The label begun: trailing label-like tokens after ":" or a line break.
-    let start = context.length;
-    while (start > 0 && context.length - start < MAX_LABEL_TOKENS && this.labelLike.has(context[start - 1]!)) start--;
-    const begun = context.slice(start);
+    const begun = this.begunLabel(context);
+    const start = context.length - begun.length;
     // Options are read after the last "Question" token (the whole context when there is none).
     let from = context.lastIndexOf(this.question);
     if (from < 0) from = 0;

@@ -4,12 +4,19 @@
 // capitals A..Z are tokens, and so are the pairs whose second letter is A..P ("AB" is one token,
 // "AQ" is "A" + "Q"), so that some choice labels beyond Z take two tokens and a label reader has
 // to walk a trie. Pieces outside the fixed vocabulary get a hashed id.
+// With `bos` it is a BOS-adding tokenizer like Llama's or Gemma's: text encoded with special tokens
+// (vLLM's add_special_tokens, default true for /v1/completions and /tokenize with a prompt) starts
+// with <|begin_of_text|>, and the chat template writes it first (chat requests and /tokenize with
+// messages default to add_special_tokens false: the template adds it). vllm/renderers/params.py
+// TokenizeParams.get_encode_kwargs passes add_special_tokens to the tokenizer;
+// vllm/entrypoints/openai/completion/protocol.py and serve/tokenize/protocol.py set the defaults.
 import { createHash } from "node:crypto";
 
 export const VOCAB_SIZE = 151_936;
 export const ENDOFTEXT = "<|endoftext|>";
 export const IM_START = "<|im_start|>";
 export const IM_END = "<|im_end|>";
+export const BOS = "<|begin_of_text|>";
 const SPECIALS = [ENDOFTEXT, IM_START, IM_END];
 
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".split("");
@@ -28,15 +35,28 @@ function buildFixedVocab(): string[] {
   return v;
 }
 
-const FIXED = buildFixedVocab();
+/** The tokens the model scores; BOS comes after them, so adding it moved no id and no logit. */
+const MODEL_FIXED = buildFixedVocab();
+const FIXED = [...MODEL_FIXED, BOS];
 const FIXED_IDS = new Map(FIXED.map((s, i) => [s, i]));
+const SPECIAL_IDS = new Set([...SPECIALS, BOS].map((s) => FIXED_IDS.get(s)!));
 
 const PIECE = /\n|[\p{L}\p{M}\p{N}]+|[^\s\p{L}\p{M}\p{N}]/gu;
-const SPECIAL_SPLIT = /(<\|endoftext\|>|<\|im_start\|>|<\|im_end\|>)/;
+const SPECIAL_SPLIT = /(<\|endoftext\|>|<\|im_start\|>|<\|im_end\|>|<\|begin_of_text\|>)/;
 
 export class SimTokenizer {
   /** Text of the hashed ids seen so far, for decoding. */
   private readonly hashed = new Map<number, string>();
+
+  constructor(
+    /** A BOS-adding tokenizer (Llama, Gemma). */
+    readonly bos = false,
+  ) {}
+
+  /** The BOS id this tokenizer adds, or null. */
+  get bosId(): number | null {
+    return this.bos ? FIXED_IDS.get(BOS)! : null;
+  }
 
   get vocabSize(): number {
     return VOCAB_SIZE;
@@ -46,13 +66,16 @@ export class SimTokenizer {
     return FIXED_IDS.get(piece);
   }
 
-  /** Token ids of `text`; special-token strings in the text become their ids. */
-  encode(text: string): number[] {
-    const ids: number[] = [];
+  /**
+   * Token ids of `text`; special-token strings in the text become their ids. With
+   * `addSpecialTokens`, a BOS-adding tokenizer puts BOS first.
+   */
+  encode(text: string, addSpecialTokens = false): number[] {
+    const ids: number[] = addSpecialTokens && this.bos ? [FIXED_IDS.get(BOS)!] : [];
     for (const part of text.split(SPECIAL_SPLIT)) {
       if (!part) continue;
       const special = FIXED_IDS.get(part);
-      if (special !== undefined && special < SPECIALS.length) {
+      if (special !== undefined && SPECIAL_IDS.has(special) && (this.bos || part !== BOS)) {
         ids.push(special);
         continue;
       }
@@ -99,9 +122,9 @@ export class SimTokenizer {
     return FIXED[id] ?? this.hashed.get(id) ?? `<|tok_${id}|>`;
   }
 
-  /** Ids below this are the fixed vocabulary (labels, letters, digits, punctuation, specials). */
+  /** Ids below this are the tokens the model scores (labels, letters, digits, punctuation, specials but BOS). */
   static get fixedVocabSize(): number {
-    return FIXED.length;
+    return MODEL_FIXED.length;
   }
 }
 
@@ -113,10 +136,11 @@ export interface ChatMessage {
 /**
  * A ChatML template (the Qwen family's), as vLLM applies it for /v1/chat/completions and
  * /tokenize with messages: add_generation_prompt opens the assistant turn; continue_final_message
- * leaves the last (assistant) message open so the reply continues it.
+ * leaves the last (assistant) message open so the reply continues it. `bos`: the template starts
+ * with the BOS token, as Llama's and Gemma's do ("{{ bos_token }}").
  */
-export function applyChatTemplate(messages: readonly ChatMessage[], opts: { addGenerationPrompt: boolean; continueFinalMessage: boolean }): string {
-  let text = "";
+export function applyChatTemplate(messages: readonly ChatMessage[], opts: { addGenerationPrompt: boolean; continueFinalMessage: boolean; bos?: boolean }): string {
+  let text = opts.bos ? BOS : "";
   messages.forEach((m, i) => {
     const last = i === messages.length - 1;
     text += `${IM_START}${m.role}\n${m.content}`;

@@ -2,26 +2,34 @@
 // vLLM's wording, prompt rendering to token ids, and the response bodies with logprobs.
 // Sources (vllm-project/vllm):
 // - vllm/entrypoints/openai/completion/protocol.py: CompletionRequest (prompt as text or ids,
-//   max_tokens default 16, logprobs, logprob_token_ids "requires logprobs", check_logprobs
-//   messages, CompletionLogProbs {text_offset, token_logprobs, tokens, top_logprobs});
-//   to_sampling_params passes logprobs=None when logprob_token_ids is set, so max_logprobs does
-//   not limit such a request.
-// - vllm/entrypoints/openai/chat_completion/protocol.py: logprobs (bool) + top_logprobs, the
-//   content[] of {token, logprob, bytes, top_logprobs[]}.
+//   max_tokens default 16, add_special_tokens default true, logprobs, logprob_token_ids "requires
+//   logprobs", the check_logprobs model validator, CompletionLogProbs {text_offset,
+//   token_logprobs, tokens, top_logprobs}); the version that tests logprob_token_ids by
+//   truthiness (an empty list is unset: to_sampling_params passes `logprob_token_ids or None`) and
+//   refuses any negative logprobs ("`logprobs` must be a positive value."). to_sampling_params
+//   passes logprobs=None when logprob_token_ids is set, so max_logprobs does not limit such a
+//   request. Validator errors are pydantic 400s (validation-error.ts).
+// - vllm/entrypoints/openai/chat_completion/protocol.py: logprobs (bool) + top_logprobs (-1 = the
+//   whole vocabulary), add_special_tokens default false, check_logprobs, the content[] of {token,
+//   logprob, bytes, top_logprobs[]}.
 // - vllm/sampling_params.py _validate_logprobs: "Requested sample logprobs of N, which is greater
-//   than max allowed: M", logprob_token_ids at most MAX_LOGPROB_TOKEN_IDS = 128, out-of-vocab ids.
+//   than max allowed: M", logprob_token_ids at most MAX_LOGPROB_TOKEN_IDS = 128, out-of-vocab ids;
+//   VLLMValidationErrors raised while serving, after the prompt's context-length check.
 //   skip_reading_prefix_cache = prompt_logprobs is not None: vLLM reads no prefix cache for a
 //   request with prompt_logprobs (vllm/v1/core/kv_cache_manager.py get_computed_blocks), and
 //   echo implies prompt_logprobs. The sim does the same, so a reader that scored with them pays.
 // - vllm/renderers/params.py: context length 400 with param "input_tokens" (failure.ts).
-// - the tokenize protocol (vllm/entrypoints/serve/tokenize): {prompt | messages} ->
-//   {count, max_model_len, tokens, token_strs}.
+// - the tokenize protocol (vllm/entrypoints/serve/tokenize/protocol.py): {prompt | messages} ->
+//   {count, max_model_len, tokens, token_strs}; add_special_tokens default true for a prompt,
+//   false for messages.
 // - OpenAIBaseModel lets unknown fields through (a warning in the log), which is how an older
 //   vLLM without logprob_token_ids behaves: the field is ignored and top-k logprobs come back.
 import { createHash } from "node:crypto";
-import { badRequest as bad, contextLengthFailure, modelNotFound, type Failure } from "./failure.js";
+import { badRequest as bad, contextLengthFailure, modelNotFound, VllmValidationError, type Failure } from "./failure.js";
+import { pyRepr } from "./python-repr.js";
+import { validationFailure, valueError, type PydanticError } from "./validation-error.js";
 import { applyChatTemplate, SimTokenizer, type ChatMessage } from "../model/tokenizer.js";
-import type { TokenModel, TokenLogprob } from "../model/token-model.js";
+import type { LabelTarget, TokenModel, TokenLogprob } from "../model/token-model.js";
 
 export const MAX_LOGPROB_TOKEN_IDS = 128;
 
@@ -36,6 +44,8 @@ export interface GenerationLimits {
 export interface GenerationPlan {
   kind: "completion" | "chat";
   prompts: number[][];
+  /** Each prompt's text when it came as text (or rendered messages); null for token ids. */
+  texts: Array<string | null>;
   maxTokens: number;
   /** Top-k logprobs per generated token (0 = the sampled token only), or null for none. */
   topLogprobs: number | null;
@@ -51,35 +61,74 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 const isIdList = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && (x as number) >= 0);
 
+/** A model_validator(mode="before") that raised: the pydantic 400 at loc body. */
+function refused(body: Record<string, unknown>, error: VllmValidationError | string): Failure {
+  return validationFailure([valueError(["body"], body, error)]);
+}
+
+function notADict(body: unknown): Failure {
+  return validationFailure([{ type: "model_attributes_type", loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", input: body }]);
+}
+
 function checkModel(body: Record<string, unknown>, limits: GenerationLimits): Failure | undefined {
   return typeof body.model === "string" && body.model !== limits.servedModel ? modelNotFound(body.model) : undefined;
 }
 
-/** The logprob checks shared by both endpoints; `topLogprobs` is what the sampler would be asked for. */
-function checkLogprobs(body: Record<string, unknown>, topLogprobs: number | null, tokenizer: SimTokenizer, limits: GenerationLimits): { tokenIds: number[] | null } | Failure {
-  let tokenIds: number[] | null = null;
-  if (limits.logprobTokenIds && body.logprob_token_ids !== undefined && body.logprob_token_ids !== null) {
-    const ids = body.logprob_token_ids;
-    if (!Array.isArray(ids) || !ids.every((x) => Number.isInteger(x))) return bad("logprob_token_ids: Input should be a valid list of integers", "logprob_token_ids");
-    if (ids.length === 0) return bad("`logprob_token_ids` must not be an empty list.", "logprob_token_ids");
-    if (topLogprobs === null) return bad("when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids");
+/** Set and non-empty: both protocols test logprob_token_ids by truthiness, so [] is unset. */
+function tokenIdsRequested(body: Record<string, unknown>, limits: GenerationLimits): boolean {
+  const ids = body.logprob_token_ids;
+  return limits.logprobTokenIds && Array.isArray(ids) && ids.length > 0;
+}
+
+/** The field check of logprob_token ids (list[int]), after the model validators. */
+function tokenIdsSchema(body: Record<string, unknown>, limits: GenerationLimits): Failure | undefined {
+  const ids = body.logprob_token_ids;
+  if (!limits.logprobTokenIds || ids === undefined || ids === null) return undefined;
+  if (!Array.isArray(ids)) return validationFailure([{ type: "list_type", loc: ["body", "logprob_token_ids"], msg: "Input should be a valid list", input: ids }]);
+  const errors: PydanticError[] = [];
+  ids.forEach((x, i) => {
+    if (!Number.isInteger(x)) errors.push({ type: "int_type", loc: ["body", "logprob_token_ids", i], msg: "Input should be a valid integer", input: x });
+  });
+  return errors.length ? validationFailure(errors) : undefined;
+}
+
+/**
+ * SamplingParams._validate_logprobs (vllm/sampling_params.py), raised while serving: the top-k
+ * count against --max-logprobs (-1 = the whole vocabulary), or the explicit ids (at most 128, in
+ * the vocabulary). With ids the count is not passed on (to_sampling_params: logprobs=None).
+ */
+function samplingLogprobs(body: Record<string, unknown>, topLogprobs: number | null, tokenizer: SimTokenizer, limits: GenerationLimits): { tokenIds: number[] | null } | Failure {
+  if (topLogprobs !== null && tokenIdsRequested(body, limits)) {
+    const ids = body.logprob_token_ids as number[];
     if (ids.length > MAX_LOGPROB_TOKEN_IDS) {
-      return bad(`Requested logprob_token_ids of length ${ids.length}, which is greater than max allowed: ${MAX_LOGPROB_TOKEN_IDS}`, "logprob_token_ids");
+      return new VllmValidationError(`Requested logprob_token_ids of length ${ids.length}, which is greater than max allowed: ${MAX_LOGPROB_TOKEN_IDS}`, "logprob_token_ids", ids.length).failure();
     }
-    const outside = (ids as number[]).filter((id) => id < 0 || id >= tokenizer.vocabSize);
+    const outside = ids.filter((id) => id < 0 || id >= tokenizer.vocabSize);
     if (outside.length) {
-      return bad(`token_id(s) [${outside.join(", ")}] in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: ${tokenizer.vocabSize}`, "logprob_token_ids");
+      return new VllmValidationError(`token_id(s) ${pyRepr(outside)} in logprob_token_ids contain out-of-vocab token ids. Vocabulary size: ${tokenizer.vocabSize}`, "logprob_token_ids", outside).failure();
     }
-    tokenIds = ids as number[];
-  } else if (topLogprobs !== null) {
+    return { tokenIds: ids };
+  }
+  if (topLogprobs !== null && topLogprobs !== 0) {
     const n = topLogprobs === -1 ? tokenizer.vocabSize : topLogprobs;
-    if (n > limits.maxLogprobs) return bad(`Requested sample logprobs of ${n}, which is greater than max allowed: ${limits.maxLogprobs}`, "logprobs");
+    if (n > limits.maxLogprobs) return new VllmValidationError(`Requested sample logprobs of ${n}, which is greater than max allowed: ${limits.maxLogprobs}`, "logprobs", n).failure();
   }
   const prompt = body.prompt_logprobs;
-  if (typeof prompt === "number" && prompt > limits.maxLogprobs) {
-    return bad(`Requested prompt logprobs of ${prompt}, which is greater than max allowed: ${limits.maxLogprobs}`, "prompt_logprobs");
+  if (typeof prompt === "number" && prompt !== 0) {
+    const n = prompt === -1 ? tokenizer.vocabSize : prompt;
+    if (n > limits.maxLogprobs) return new VllmValidationError(`Requested prompt logprobs of ${n}, which is greater than max allowed: ${limits.maxLogprobs}`, "prompt_logprobs", n).failure();
   }
-  return { tokenIds };
+  return { tokenIds: null };
+}
+
+/** `prompt_logprobs` as both check_logprobs validators check it. */
+function promptLogprobsRefusal(body: Record<string, unknown>): VllmValidationError | undefined {
+  const v = body.prompt_logprobs;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "number") return new VllmValidationError("`prompt_logprobs` must be an integer.", "prompt_logprobs", v);
+  if (body.stream === true && (v > 0 || v === -1)) return new VllmValidationError("`prompt_logprobs` are not available when `stream=True`.", "prompt_logprobs");
+  if (v < 0 && v !== -1) return new VllmValidationError("`prompt_logprobs` must be a positive value or -1.", "prompt_logprobs", v);
+  return undefined;
 }
 
 function maxTokensOf(body: Record<string, unknown>, fallback: number): number | Failure {
@@ -89,39 +138,75 @@ function maxTokensOf(body: Record<string, unknown>, fallback: number): number | 
   return raw as number;
 }
 
-export function parseCompletionRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
-  if (!isObject(body)) return bad("Input should be a valid dictionary or object to extract fields from", "body");
+/** add_special_tokens of the request, or the endpoint's default. */
+function addSpecialTokens(body: Record<string, unknown>, fallback: boolean): boolean {
+  return typeof body.add_special_tokens === "boolean" ? body.add_special_tokens : fallback;
+}
+
+/**
+ * CompletionRequest.check_logprobs and validate_prompt_and_prompt_embeds (completion/protocol.py,
+ * the version with logprob_token_ids): model validators, so the first one that raises is a pydantic
+ * 400. logprobs has no -1 here: any negative count is refused.
+ */
+function completionRefusal(body: Record<string, unknown>, limits: GenerationLimits): VllmValidationError | undefined {
+  const p = body.prompt;
+  if (p === undefined || p === null || p === "") return new VllmValidationError("Either prompt or prompt_embeds must be provided and non-empty.", "prompt");
+  if (tokenIdsRequested(body, limits)) {
+    if (body.use_beam_search === true) return new VllmValidationError("`logprob_token_ids` is not supported with beam search.", "logprob_token_ids");
+    if (body.logprobs === undefined || body.logprobs === null) return new VllmValidationError("when using `logprob_token_ids`, `logprobs` must be set.", "logprob_token_ids");
+  }
+  const lp = body.logprobs;
+  if (lp !== undefined && lp !== null && typeof lp !== "number") return new VllmValidationError("`logprobs` must be an integer.", "logprobs", lp);
+  const prompt = promptLogprobsRefusal(body);
+  if (prompt) return prompt;
+  if (typeof lp === "number" && lp < 0) return new VllmValidationError("`logprobs` must be a positive value.", "logprobs", lp);
+  return undefined;
+}
+
+/** The request model's checks in pydantic's order: a dict, its model validators, its field types. */
+function requestModel(
+  raw: unknown,
+  limits: GenerationLimits,
+  validators: (body: Record<string, unknown>, limits: GenerationLimits) => VllmValidationError | undefined,
+): { body: Record<string, unknown> } | Failure {
+  if (!isObject(raw)) return notADict(raw);
+  const refusal = validators(raw, limits);
+  if (refusal) return refused(raw, refusal);
+  return tokenIdsSchema(raw, limits) ?? { body: raw };
+}
+
+export function parseCompletionRequest(raw: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
+  const model = requestModel(raw, limits, completionRefusal);
+  if ("ok" in model) return model;
+  const { body } = model;
   const modelFailure = checkModel(body, limits);
   if (modelFailure) return modelFailure;
   const p = body.prompt;
-  let prompts: number[][];
-  if (typeof p === "string" && p !== "") prompts = [tokenizer.encode(p)];
-  else if (isIdList(p)) prompts = [p];
-  else if (Array.isArray(p) && p.length > 0 && p.every((x) => (typeof x === "string" && x !== "") || isIdList(x))) {
-    prompts = p.map((x) => (typeof x === "string" ? tokenizer.encode(x) : (x as number[])));
-  } else return bad("Either prompt or prompt_embeds must be provided and non-empty.", "prompt");
+  const special = addSpecialTokens(body, true);
+  let items: Array<string | number[]>;
+  if (typeof p === "string" || isIdList(p)) items = [p];
+  else if (Array.isArray(p) && p.length > 0 && p.every((x) => (typeof x === "string" && x !== "") || isIdList(x))) items = p as Array<string | number[]>;
+  else return refused(body, new VllmValidationError("Either prompt or prompt_embeds must be provided and non-empty.", "prompt"));
+  const texts = items.map((x) => (typeof x === "string" ? x : null));
+  const prompts = items.map((x) => (typeof x === "string" ? tokenizer.encode(x, special) : x));
   for (const ids of prompts) {
     const outside = ids.find((id) => id >= tokenizer.vocabSize);
     if (outside !== undefined) return bad(`Token id ${outside} is out of vocabulary`, "prompt");
   }
-  for (const f of ["logprobs", "prompt_logprobs"]) {
-    const v = body[f];
-    if (v !== undefined && v !== null && typeof v !== "number") return bad(`\`${f}\` must be an integer.`, f);
-    if (typeof v === "number" && v < 0 && v !== -1) return bad(`\`${f}\` must be a positive value or -1.`, f);
-  }
   const maxTokens = maxTokensOf(body, 16);
   if (typeof maxTokens !== "number") return maxTokens;
-  const topLogprobs = typeof body.logprobs === "number" ? body.logprobs : null;
-  const checked = checkLogprobs(body, topLogprobs, tokenizer, limits);
-  if ("ok" in checked) return checked;
   for (const ids of prompts) {
     const tooLong = contextLengthFailure(ids.length, maxTokens, limits.maxModelLen);
     if (tooLong) return tooLong;
   }
+  const topLogprobs = typeof body.logprobs === "number" ? body.logprobs : null;
+  const checked = samplingLogprobs(body, topLogprobs, tokenizer, limits);
+  if ("ok" in checked) return checked;
   const echoLogprobs = body.echo === true && topLogprobs !== null;
   return {
     kind: "completion",
     prompts,
+    texts,
     maxTokens,
     topLogprobs,
     tokenIds: checked.tokenIds,
@@ -147,40 +232,65 @@ function messagesOf(raw: unknown): ChatMessage[] | Failure {
   return out;
 }
 
-/** The chat prompt as token ids, as /tokenize and /v1/chat/completions render it. */
-export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenizer): number[] | Failure {
+/**
+ * The chat prompt as text and token ids, as /tokenize and /v1/chat/completions render it: the
+ * template (which writes BOS on a BOS-adding tokenizer), then the text encoded with
+ * add_special_tokens (default false for chat: the template already added them).
+ */
+export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenizer): { text: string; ids: number[] } | Failure {
+  const continueFinal = body.continue_final_message === true;
+  if (continueFinal && body.add_generation_prompt === true) {
+    // check_generation_prompt, a model validator raising ValueError (no parameter).
+    return refused(body, "Cannot set both `continue_final_message` and `add_generation_prompt` to True.");
+  }
   const messages = messagesOf(body.messages);
   if (!Array.isArray(messages)) return messages;
-  const continueFinal = body.continue_final_message === true;
   const addGeneration = body.add_generation_prompt === undefined ? true : body.add_generation_prompt === true;
-  if (continueFinal && addGeneration && body.add_generation_prompt === true) {
-    return bad("Cannot set both `continue_final_message` and `add_generation_prompt` to True.", "continue_final_message");
-  }
   if (continueFinal && messages[messages.length - 1]?.role !== "assistant") {
     return bad("continue_final_message needs the last message to be an assistant message", "continue_final_message");
   }
-  return tokenizer.encode(applyChatTemplate(messages, { addGenerationPrompt: addGeneration, continueFinalMessage: continueFinal }));
+  const text = applyChatTemplate(messages, { addGenerationPrompt: addGeneration, continueFinalMessage: continueFinal, bos: tokenizer.bos });
+  return { text, ids: tokenizer.encode(text, addSpecialTokens(body, false)) };
 }
 
-export function parseChatRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
-  if (!isObject(body)) return bad("Input should be a valid dictionary or object to extract fields from", "body");
+/**
+ * ChatCompletionRequest.check_logprobs (chat_completion/protocol.py): top_logprobs may be -1 (the
+ * whole vocabulary) and needs logprobs true; logprob_token_ids needs logprobs true.
+ */
+function chatRefusal(body: Record<string, unknown>, limits: GenerationLimits): VllmValidationError | undefined {
+  if (tokenIdsRequested(body, limits) && body.logprobs !== true) return new VllmValidationError("when using `logprob_token_ids`, `logprobs` must be set to true.", "logprob_token_ids");
+  const top = body.top_logprobs;
+  if (top !== undefined && top !== null && typeof top !== "number") return new VllmValidationError("`top_logprobs` must be an integer.", "top_logprobs", top);
+  const prompt = promptLogprobsRefusal(body);
+  if (prompt) return prompt;
+  if (typeof top === "number") {
+    if (top < 0 && top !== -1) return new VllmValidationError("`top_logprobs` must be a positive value or -1.", "top_logprobs", top);
+    if ((top === -1 || top > 0) && body.logprobs !== true) return new VllmValidationError("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
+  }
+  return undefined;
+}
+
+export function parseChatRequest(raw: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
+  const model = requestModel(raw, limits, chatRefusal);
+  if ("ok" in model) return model;
+  const { body } = model;
+  const rendered = renderChat(body, tokenizer);
+  if ("ok" in rendered) return rendered;
   const modelFailure = checkModel(body, limits);
   if (modelFailure) return modelFailure;
-  const ids = renderChat(body, tokenizer);
-  if (!Array.isArray(ids)) return ids;
+  const { text, ids } = rendered;
   const top = body.top_logprobs;
-  if (top !== undefined && top !== null && (typeof top !== "number" || top < 0)) return bad("`top_logprobs` must be a non-negative value.", "top_logprobs");
-  if (typeof top === "number" && top > 0 && body.logprobs !== true) return bad("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
   const maxTokens = maxTokensOf(body, Math.max(1, limits.maxModelLen - ids.length));
   if (typeof maxTokens !== "number") return maxTokens;
-  const topLogprobs = body.logprobs === true ? (typeof top === "number" ? top : 0) : null;
-  const checked = checkLogprobs(body, topLogprobs, tokenizer, limits);
-  if ("ok" in checked) return checked;
   const tooLong = contextLengthFailure(ids.length, maxTokens, limits.maxModelLen);
   if (tooLong) return tooLong;
+  const topLogprobs = body.logprobs === true ? (typeof top === "number" ? top : 0) : null;
+  const checked = samplingLogprobs(body, topLogprobs, tokenizer, limits);
+  if ("ok" in checked) return checked;
   return {
     kind: "chat",
     prompts: [ids],
+    texts: [text],
     maxTokens,
     topLogprobs,
     tokenIds: checked.tokenIds,
@@ -197,22 +307,29 @@ export interface TokenizeResult {
   token_strs: string[] | null;
 }
 
-export function tokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): TokenizeResult | Failure {
-  if (!isObject(body)) return bad("Input should be a valid dictionary or object to extract fields from", "body");
+/** /tokenize: the ids and the text they came from (the oracle reads the text of a prompt sent later as ids). */
+export function tokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): { result: TokenizeResult; text: string } | Failure {
+  if (!isObject(body)) return notADict(body);
+  let tokens: number[];
+  let text: string;
+  if (body.messages !== undefined) {
+    const rendered = renderChat(body, tokenizer);
+    if ("ok" in rendered) return rendered;
+    ({ text, ids: tokens } = rendered);
+  } else if (typeof body.prompt === "string") {
+    text = body.prompt;
+    tokens = tokenizer.encode(text, addSpecialTokens(body, true));
+  } else return bad("prompt: Field required (or messages)", "prompt");
   const modelFailure = checkModel(body, limits);
   if (modelFailure) return modelFailure;
-  let tokens: number[];
-  if (body.messages !== undefined) {
-    const ids = renderChat(body, tokenizer);
-    if (!Array.isArray(ids)) return ids;
-    tokens = ids;
-  } else if (typeof body.prompt === "string") tokens = tokenizer.encode(body.prompt);
-  else return bad("prompt: Field required (or messages)", "prompt");
   return {
-    count: tokens.length,
-    max_model_len: limits.maxModelLen,
-    tokens,
-    token_strs: body.return_token_strs === true ? tokens.map((t) => tokenizer.decodeToken(t)) : null,
+    text,
+    result: {
+      count: tokens.length,
+      max_model_len: limits.maxModelLen,
+      tokens,
+      token_strs: body.return_token_strs === true ? tokens.map((t) => tokenizer.decodeToken(t)) : null,
+    },
   };
 }
 
@@ -234,12 +351,12 @@ export interface GeneratedToken {
   alternatives: TokenLogprob[];
 }
 
-/** Greedy generation of up to maxTokens tokens with their logprobs. */
-export function generate(model: TokenModel, prompt: readonly number[], plan: GenerationPlan, eos: ReadonlySet<number>): GeneratedToken[] {
+/** Greedy generation of up to maxTokens tokens with their logprobs; `target` in oracle mode. */
+export function generate(model: TokenModel, prompt: readonly number[], plan: GenerationPlan, eos: ReadonlySet<number>, target?: LabelTarget): GeneratedToken[] {
   const context = [...prompt];
   const out: GeneratedToken[] = [];
   for (let step = 0; step < plan.maxTokens; step++) {
-    const dist = model.next(context);
+    const dist = model.next(context, target);
     const chosen = dist.argmax();
     let alternatives: TokenLogprob[] = [];
     if (plan.topLogprobs !== null) {

@@ -2,16 +2,18 @@
 // wording:
 // 1. content type (vllm/entrypoints/serve/utils/api_utils.py validate_json_request: a
 //    RequestValidationError, so 400 "Bad Request");
-// 2. the pydantic model StructuredDecisionRequest (400 "Bad Request", message "N validation
-//    error(s):" and one python-dict line per error, param = dotted loc; see
-//    vllm/entrypoints/serve/exception_handling/handlers/validation.py);
-// 3. the served model name (404 NotFoundError, BaseServing._check_model);
-// 4. parse_questions / build_question (400 BadRequestError; structured_decisions serving.py and
+// 2. the pydantic model StructuredDecisionRequest (validation-error.ts);
+// 3. a model without structured decisions: 501 (structured_decisions/api_router.py raises
+//    NotImplementedError once FastAPI has validated the body);
+// 4. the served model name (404 NotFoundError, BaseServing._check_model);
+// 5. parse_questions / build_question (400 BadRequestError; structured_decisions serving.py and
 //    vllm/entrypoints/openai/decisions/question_types.py);
-// 5. thinking must stay off (decisions/strategies.py NextTokenStrategy._read_request).
+// 6. thinking must stay off (decisions/strategies.py NextTokenStrategy._read_request).
 // The context-length check needs the rendered prompt: endpoints/systemone.ts.
 import { errorBody, SYSTEMONE_QUESTION_TYPES } from "../../../common/engine-protocol/vllm.js";
-import { badRequest, modelNotFound, type Failure } from "./failure.js";
+import { badRequest, modelNotFound, notImplemented, type Failure } from "./failure.js";
+import { pyRepr } from "./python-repr.js";
+import { validationFailure, type PydanticError } from "./validation-error.js";
 
 export interface ParsedOption {
   name: string;
@@ -25,8 +27,8 @@ export interface ParsedQuestion {
   options: ParsedOption[];
   /** The labels the model reads, in option order. */
   labels: string[];
-  /** The criteria as sent, for the oracle key. */
-  criteria: unknown;
+  /** The option names the oracle keys on, in any order; null for a yes/no question. */
+  oracleOptions: string[] | null;
 }
 
 export interface ParsedRequest {
@@ -41,6 +43,8 @@ export interface ParsedRequest {
 
 export interface ValidationLimits {
   servedModel: string;
+  /** false: the model has no structured-decisions read strategy (501 after the schema). */
+  decisionApi: boolean;
   maxQuestions: number;
   maxOptions: number;
 }
@@ -51,47 +55,6 @@ const CHOICE_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".split("");
 const NOUL_LABELS = ["yes", "no"];
 const SCORE_LABELS = "0123456789".split("");
 const QUESTION_FIELDS = new Set(["type", "instructions", "criteria"]);
-
-/** Python's repr of a str, as vLLM's f-strings with !r print it. */
-export function pyRepr(value: unknown): string {
-  if (typeof value === "string") {
-    const quote = value.includes("'") && !value.includes('"') ? '"' : "'";
-    const body = value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\t/g, "\\t").replace(new RegExp(quote, "g"), `\\${quote}`);
-    return `${quote}${body}${quote}`;
-  }
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
-  if (value === null || value === undefined) return "None";
-  if (typeof value === "boolean") return value ? "True" : "False";
-  if (typeof value === "object") return `{${Object.entries(value).map(([k, v]) => `${pyRepr(k)}: ${pyRepr(v)}`).join(", ")}}`;
-  return String(value);
-}
-
-/** vLLM bounds the echoed input of each validation error (handlers/validation.py). */
-function summarizeInput(value: unknown): string {
-  if (typeof value === "string") return pyRepr(value.length > 200 ? `${value.slice(0, 200)}...[truncated]` : value);
-  if (Array.isArray(value)) return pyRepr(`<list of ${value.length} items>`);
-  if (value !== null && typeof value === "object") return pyRepr(`<dict of ${Object.keys(value).length} items>`);
-  return pyRepr(value);
-}
-
-interface PydanticError {
-  type: string;
-  loc: Array<string | number>;
-  msg: string;
-  input: unknown;
-}
-
-function validationFailure(errors: PydanticError[]): Failure {
-  const label = errors.length === 1 ? "error" : "errors";
-  const shown = errors.slice(0, 10);
-  let message = `${errors.length} validation ${label}:\n`;
-  message += shown
-    .map((e) => `  {'type': ${pyRepr(e.type)}, 'loc': (${e.loc.map(pyRepr).join(", ")}${e.loc.length === 1 ? "," : ""}), 'msg': ${pyRepr(e.msg)}, 'input': ${summarizeInput(e.input)}}\n`)
-    .join("");
-  if (errors.length > shown.length) message += `  ...and ${errors.length - shown.length} more ${label}\n`;
-  const first = errors[0];
-  return { ok: false, status: 400, body: errorBody(400, "Bad Request", message.trimEnd(), first ? first.loc.map(String).join(".") : null) };
-}
 
 /** Body that is not application/json. */
 export function unsupportedMediaType(): Failure {
@@ -147,13 +110,16 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
   }
   if (errors.length > 0) return validationFailure(errors);
 
-  // 3. the served model.
+  // 3. no handler for the route.
+  if (!limits.decisionApi) return notImplemented("The model does not support the structured decision API");
+
+  // 4. the served model.
   const model = typeof body.model === "string" ? body.model : null;
   if (model !== null && model !== limits.servedModel) {
     return modelNotFound(model);
   }
 
-  // 4. parse_questions.
+  // 5. parse_questions.
   const specs = Object.entries(questions as Record<string, Record<string, unknown>>);
   if (specs.length === 0) return badRequest("questions: needs at least one question");
   if (specs.length > limits.maxQuestions) return badRequest(`questions: at most ${limits.maxQuestions} for this model`);
@@ -166,7 +132,7 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
     parsed.push(built);
   }
 
-  // 5. a read is one token, so no thinking.
+  // 6. a read is one token, so no thinking.
   if (isPlainObject(ctk) && ctk.enable_thinking) return badRequest("a read is the reply's first token, so thinking must be off");
 
   return {
@@ -218,5 +184,5 @@ function buildQuestion(qid: string, type: string, instructions: unknown, criteri
   const limit = Math.min(maxOptions, labelSet.length);
   if (options.length > limit) return `question ${pyRepr(qid)}: at most ${limit} options for this model`;
   const text = typeof instructions === "string" ? instructions : instructions === null || instructions === undefined ? "" : String(instructions);
-  return { id: qid, type: qtype, instructions: text, options, labels: labelSet.slice(0, options.length), criteria };
+  return { id: qid, type: qtype, instructions: text, options, labels: labelSet.slice(0, options.length), oracleOptions: qtype === "noul" ? null : names };
 }
