@@ -9,5 +9,6 @@ import { register as status } from "./status.js";
 import { register as run } from "./run.js";
 import { register as demo } from "./demo.js";
 import { register as scorer } from "./scorer.js";
+import { register as card } from "./card.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer, card];

@@ -15,6 +15,9 @@ import { LiveScorer } from "../scorer/live-scorer.js";
 import type { MetricsJson } from "../scorer/score-results.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
+import { CardRecorder } from "../card/card-recorder.js";
+import type { MethodClass, RunCard } from "../card/run-card.js";
+import { cardSetup, DEFAULT_AGENT_CAPACITY, countersAtEnd, snapshotOf } from "./run-card-setup.js";
 
 export interface EmbeddedRunOptions {
   suiteDir: string;
@@ -34,12 +37,17 @@ export interface EmbeddedRunOptions {
   /** Print each track's headline as soon as the track is scored. */
   printTracks?: boolean;
   logger?: Logger;
+  /** Run card: the protocol's method class (default raw-llm) and the GPU-hour price (0 = unknown). */
+  methodClass?: MethodClass;
+  gpuHourUsd?: number;
 }
 
 export interface EmbeddedRunResult {
   outcome: RunOutcome;
   metrics: MetricsJson | undefined;
   metricsPath: string;
+  card: RunCard;
+  cardPath: string;
 }
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
@@ -58,6 +66,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     ...(options.families ? { families: options.families } : {}),
     log,
     onTrackMetrics: (track, m) => {
+      recorder?.trackComplete(m.family, track, scorer.partial());
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
@@ -65,6 +74,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
+  let recorder: CardRecorder | undefined;
   let progress: NodeJS.Timeout | undefined;
   const stopAll = async () => {
     if (progress) clearInterval(progress);
@@ -99,6 +109,21 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       logLevel,
     });
     const status = coordinator.initialStatus;
+    const methodName = options.method?.method ?? "systemone";
+    const c0 = coordinator;
+    recorder = new CardRecorder({
+      outDir: options.outDir,
+      setup: cardSetup({
+        suiteDir: options.suiteDir,
+        method: methodName,
+        entryCount: Number(status.records_total),
+        batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
+        methodClass: options.methodClass ?? "raw-llm",
+        gpuHourUsd: options.gpuHourUsd ?? 0,
+      }),
+      snapshot: async () => snapshotOf(await c0.status()),
+    });
+    await recorder.start();
     scorer.setSuite(status.suite_identity, status.tracks.length);
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
@@ -139,16 +164,20 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
+    recorder.coordinatorStopped(countersAtEnd(outcome));
     await coordinator.close();
     await stopAll();
     bar.stop();
     if (outcome.state !== "complete") {
+      await recorder.finish(outcome.state === "failed" ? "failed" : "cancelled");
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
     const metrics = await scorer.finish();
-    return { outcome, metrics, metricsPath };
+    const card = await recorder.finish("complete", metrics);
+    return { outcome, metrics, metricsPath, card, cardPath: recorder.path };
   } catch (err) {
+    if (recorder && !recorder.isFinished) await recorder.finish("failed").catch(() => undefined);
     await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();
     bar.stop();

@@ -5,6 +5,7 @@ import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { methodFactory, parseSeeds } from "./engine-methods.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
+import { cardOptions, parseGpuHourUsd, parseMethodClass } from "./run-card-setup.js";
 
 interface RunFlags {
   suite: string;
@@ -23,10 +24,12 @@ interface RunFlags {
   simFaults?: string;
   simOracle?: string;
   simAccuracy?: string;
+  methodClass?: string;
+  gpuHourUsd?: string;
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("run")
     .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
@@ -44,44 +47,50 @@ export function register(program: Command): void {
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
-    .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
-    .action(async (flags: RunFlags) => {
-      const engines = csv(flags.engine);
-      const sim = intArg("sim", flags.sim, 1);
-      if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
-      methodFactory(flags.method);
-      const seeds = parseSeeds(flags.seeds);
-      const tracks = csv(flags.tracks);
-      const families = csv(flags.families);
-      const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
-      const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
-      if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
-      const capacity = intArg("capacity", flags.capacity, 1);
-      const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
-      const result = await runEmbedded({
-        suiteDir: flags.suite,
-        outDir: flags.out,
-        ...(engines ? { engines } : {}),
-        ...(sim ? { sim } : {}),
-        simOptions: {
-          ...(tokensPerS !== undefined ? { tokensPerS } : {}),
-          ...(flags.simFaults ? { faults: flags.simFaults } : {}),
-          ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
-          ...(accuracy !== undefined ? { accuracy } : {}),
-        },
-        method: { method: flags.method, seeds, ...(flags.model ? { model: flags.model } : {}) },
-        ...(tracks ? { tracks } : {}),
-        ...(families ? { families } : {}),
-        ...(flags.force ? { force: true } : {}),
-        ...(capacity ? { capacity } : {}),
-        ...(leaseMs ? { leaseMs } : {}),
-      });
-      const o = result.outcome;
-      process.stdout.write(
-        (result.metrics ? formatReport(result.metrics) : "") +
-          `run ${o.runId} ${o.state}: ${o.recordsTotal} records (${o.recordsResumed} resumed) in ${o.elapsedSeconds.toFixed(1)} s; ` +
-          `${o.counters.rejected} results rejected, ${o.counters.leasesExpired} leases expired, ${o.counters.backupUnits} backup units\n` +
-          `wrote ${result.metricsPath}\n`,
-      );
+    .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
+  for (const o of cardOptions()) command.addOption(o);
+  command.action(async (flags: RunFlags) => {
+    const engines = csv(flags.engine);
+    const sim = intArg("sim", flags.sim, 1);
+    if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
+    methodFactory(flags.method);
+    const seeds = parseSeeds(flags.seeds);
+    const tracks = csv(flags.tracks);
+    const families = csv(flags.families);
+    const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
+    const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
+    if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
+    const capacity = intArg("capacity", flags.capacity, 1);
+    const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
+    const methodClass = parseMethodClass(flags.methodClass);
+    const gpuHourUsd = parseGpuHourUsd(flags.gpuHourUsd);
+    const result = await runEmbedded({
+      suiteDir: flags.suite,
+      outDir: flags.out,
+      ...(engines ? { engines } : {}),
+      ...(sim ? { sim } : {}),
+      simOptions: {
+        ...(tokensPerS !== undefined ? { tokensPerS } : {}),
+        ...(flags.simFaults ? { faults: flags.simFaults } : {}),
+        ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
+        ...(accuracy !== undefined ? { accuracy } : {}),
+      },
+      method: { method: flags.method, seeds, ...(flags.model ? { model: flags.model } : {}) },
+      ...(tracks ? { tracks } : {}),
+      ...(families ? { families } : {}),
+      ...(flags.force ? { force: true } : {}),
+      ...(capacity ? { capacity } : {}),
+      ...(leaseMs ? { leaseMs } : {}),
+      methodClass,
+      gpuHourUsd,
     });
+    const o = result.outcome;
+    process.stdout.write(
+      (result.metrics ? formatReport(result.metrics) : "") +
+        `run ${o.runId} ${o.state}: ${o.recordsTotal} records (${o.recordsResumed} resumed) in ${o.elapsedSeconds.toFixed(1)} s; ` +
+        `${o.counters.rejected} results rejected, ${o.counters.leasesExpired} leases expired, ${o.counters.backupUnits} backup units\n` +
+        `wrote ${result.metricsPath}\n` +
+        `run card ${result.cardPath} (fingerprint ${result.card.fingerprint.slice(0, 12)}, hash ${result.card.run_card_hash.slice(0, 12)})\n`,
+    );
+  });
 }
