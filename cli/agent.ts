@@ -9,6 +9,7 @@ import { startAgent, type AgentOutcome } from "../agent/attach-loop.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { VllmSupervisor } from "../agent/vllm-supervisor.js";
+import { MethodSwitch } from "../agent/method-switch.js";
 import { opt, intArg } from "./options.js";
 import { METHODS, methodFactory, parseSeeds } from "./engine-methods.js";
 
@@ -58,13 +59,21 @@ function describe(outcome: AgentOutcome): string {
   }
 }
 
+const MODEL_PLACEHOLDER = "{model}";
+const ANY_METHOD = "any";
+
+/** The template with {model} replaced by the model name, quoted for the shell. */
+export function fillModel(template: string, model: string): string {
+  return template.split(MODEL_PLACEHOLDER).join(`'${model.replace(/'/g, `'\\''`)}'`);
+}
+
 export function register(program: Command): void {
   program
     .command("agent")
     .description("attach to a coordinator and answer its work units through a local engine (vLLM or sim-engine)")
     .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory())
     .addOption(opt("--engine <url>", "engine base URL, e.g. http://127.0.0.1:8000").makeOptionMandatory())
-    .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")})`, "systemone"))
+    .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")}), or "any": the one each run names (a sweep)`, "systemone"))
     .addOption(opt("--model <name>", "model to ask the engine for (default: the first it serves)"))
     .addOption(opt("--label-read-api <api>", "label-read prompts: completions (token ids) or chat (the server's chat template)", "completions"))
     .addOption(opt("--token <token>", "bearer token the coordinator expects"))
@@ -77,14 +86,21 @@ export function register(program: Command): void {
     .addOption(opt("--heartbeat-ms <ms>", "heartbeat interval (default: the coordinator's)"))
     .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2 (default: the run's, else one read)"))
     .addOption(opt("--max-concurrency <n>", "upper bound of the adaptive (AIMD) limit on requests in flight to the engine (default 256)"))
-    .addOption(opt("--vllm-cmd <command>", 'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain'))
+    .addOption(
+      opt(
+        "--vllm-cmd <command>",
+        'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain. ' +
+          "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile",
+      ),
+    )
     .action(async (flags: AgentFlags) => {
       const coordinator = coordinatorAddress(flags.coordinator);
       const engine = engineUrl(flags.engine);
       const capacity = intArg("capacity", flags.capacity, 1);
       const concurrency = intArg("concurrency", flags.concurrency, 1);
       const heartbeatMs = intArg("heartbeat-ms", flags.heartbeatMs, 10);
-      const makeMethod = methodFactory(flags.method);
+      const anyMethod = flags.method === ANY_METHOD;
+      if (!anyMethod) methodFactory(flags.method);
       if (flags.labelReadApi !== "completions" && flags.labelReadApi !== "chat") {
         throw new UsageError(`--label-read-api must be completions or chat, got ${JSON.stringify(flags.labelReadApi)}`);
       }
@@ -94,18 +110,37 @@ export function register(program: Command): void {
       const tls = flags.tlsCa || flags.tlsCert ? { ca: flags.tlsCa, cert: flags.tlsCert, key: flags.tlsKey } : undefined;
 
       const logger = createLogger("udm-orch");
-      const supervisor = flags.vllmCmd ? new VllmSupervisor({ command: flags.vllmCmd, healthUrl: `${engine}/health`, logger }) : undefined;
-      supervisor?.start();
+      // A template names no model until --model or the run's Welcome does; then the engine is started with it.
+      const template = flags.vllmCmd?.includes(MODEL_PLACEHOLDER) ? flags.vllmCmd : undefined;
+      let servedModel = template ? flags.model : undefined;
+      const supervisor = flags.vllmCmd
+        ? new VllmSupervisor({ command: template ? fillModel(template, servedModel ?? "") : flags.vllmCmd, healthUrl: `${engine}/health`, logger })
+        : undefined;
+      if (!template || servedModel) supervisor?.start();
+      const switchModel = (model: string) => {
+        if (!template || !supervisor || !model || model === servedModel) return;
+        logger.info("the run names another model: restarting the engine with it", { from: servedModel ?? "(none)", to: model });
+        servedModel = model;
+        void supervisor.restartWith(fillModel(template, model));
+      };
       const limiter = new AdaptiveConcurrency({
         ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
         readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
       });
-      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds });
+      // With a template the engine serves the run's model: the method asks for whatever it serves.
+      const setup = { baseUrl: engine, model: template ? undefined : flags.model, capacity, api: flags.labelReadApi as "completions" | "chat", limiter, seeds };
+      const method = anyMethod
+        ? new MethodSwitch(new Map(Object.entries(METHODS).map(([name, make]) => [name, make(setup)])), "systemone")
+        : methodFactory(flags.method)(setup);
       const handle = startAgent({
         coordinator,
         method,
         // The run's seeds decide; --seeds stands in for a run that names none.
-        onRunParams: (run) => method.setSeeds(run.seeds.length > 0 ? run.seeds : seeds),
+        onRunParams: (run) => {
+          if (method instanceof MethodSwitch && run.method && !method.use(run.method)) logger.warn("the run names an engine method this build lacks", { method: run.method });
+          method.setSeeds(run.seeds.length > 0 ? run.seeds : seeds);
+          switchModel(run.model);
+        },
         engineUrl: engine,
         engineLoad: (signal) => readEngineLoad(engine, signal),
         ...(flags.agentId ? { agentId: flags.agentId } : {}),

@@ -10,6 +10,9 @@ import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
+import { join } from "node:path";
+import { cardOptions, parseGpuHourUsd, parseMethodClass } from "./run-card-setup.js";
+import { RunCardSession } from "./run-card-session.js";
 
 interface CoordinatorFlags extends NatsFlagValues {
   suite: string;
@@ -31,6 +34,8 @@ interface CoordinatorFlags extends NatsFlagValues {
   families?: string;
   force?: boolean;
   maxHeapMb?: string;
+  methodClass?: string;
+  gpuHourUsd?: string;
 }
 
 /** What the command needs of a coordinator, in this thread or in a worker. */
@@ -70,6 +75,8 @@ export function register(program: Command): void {
     .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
+  // The run card (run-card.json beside the metrics.json this command writes as tracks complete).
+  for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags) => {
     if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
     if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
@@ -82,7 +89,17 @@ export function register(program: Command): void {
       : undefined;
     const tracks = csv(flags.tracks);
     const families = csv(flags.families);
+    const methodClass = parseMethodClass(flags.methodClass);
+    const gpuHourUsd = parseGpuHourUsd(flags.gpuHourUsd);
     const logger = createLogger("coordinator");
+    const cardSession = new RunCardSession({
+      suiteDir: flags.suite,
+      outDir: flags.out,
+      metricsPath: join(flags.out, "metrics.json"),
+      ...(tracks ? { tracks } : {}),
+      ...(families ? { families } : {}),
+      log: logger.child("scorer"),
+    });
     const nats = natsBusOptionsFrom(flags);
     const options: WorkerCoordinatorOptions = {
       suiteDir: flags.suite,
@@ -103,6 +120,7 @@ export function register(program: Command): void {
       drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
       force: Boolean(flags.force),
       ...(nats ? { nats } : {}),
+      onTrackComplete: cardSession.onTrackComplete,
     };
     const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
     // Nothing is committed while the suite is read: a signal then just stops (the next start
@@ -117,6 +135,7 @@ export function register(program: Command): void {
     try {
       const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
       handle = { ...c, status: c.initialStatus };
+      await cardSession.started(c, { method: flags.method, batchSize: null, methodClass, gpuHourUsd });
     } finally {
       process.off("SIGTERM", onSignalWhileStarting);
       process.off("SIGINT", onSignalWhileStarting);
@@ -135,15 +154,20 @@ export function register(program: Command): void {
     try {
       const outcome = await handle.done;
       await handle.close();
+      const sealed = await cardSession.finished(outcome);
       const c = outcome.counters;
       process.stdout.write(
         `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
           `(${outcome.recordsResumed} resumed), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
-          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n`,
+          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n` +
+          `run card ${sealed.cardPath} (${sealed.card.status}, fingerprint ${sealed.card.fingerprint.slice(0, 12)})\n`,
       );
       if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
       if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
       process.exitCode = EXIT.ok;
+    } catch (err) {
+      await cardSession.failed();
+      throw err;
     } finally {
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);

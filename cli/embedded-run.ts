@@ -11,13 +11,12 @@ import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine-server.js";
-import { LiveScorer } from "../scorer/live-scorer.js";
 import type { MetricsJson } from "../scorer/score-results.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
-import { CardRecorder } from "../card/card-recorder.js";
 import type { MethodClass, RunCard } from "../card/run-card.js";
-import { cardSetup, DEFAULT_AGENT_CAPACITY, countersAtEnd, snapshotOf } from "./run-card-setup.js";
+import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
+import { RunCardSession } from "./run-card-session.js";
 
 export interface EmbeddedRunOptions {
   suiteDir: string;
@@ -58,15 +57,14 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
   const metricsPath = join(options.outDir, "metrics.json");
   const bar = createProgressBar("run");
-  const scorer = new LiveScorer({
+  const session = new RunCardSession({
     suiteDir: options.suiteDir,
-    resultsDir: options.outDir,
+    outDir: options.outDir,
     metricsPath,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
     onTrackMetrics: (track, m) => {
-      recorder?.trackComplete(m.family, track, scorer.partial());
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
@@ -74,7 +72,6 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
-  let recorder: CardRecorder | undefined;
   let progress: NodeJS.Timeout | undefined;
   const stopAll = async () => {
     if (progress) clearInterval(progress);
@@ -104,27 +101,17 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-      onTrackComplete: (track, family) => scorer.trackComplete(track, family),
+      onTrackComplete: session.onTrackComplete,
       logger: log.child("coordinator"),
       logLevel,
     });
     const status = coordinator.initialStatus;
-    const methodName = options.method?.method ?? "systemone";
-    const c0 = coordinator;
-    recorder = new CardRecorder({
-      outDir: options.outDir,
-      setup: cardSetup({
-        suiteDir: options.suiteDir,
-        method: methodName,
-        entryCount: Number(status.records_total),
-        batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
-        methodClass: options.methodClass ?? "raw-llm",
-        gpuHourUsd: options.gpuHourUsd ?? 0,
-      }),
-      snapshot: async () => snapshotOf(await c0.status()),
+    await session.started(coordinator, {
+      method: options.method?.method ?? "systemone",
+      batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
+      methodClass: options.methodClass ?? "raw-llm",
+      gpuHourUsd: options.gpuHourUsd ?? 0,
     });
-    await recorder.start();
-    scorer.setSuite(status.suite_identity, status.tracks.length);
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
@@ -164,20 +151,17 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
-    recorder.coordinatorStopped(countersAtEnd(outcome));
     await coordinator.close();
     await stopAll();
     bar.stop();
+    const sealed = await session.finished(outcome);
     if (outcome.state !== "complete") {
-      await recorder.finish(outcome.state === "failed" ? "failed" : "cancelled");
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
-    const metrics = await scorer.finish();
-    const card = await recorder.finish("complete", metrics);
-    return { outcome, metrics, metricsPath, card, cardPath: recorder.path };
+    return { outcome, metrics: sealed.metrics, metricsPath, card: sealed.card, cardPath: sealed.cardPath };
   } catch (err) {
-    if (recorder && !recorder.isFinished) await recorder.finish("failed").catch(() => undefined);
+    await session.failed();
     await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();
     bar.stop();

@@ -67,6 +67,11 @@ export interface CoordinatorOptions {
   /** Called once per track whose every record is committed (at start for tracks already complete). */
   onTrackComplete?: (track: string, family: string) => void;
   /**
+   * A sweep's runs follow each other on one address: at the end agents are let go (their stream
+   * ends, they reattach to the next run) instead of drained (which stops them). Default false.
+   */
+  releaseAgentsAtEnd?: boolean;
+  /**
    * Where committed results, run events and the run's status are published (coordinator/bus-publisher.ts).
    * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
    */
@@ -129,6 +134,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   const leaseMs = options.leaseMs ?? 30_000;
   const heartbeatMs = options.heartbeatMs ?? 5_000;
   const method: MethodConfig = { ...DEFAULT_METHOD, ...options.method };
+  // A run that names its model gets no work done by an engine serving another (one restarting
+  // with the run's model reports it in its next Hello).
+  const servesRunModel = (served: string): boolean => !method.model || served === method.model;
   const listen = options.listen ?? "127.0.0.1:0";
   const credentials = serverCredentials(options.tls);
   let state: CoordinatorState = "starting";
@@ -335,7 +343,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     if (doneResolved) return;
     log.info("run complete", { run_id: runId, records: index.totalRecords });
     scheduler.stopDispatch();
-    for (const c of connections.values()) c.sendDrain("run complete");
+    if (!options.releaseAgentsAtEnd) for (const c of connections.values()) c.sendDrain("run complete");
     publishEvent({ type: "run_complete", at: at(), state: "complete" });
     settle();
   }
@@ -354,8 +362,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       state = "draining";
       health.set("NOT_SERVING");
       scheduler.stopDispatch();
-      for (const c of connections.values()) c.sendDrain("coordinator draining");
-      await waitFor(() => connections.size === 0, graceMs);
+      if (!options.releaseAgentsAtEnd) {
+        for (const c of connections.values()) c.sendDrain("coordinator draining");
+        await waitFor(() => connections.size === 0, graceMs);
+      }
       try {
         await store.close();
       } catch (err) {
@@ -402,6 +412,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       return;
     }
     let conn: AgentConnection | undefined;
+    let connModel = "";
     const gone = () => {
       if (!conn) return;
       if (connections.get(conn.key) === conn) {
@@ -416,6 +427,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         if (msg.kind === "hello" && msg.hello) {
           if (conn) return; // a repeated Hello changes nothing
           const info = agentInfoFromWire(msg.hello);
+          connModel = info.model;
           info.agentId ||= call.getPeer();
           // The same agent connecting again (network blip): its old stream's leases are released now.
           for (const old of connections.values()) {
@@ -434,10 +446,11 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
           });
           connections.set(conn.key, conn);
           conn.send(welcomeToWire(runId, method, leaseMs, heartbeatMs));
-          scheduler.attach(conn.key, info, conn, msg.hello.ready);
+          scheduler.attach(conn.key, info, conn, msg.hello.ready && servesRunModel(info.model));
           publishEvent({ type: "agent_joined", at: at(), agentId: info.agentId, model: info.model, engineUrl: info.engineUrl });
           log.info("agent attached", { agent: info.agentId, model: info.model, ready: msg.hello.ready, engine: info.engineUrl });
-          if (doneResolved || state !== "running") conn.sendDrain(doneResolved ? "run complete" : "coordinator draining");
+          if (!servesRunModel(info.model)) log.info("agent's engine serves another model than the run's: sent nothing until it serves it", { agent: info.agentId, engine: info.model, run: method.model });
+          if ((doneResolved || state !== "running") && !options.releaseAgentsAtEnd) conn.sendDrain(doneResolved ? "run complete" : "coordinator draining");
           return;
         }
         if (!conn) {
@@ -457,7 +470,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
           case "heartbeat":
             if (msg.heartbeat)
               scheduler.heartbeat(conn.key, {
-                ready: msg.heartbeat.ready,
+                ready: msg.heartbeat.ready && servesRunModel(connModel),
                 inflightRequests: msg.heartbeat.inflight_requests,
                 engineWaiting: msg.heartbeat.engine_waiting,
                 engineRunning: msg.heartbeat.engine_running,
