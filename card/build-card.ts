@@ -32,7 +32,8 @@ export interface RunTotals {
 }
 
 export interface ClusterView {
-  agents: ReadonlyArray<{ agent_id: string; model: string; engine_url: string }>;
+  /** Agents seen, with the model their engine served when last seen and the results they sent. */
+  agents: ReadonlyArray<{ agent_id: string; model: string; engine_url: string; results: number }>;
   leasesExpired: number;
   backupUnits: number;
   resultsRejected: number;
@@ -69,13 +70,17 @@ export interface RunCardInputs {
   reproduction?: RunCard["reproduction"];
 }
 
+/** `systemone`; a templated method by its template's label, e.g. `label-read/v1`. */
 export function conditionOf(engineMethod: string, templateVersion: string | null): string {
-  return templateVersion ? `${engineMethod}/${templateVersion}` : engineMethod;
+  if (!templateVersion) return engineMethod;
+  return templateVersion.startsWith(`${engineMethod}/`) ? templateVersion : `${engineMethod}/${templateVersion}`;
 }
 
 export function buildRunCard(i: RunCardInputs): RunCard {
   const { run, metrics, totals, setup } = i;
-  const servedModels = [...new Set(i.cluster.agents.map((a) => a.model).filter(Boolean))].sort();
+  // The models that answered (an agent restarting its engine for this run's model was first seen with the last run's).
+  const answering = i.cluster.agents.filter((a) => a.results > 0);
+  const servedModels = [...new Set((answering.length > 0 ? answering : i.cluster.agents).map((a) => a.model).filter(Boolean))].sort();
   const tracks: Record<string, CardTrack> = {};
   let missing = 0;
   for (const [name, t] of Object.entries(metrics?.tracks ?? {})) {
@@ -155,7 +160,7 @@ export function buildRunCard(i: RunCardInputs): RunCard {
       resumes: run.resumes,
     },
     results_files: sortedRecord(i.results.files),
-    quality_tier: qualityTierOf(summary.v1_mean),
+    quality_tier: qualityTierOf(summary),
     verification_tier: setup.verificationTier ?? "self-benchmarked",
     ...(i.reproduction ? { reproduction: i.reproduction } : {}),
     fingerprint: "",

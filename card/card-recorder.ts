@@ -68,7 +68,7 @@ export class CardRecorder {
       totals: same ? totalsOfCard(prev) : undefined,
       agents: same ? prev.cluster.agents : [],
     };
-    for (const a of this.base.agents) this.agents.set(a.agent_id, a);
+    for (const a of this.base.agents) this.agents.set(a.agent_id, { ...a, results: a.results ?? 0 });
   }
 
   /** Writes the `running` card and starts the periodic rewrite. */
@@ -154,7 +154,11 @@ export class CardRecorder {
         snap = undefined; // the coordinator is stopping: keep what was seen
       }
     }
-    for (const a of snap?.cluster.agents ?? []) this.agents.set(a.agent_id, a);
+    for (const a of snap?.cluster.agents ?? []) {
+      // Results an agent sent in an earlier connection of this session stay counted.
+      const before = this.agents.get(a.agent_id);
+      this.agents.set(a.agent_id, { ...a, results: Math.max(a.results, before?.model === a.model ? before.results : 0) });
+    }
     const cluster: ClusterView = {
       agents: [...this.agents.values()],
       leasesExpired: snap?.cluster.leasesExpired ?? this.last?.cluster.leases_expired ?? 0,

@@ -19,6 +19,15 @@ export function qualityTier(v1Mean: number | null): QualityTierName | null {
   return "Baseline";
 }
 
-export function qualityTierOf(v1Mean: number | null): RunCard["quality_tier"] {
-  return { tier: qualityTier(v1Mean), basis: "v1_mean", provisional: true, note: PROVISIONAL_NOTE };
+/** The tier of a run's summary: its v1 mean, or over a partial scope the mean of the scored tracks present. */
+export function qualityTierOf(summary: { v1_mean: number | null; v1_mean_partial?: number | null | undefined }): RunCard["quality_tier"] {
+  if (summary.v1_mean === null && summary.v1_mean_partial !== undefined && summary.v1_mean_partial !== null) {
+    return { tier: qualityTier(summary.v1_mean_partial), basis: "v1_mean_partial", provisional: true, note: PROVISIONAL_NOTE };
+  }
+  return { tier: qualityTier(summary.v1_mean), basis: "v1_mean", provisional: true, note: PROVISIONAL_NOTE };
+}
+
+/** The mean a leaderboard ranks by: v1 mean, else the partial mean of a narrower scope. */
+export function rankingMean(summary: { v1_mean: number | null; v1_mean_partial?: number | null | undefined }): number | null {
+  return summary.v1_mean ?? summary.v1_mean_partial ?? null;
 }

@@ -61,7 +61,7 @@ export interface RunCard {
     model_slug: string;
     /** Model id(s) as the engines reported them (/v1/models); "" when no engine was seen. */
     model_id: string;
-    /** Engine method and template label, e.g. `systemone`, `label-read/label-read/v1`. */
+    /** Engine method and template label, e.g. `systemone`, `label-read/v1`. */
     condition: string;
     engine_method: string;
     template_version: string | null;
@@ -117,7 +117,7 @@ export interface RunCard {
   };
   cluster: {
     agents_seen: number;
-    agents: Array<{ agent_id: string; model: string; engine_url: string }>;
+    agents: Array<{ agent_id: string; model: string; engine_url: string; results: number }>;
     engine_methods: string[];
     leases_expired: number;
     backup_units: number;
@@ -127,7 +127,7 @@ export interface RunCard {
   };
   /** sha256 of each results file, keyed by its path relative to the card's directory (`/`). */
   results_files: Record<string, string>;
-  quality_tier: { tier: QualityTierName | null; basis: "v1_mean"; provisional: true; note: string };
+  quality_tier: { tier: QualityTierName | null; basis: "v1_mean" | "v1_mean_partial"; provisional: true; note: string };
   verification_tier: VerificationTier;
   /** Set by `card reproduce` on the new card. */
   reproduction?: {

@@ -76,7 +76,7 @@ function suiteRevision(suiteDir: string): string {
 export function snapshotOf(status: RunStatus): RunSnapshot {
   return {
     cluster: {
-      agents: status.agents.map((a) => ({ agent_id: a.agent_id, model: a.model, engine_url: a.engine_url })),
+      agents: status.agents.map((a) => ({ agent_id: a.agent_id, model: a.model, engine_url: a.engine_url, results: Number(a.results) })),
       leasesExpired: Number(status.leases_expired),
       backupUnits: Number(status.backup_units),
       resultsRejected: Number(status.results_rejected),
