@@ -12,6 +12,8 @@
 // stopped:    final; `done` has resolved.
 export type AgentState = "starting" | "connecting" | "running" | "draining" | "stopped";
 
+export const AGENT_STATES: readonly AgentState[] = ["starting", "connecting", "running", "draining", "stopped"];
+
 const NEXT: Record<AgentState, readonly AgentState[]> = {
   starting: ["connecting", "draining", "stopped"],
   connecting: ["running", "draining", "stopped"],

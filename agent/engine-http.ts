@@ -81,7 +81,43 @@ export async function requestJson(url: string, req: EngineRequest): Promise<unkn
   }
 }
 
+/** How one engine request ended, for metrics (agent/agent-metrics.ts). */
+export interface EngineRequestObservation {
+  url: string;
+  /** HTTP status, or what happened instead of one. */
+  outcome: number | "timeout" | "unreachable" | "aborted";
+  seconds: number;
+}
+
+const observers = new Set<(o: EngineRequestObservation) => void>();
+
+/** Calls `fn` after every engine request of this process; returns the function that stops it. */
+export function observeEngineRequests(fn: (o: EngineRequestObservation) => void): () => void {
+  observers.add(fn);
+  return () => observers.delete(fn);
+}
+
 export async function requestText(url: string, req: EngineRequest): Promise<string> {
+  if (observers.size === 0) return requestTextOnce(url, req);
+  const started = performance.now();
+  let outcome: EngineRequestObservation["outcome"] = "unreachable";
+  try {
+    const text = await requestTextOnce(url, req);
+    outcome = 200;
+    return text;
+  } catch (err) {
+    if (err instanceof EngineHttpError) outcome = err.status;
+    else if (err instanceof EngineTimeoutError) outcome = "timeout";
+    else if (err instanceof EngineUnreachableError) outcome = "unreachable";
+    else outcome = "aborted";
+    throw err;
+  } finally {
+    const o: EngineRequestObservation = { url, outcome, seconds: (performance.now() - started) / 1000 };
+    for (const fn of observers) fn(o);
+  }
+}
+
+async function requestTextOnce(url: string, req: EngineRequest): Promise<string> {
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), req.timeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, timeout.signal]) : timeout.signal;

@@ -2,12 +2,11 @@
 // sweep's runs differ in method), by holding one of each and switching on the run's Welcome.
 import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams } from "./engine-method.js";
 
-type Seeded = EngineMethod & { setSeeds(seeds: readonly number[]): void };
 
 export class MethodSwitch implements EngineMethod {
-  private current: Seeded;
+  private current: EngineMethod;
 
-  constructor(private readonly methods: ReadonlyMap<string, Seeded>, initial: string) {
+  constructor(private readonly methods: ReadonlyMap<string, EngineMethod>, initial: string) {
     const first = methods.get(initial);
     if (!first) throw new Error(`no engine method ${initial}`);
     this.current = first;
@@ -25,10 +24,6 @@ export class MethodSwitch implements EngineMethod {
     return true;
   }
 
-  setSeeds(seeds: readonly number[]): void {
-    for (const m of this.methods.values()) m.setSeeds(seeds);
-  }
-
   info(signal?: AbortSignal): Promise<EngineInfo> {
     return this.current.info(signal);
   }
@@ -38,6 +33,6 @@ export class MethodSwitch implements EngineMethod {
   }
 
   applyRunParams(params: RunParams): void {
-    this.current.applyRunParams?.(params);
+    for (const m of this.methods.values()) m.applyRunParams?.(params);
   }
 }

@@ -12,7 +12,7 @@ import { dirname } from "node:path";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
 import type { RecordPayload } from "../agent/engine-method.js";
 import type { Question } from "../common/suite/schema.js";
-import { startSimEngine, type SimEngineOptions } from "../sim/engine-server.js";
+import { startSimEngine, type SimEngineOptions } from "../sim/engine/server.js";
 import { arg } from "./bench-args.js";
 
 function makeRecord(i: number, questionCount: number, stateWords: number): RecordPayload {
@@ -48,7 +48,7 @@ interface ScenarioResult {
 
 async function scenario(name: string, engineOptions: SimEngineOptions, records: number, questionCount: number, stateWords: number, concurrency: number): Promise<ScenarioResult> {
   const engine = await startSimEngine(engineOptions);
-  const method = new SystemOneMethod({ baseUrl: engine.url, retries: 6, minBackoffMs: 20, maxBackoffMs: 500 });
+  const method = new SystemOneMethod({ baseUrl: engine.url, retry: { retries: 6, minBackoffMs: 20, maxBackoffMs: 500 } });
   const payloads = Array.from({ length: records }, (_, i) => makeRecord(i, questionCount, stateWords));
   let next = 0;
   let requests = 0;
@@ -67,7 +67,7 @@ async function scenario(name: string, engineOptions: SimEngineOptions, records: 
         retries += out.retries;
         answered += Object.keys(out.probs).length;
         prompt += out.usage.promptTokens;
-        cached += out.usage.cachedTokens;
+        cached += out.usage.cachedTokens ?? 0;
         latencies.push(out.latencyMs);
       }
     }),

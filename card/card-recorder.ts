@@ -4,7 +4,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { readJsonFileOrThrow } from "../common/parse.js";
-import type { MetricsJson } from "../scorer/score-results.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
 import { buildRunCard, type CardSetup, type ClusterView, type RunManifestView, type RunTotals } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
 import { sealResults } from "./results-files.js";

@@ -11,7 +11,14 @@ import { readEngineLoad } from "../agent/engine-load.js";
 import { VllmSupervisor } from "../agent/vllm-supervisor.js";
 import { MethodSwitch } from "../agent/method-switch.js";
 import { opt, intArg } from "./options.js";
-import { METHODS, methodFactory, parseSeeds } from "./engine-methods.js";
+import { registerAgentMetrics } from "../agent/agent-metrics.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { AGENT_METRICS_EXAMPLE, parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { startMetricsServer, type MetricsServer } from "../common/metrics/metrics-server.js";
+import { METHODS, engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
+import { EngineTimeouts } from "../agent/engine-timeouts.js";
+import { channelCredentials } from "../agent/coordinator-channel.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 
 interface AgentFlags {
   coordinator: string;
@@ -30,17 +37,11 @@ interface AgentFlags {
   seeds?: string;
   maxConcurrency?: string;
   vllmCmd?: string;
-}
-
-function engineUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--engine must be a URL such as http://127.0.0.1:8000, got ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--engine must be http(s), got ${JSON.stringify(value)}`);
-  return value.replace(/\/+$/, "");
+  metrics: string;
+  requestTimeoutMs?: string;
+  retries?: string;
+  engineReadyTimeoutMs?: string;
+  maxMessageMb?: string;
 }
 
 function coordinatorAddress(value: string): string {
@@ -93,7 +94,13 @@ export function register(program: Command): void {
           "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile",
       ),
     )
+    .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
+    .addOption(opt("--retries <n>", `retries of a failed engine request before the question is reported as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", "report an engine that is not ready after this long (the agent keeps trying; default 60000)"))
+    .addOption(opt("--max-message-mb <mb>", "largest work unit accepted from the coordinator, in MiB (default 256)"))
+    .addOption(opt("--metrics <host:port>", `serve Prometheus metrics on /metrics (off by default; deployments pass e.g. ${AGENT_METRICS_EXAMPLE})`, "off"))
     .action(async (flags: AgentFlags) => {
+      const metricsListen = parseMetricsListen(flags.metrics);
       const coordinator = coordinatorAddress(flags.coordinator);
       const engine = engineUrl(flags.engine);
       const capacity = intArg("capacity", flags.capacity, 1);
@@ -108,6 +115,11 @@ export function register(program: Command): void {
       const seeds = parseSeeds(flags.seeds);
       const maxConcurrency = intArg("max-concurrency", flags.maxConcurrency, 1);
       const tls = flags.tlsCa || flags.tlsCert ? { ca: flags.tlsCa, cert: flags.tlsCert, key: flags.tlsKey } : undefined;
+      channelCredentials(tls); // unreadable or garbage PEM files: exit 2 now, not a reattach loop
+      const timeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1) ?? DEFAULT_RETRY_POLICY.timeoutMs;
+      const retries = intArg("retries", flags.retries, 0) ?? DEFAULT_RETRY_POLICY.retries;
+      const engineReadyWarnMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
+      const maxMessageMb = intArg("max-message-mb", flags.maxMessageMb, 4, 2047);
 
       const logger = createLogger("udm-orch");
       // A template names no model until --model or the run's Welcome does; then the engine is started with it.
@@ -127,30 +139,56 @@ export function register(program: Command): void {
         ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
         readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
       });
+      const timeouts = new EngineTimeouts(engine, timeoutMs, logger);
+      const retry = { timeoutMs, retries, onTimeout: () => timeouts.record() };
       // With a template the engine serves the run's model: the method asks for whatever it serves.
-      const setup = { baseUrl: engine, model: template ? undefined : flags.model, capacity, api: flags.labelReadApi as "completions" | "chat", limiter, seeds };
+      const setup = { baseUrl: engine, model: template ? undefined : flags.model, capacity, api: flags.labelReadApi as "completions" | "chat", limiter, seeds, retry, logger };
       const method = anyMethod
         ? new MethodSwitch(new Map(Object.entries(METHODS).map(([name, make]) => [name, make(setup)])), "systemone")
         : methodFactory(flags.method)(setup);
       const handle = startAgent({
         coordinator,
         method,
-        // The run's seeds decide; --seeds stands in for a run that names none.
-        onRunParams: (run) => {
-          if (method instanceof MethodSwitch && run.method && !method.use(run.method)) logger.warn("the run names an engine method this build lacks", { method: run.method });
-          method.setSeeds(run.seeds.length > 0 ? run.seeds : seeds);
-          switchModel(run.model);
-        },
         engineUrl: engine,
         engineLoad: (signal) => readEngineLoad(engine, signal),
+        // A sweep's runs differ in method (--method any) and model (a --vllm-cmd template).
+        onRunParams: (run) => {
+          if (method instanceof MethodSwitch && run.method && !method.use(run.method)) logger.warn("the run names an engine method this build lacks", { method: run.method });
+          method.applyRunParams?.({ seeds: run.seeds });
+          switchModel(run.model);
+        },
         ...(flags.agentId ? { agentId: flags.agentId } : {}),
         ...(flags.token ? { token: flags.token } : {}),
         ...(tls ? { tls } : {}),
         ...(capacity !== undefined ? { capacity } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
         ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
+        ...(engineReadyWarnMs !== undefined ? { engineReadyWarnMs } : {}),
+        ...(maxMessageMb !== undefined ? { maxMessageBytes: maxMessageMb * 1024 * 1024 } : {}),
         logger,
       });
+
+      let metricsServer: MetricsServer | undefined;
+      if (metricsListen) {
+        const registry = createProcessRegistry("agent");
+        registerAgentMetrics(registry, {
+          agent: handle.agentId,
+          method: flags.method,
+          engineUrl: engine,
+          stats: () => handle.stats(),
+          limiter,
+          ...(supervisor ? { engineStarts: () => supervisor.starts } : {}),
+        });
+        try {
+          metricsServer = await startMetricsServer({ listen: metricsListen, metrics: () => registry.metrics(), log: logger });
+        } catch (err) {
+          handle.stop();
+          await handle.done;
+          await supervisor?.stop();
+          throw err;
+        }
+        logger.info("metrics", { url: `${metricsServer.url}/metrics` });
+      }
 
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
@@ -172,10 +210,11 @@ export function register(program: Command): void {
         process.off("SIGTERM", onSignal);
         process.off("SIGINT", onSignal);
         await supervisor?.stop();
+        await metricsServer?.close();
       }
       const s = handle.stats();
       process.stdout.write(
-        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects\n`,
+        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects, ${timeouts.total} engine timeouts\n`,
       );
       if (outcome.kind === "failed") throw outcome.error;
       if (outcome.kind === "stopped") throw new UdmError("agent stopped before draining; units in hand were returned to the coordinator");

@@ -9,12 +9,16 @@ import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-
 import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";
-import { csv, intArg, numberArg, opt } from "./options.js";
-import { join } from "node:path";
-import { cardOptions, parseGpuHourUsd, parseMethodClass } from "./run-card-setup.js";
+import { csv, intArg, numberArg, opt, portArg } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
+import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { cardOptions, parseMethodClass } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
 
-interface CoordinatorFlags extends NatsFlagValues {
+interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   suite: string;
   out: string;
   listen: string;
@@ -35,7 +39,6 @@ interface CoordinatorFlags extends NatsFlagValues {
   force?: boolean;
   maxHeapMb?: string;
   methodClass?: string;
-  gpuHourUsd?: string;
 }
 
 /** What the command needs of a coordinator, in this thread or in a worker. */
@@ -75,31 +78,24 @@ export function register(program: Command): void {
     .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
-  // The run card (run-card.json beside the metrics.json this command writes as tracks complete).
+  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz")) command.addOption(o);
+  // The run card: run-card.json beside the metrics.json this command's scorer writes as tracks complete.
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags) => {
     if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
     if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
+    portArg("listen port", flags.listen.slice(flags.listen.lastIndexOf(":") + 1));
     if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
     if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
     if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
     const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
+    ensureWritableDir("out", flags.out);
     const tls: TlsOptions | undefined = flags.tlsCert
       ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
       : undefined;
     const tracks = csv(flags.tracks);
     const families = csv(flags.families);
-    const methodClass = parseMethodClass(flags.methodClass);
-    const gpuHourUsd = parseGpuHourUsd(flags.gpuHourUsd);
     const logger = createLogger("coordinator");
-    const cardSession = new RunCardSession({
-      suiteDir: flags.suite,
-      outDir: flags.out,
-      metricsPath: join(flags.out, "metrics.json"),
-      ...(tracks ? { tracks } : {}),
-      ...(families ? { families } : {}),
-      log: logger.child("scorer"),
-    });
     const nats = natsBusOptionsFrom(flags);
     const options: WorkerCoordinatorOptions = {
       suiteDir: flags.suite,
@@ -120,9 +116,36 @@ export function register(program: Command): void {
       drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
       force: Boolean(flags.force),
       ...(nats ? { nats } : {}),
-      onTrackComplete: cardSession.onTrackComplete,
     };
     const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
+    const metricsListen = parseMetricsListen(flags.metrics);
+    const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+    const methodClass = parseMethodClass(flags.methodClass);
+    const cardSession = new RunCardSession({
+      suiteDir: flags.suite,
+      outDir: flags.out,
+      ...(tracks ? { tracks } : {}),
+      ...(families ? { families } : {}),
+      log: logger.child("scorer"),
+      ownScorer: true,
+    });
+    options.onCommitted = cardSession.onCommitted;
+    const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
+    // The page and /healthz answer while the suite is read; /readyz once agents are served.
+    const web: ObservabilityServer | undefined = metricsListen
+      ? await startObservabilityServer({
+          listen: metricsListen,
+          registry: createProcessRegistry("coordinator"),
+          run: { method: options.method!.method!, model: options.method!.model ?? "", seeds, gpuHourUsd },
+          ...(flags.token ? { token: flags.token } : {}),
+          log: logger,
+        })
+      : undefined;
+    if (web) {
+      options.metrics = { perAgent, gpuHourUsd };
+      options.onLiveEvent = (e) => web.publish(e);
+      process.stdout.write(`live page: ${web.url}/ (metrics ${web.url}/metrics)\n`);
+    }
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     const onSignalWhileStarting = (signal: NodeJS.Signals) => {
@@ -135,7 +158,11 @@ export function register(program: Command): void {
     try {
       const c = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
       handle = { ...c, status: c.initialStatus };
+      web?.attach(c, c.runId);
       await cardSession.started(c, { method: flags.method, batchSize: null, methodClass, gpuHourUsd });
+    } catch (err) {
+      await web?.close();
+      throw err;
     } finally {
       process.off("SIGTERM", onSignalWhileStarting);
       process.off("SIGINT", onSignalWhileStarting);
@@ -152,7 +179,8 @@ export function register(program: Command): void {
     process.on("SIGTERM", onSignal);
     process.on("SIGINT", onSignal);
     try {
-      const outcome = await handle.done;
+      const outcome = await handle.done.finally(() => web?.detach());
+      web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
       await handle.close();
       const sealed = await cardSession.finished(outcome);
       const c = outcome.counters;
@@ -171,6 +199,7 @@ export function register(program: Command): void {
     } finally {
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
+      await web?.close();
     }
   });
 }

@@ -3,16 +3,18 @@ import { mkdtempSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { makeSuite } from "../sim/suite-maker.js";
+import { makeSuite } from "../sim/suite-maker/suite-maker.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { intArg, opt } from "./options.js";
 import { verifyCard } from "../card/verify-card.js";
+import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
 interface DemoFlags {
   out?: string;
   sim: string;
   seed: string;
+  metrics: string;
 }
 
 export function register(program: Command): void {
@@ -22,9 +24,11 @@ export function register(program: Command): void {
     .addOption(opt("--out <dir>", "where to put the suite and the run (default: a new temporary directory)"))
     .addOption(opt("--sim <n>", "simulated engines", "2"))
     .addOption(opt("--seed <n>", "seed of the synthetic suite", "0"))
+    .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page on this address, e.g. 127.0.0.1:9470 (default off)", "off"))
     .action(async (flags: DemoFlags) => {
       const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), "udm-demo-")));
       const sim = intArg("sim", flags.sim, 1)!;
+      const metrics = parseMetricsListen(flags.metrics);
       const seed = intArg("seed", flags.seed, 0)!;
       const suiteDir = join(out, "suite");
       const runDir = join(out, "run");
@@ -34,7 +38,7 @@ export function register(program: Command): void {
         process.stdout.write(`demo: synthetic suite of ${made.records} records in ${made.files} track files at ${suiteDir}\n`);
       }
       process.stdout.write(`demo: ${sim} simulated engines (sim/pseudo: a stand-in for vLLM, not a model), results in ${runDir}\n`);
-      const result = await runEmbedded({ suiteDir, outDir: runDir, sim, printTracks: false });
+      const result = await runEmbedded({ suiteDir, outDir: runDir, sim, printTracks: false, ...(metrics ? { metrics } : {}) });
       const o = result.outcome;
       process.stdout.write(
         (result.metrics ? formatReport(result.metrics) : "") +

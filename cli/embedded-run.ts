@@ -1,7 +1,8 @@
 // One machine, one process: the coordinator, one agent per engine (or per in-process simulated
-// engine) and the live scorer. What `run` and `demo` share. Rerunning with the same --out resumes.
-import { join } from "node:path";
+// engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
+// `run` and `demo` share. Rerunning with the same --out resumes.
 import { createLogger, type Logger } from "../common/log.js";
+import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { RunOutcome } from "../coordinator/server.js";
@@ -10,10 +11,20 @@ import type { MethodConfig } from "../coordinator/run-manifest.js";
 import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine-server.js";
-import type { MetricsJson } from "../scorer/score-results.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine/server.js";
+import { CommitScorer } from "../scorer/commit-scorer.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
+import type { RunScorer } from "../scorer/run-scorer.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
+import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.js";
+import { EngineTimeouts } from "../agent/engine-timeouts.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
+import { registerAgentMetrics } from "../agent/agent-metrics.js";
+import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import type { ListenAddress } from "../common/metrics/metrics-listen.js";
+import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 import type { MethodClass, RunCard } from "../card/run-card.js";
 import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
@@ -33,18 +44,36 @@ export interface EmbeddedRunOptions {
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
   leaseMs?: number;
+  /** Per engine request, and retries after the first attempt (agent/methods/engine-call.ts defaults). */
+  requestTimeoutMs?: number;
+  retries?: number;
+  /** Engines not ready within this are reported; none ready fails the run (default 120000). */
+  engineReadyTimeoutMs?: number;
   /** Print each track's headline as soon as the track is scored. */
   printTracks?: boolean;
-  logger?: Logger;
-  /** Run card: the protocol's method class (default raw-llm) and the GPU-hour price (0 = unknown). */
-  methodClass?: MethodClass;
+  /**
+   * Serve /metrics (coordinator, agents with an `agent` label, scorer: one page), the live run page
+   * and its API on this address; none when absent.
+   */
+  metrics?: ListenAddress;
+  /** Bearer token the page's /api routes require. */
+  token?: string;
+  /** Price of one GPU-hour in USD (0 = unknown). */
   gpuHourUsd?: number;
+  /** Per-agent gauges from heartbeats (default true). */
+  perAgentMetrics?: boolean;
+  /** The protocol's method class for the run card (default raw-llm). */
+  methodClass?: MethodClass;
+  logger?: Logger;
 }
 
 export interface EmbeddedRunResult {
   outcome: RunOutcome;
   metrics: MetricsJson | undefined;
   metricsPath: string;
+  /** The scorer core of the run: per-track progress and headlines, counts of applied, duplicate and unmatched results. */
+  scorer: RunScorer | undefined;
+  /** run-card.json beside metrics.json, final. */
   card: RunCard;
   cardPath: string;
 }
@@ -55,29 +84,41 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const log = options.logger ?? createLogger("run", logLevel);
   const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
-  const metricsPath = join(options.outDir, "metrics.json");
   const bar = createProgressBar("run");
-  const session = new RunCardSession({
+  const registry = options.metrics ? createProcessRegistry("run") : undefined;
+  let web: ObservabilityServer | undefined;
+  const cardSession = new RunCardSession({ suiteDir: options.suiteDir, outDir: options.outDir, log });
+  const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
     outDir: options.outDir,
-    metricsPath,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
-    onTrackMetrics: (track, m) => {
+    onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
+    onTrackFinal: (track, m) => {
+      cardSession.trackScored(track, m, scorer.current());
+      web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
+  const metricsPath = scorer.metricsPath;
 
+  const scorerMetrics = registry
+    ? registerScorerMetrics(registry, { metrics: () => scorer.current(), tracksInScope: () => scorer.tracksInScope })
+    : undefined;
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
   let progress: NodeJS.Timeout | undefined;
+  let readiness: EngineReadiness | undefined;
+  let noEngine: Error | undefined;
   const stopAll = async () => {
+    readiness?.stop();
     if (progress) clearInterval(progress);
     for (const a of agents) a.stop();
     await Promise.allSettled(agents.map((a) => a.done));
     await Promise.allSettled(sims.map((s) => s.close()));
+    await web?.close();
   };
 
   let interrupted: NodeJS.Signals | undefined;
@@ -90,6 +131,19 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    // The scorer reads the suite's gold while the coordinator thread indexes the suite.
+    const scorerLoaded = scorer.load();
+    scorerLoaded.catch(() => undefined);
+    if (options.metrics && registry) {
+      web = await startObservabilityServer({
+        listen: options.metrics,
+        registry,
+        run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd ?? 0 },
+        ...(options.token !== undefined ? { token: options.token } : {}),
+        log,
+      });
+      bar.log(`live page: ${web.url}/ (metrics ${web.url}/metrics)`);
+    }
     for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
     const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
 
@@ -101,12 +155,16 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-      onTrackComplete: session.onTrackComplete,
+      onCommitted: (line) => scorer.committed(line),
+      ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web!.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel,
     });
+    web?.attach(coordinator, coordinator.runId);
     const status = coordinator.initialStatus;
-    await session.started(coordinator, {
+    await scorerLoaded;
+    await scorer.replayCommitted();
+    await cardSession.started(coordinator, {
       method: options.method?.method ?? "systemone",
       batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
       methodClass: options.methodClass ?? "raw-llm",
@@ -115,29 +173,41 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
+    const timeoutMs = options.requestTimeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs;
+    const watched: Array<{ url: string; method: ReturnType<typeof makeMethod> }> = [];
     for (const url of urls) {
+      const timeouts = new EngineTimeouts(url, timeoutMs, log);
+      const limiter = new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting });
       const method = makeMethod({
         baseUrl: url,
         model: options.method?.model || undefined,
         capacity: options.capacity,
         api: "completions",
-        limiter: new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting }),
+        limiter,
         seeds: [...(options.method?.seeds ?? [])],
+        retry: { timeoutMs, ...(options.retries !== undefined ? { retries: options.retries } : {}), onTimeout: () => timeouts.record() },
+        logger: log.child(`agent${agents.length}`),
       });
-      agents.push(
-        startAgent({
+      watched.push({ url, method });
+      const agent = startAgent({
           coordinator: coordinator.address,
           method,
-          onRunParams: (run) => method.setSeeds(run.seeds),
           engineUrl: url,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),
           logger: log.child(`agent${agents.length}`),
-        }),
-      );
+        });
+      agents.push(agent);
+      if (registry) registerAgentMetrics(registry, { agent: agent.agentId, method: method.name, engineUrl: url, stats: () => agent.stats(), limiter });
     }
 
     const c = coordinator;
+    const readyTimeoutMs = options.engineReadyTimeoutMs ?? 120_000;
+    readiness = watchEngineReadiness(watched, readyTimeoutMs, (m) => bar.log(`warning: ${m}`));
+    readiness.anyReady.catch((err: Error) => {
+      noEngine = err;
+      c.drain();
+    });
     progress = setInterval(async () => {
       const s = await c.status();
       bar.update({
@@ -151,17 +221,20 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     progress.unref();
 
     const outcome = await coordinator.done;
+    web?.detach({ state: outcome.state, records_committed: outcome.recordsCommitted, records_total: outcome.recordsTotal });
     await coordinator.close();
     await stopAll();
     bar.stop();
-    const sealed = await session.finished(outcome);
+    const metrics = outcome.state === "complete" ? scorer.finish() : undefined;
+    const sealed = await cardSession.finished(outcome, metrics);
     if (outcome.state !== "complete") {
+      if (noEngine) throw noEngine;
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
-    return { outcome, metrics: sealed.metrics, metricsPath, card: sealed.card, cardPath: sealed.cardPath };
+    return { outcome, metrics, metricsPath, scorer: scorer.core, card: sealed.card, cardPath: sealed.cardPath };
   } catch (err) {
-    await session.failed();
+    await cardSession.failed();
     await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();
     bar.stop();

@@ -1,11 +1,13 @@
-// The live scorer and the run card of one run, wired to its coordinator: what `run`, `coordinator`
-// and each run of a `sweep` share. The scorer scores each track as it completes (metrics.json);
-// the card follows (run-card.json), and both are final when the coordinator is done.
+// The run card of one run, wired to its coordinator and the scorer core: what `run`, `coordinator`
+// and each run of a `sweep` share. With `ownScorer` (coordinator, sweep) it also runs the scorer of
+// the coordinator's committed results (metrics.json); `run` brings its own. The card follows each
+// scored track (run-card.json) and is final when the coordinator is done.
 import type { Logger } from "../common/log.js";
+import type { StoredResultLine } from "../common/results/format.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import type { RunOutcome } from "../coordinator/server.js";
-import { LiveScorer } from "../scorer/live-scorer.js";
-import type { MetricsJson } from "../scorer/score-results.js";
+import { CommitScorer } from "../scorer/commit-scorer.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
 import type { TrackMetrics } from "../scorer/track-metrics.js";
 import { CardRecorder } from "../card/card-recorder.js";
 import type { MethodClass, RunCard } from "../card/run-card.js";
@@ -14,7 +16,6 @@ import { cardSetup, countersAtEnd, snapshotOf } from "./run-card-setup.js";
 export interface RunCardSessionOptions {
   suiteDir: string;
   outDir: string;
-  metricsPath: string;
   tracks?: readonly string[];
   families?: readonly string[];
   log: Logger;
@@ -30,31 +31,46 @@ export interface CardFlags {
 }
 
 export class RunCardSession {
-  readonly scorer: LiveScorer;
   private recorder: CardRecorder | undefined;
+  /** The scorer of the coordinator's committed results, when this session runs one. */
+  readonly scorer: CommitScorer | undefined;
+  private scorerLoaded: Promise<void> | undefined;
 
-  constructor(private readonly options: RunCardSessionOptions) {
-    this.scorer = new LiveScorer({
-      suiteDir: options.suiteDir,
-      resultsDir: options.outDir,
-      metricsPath: options.metricsPath,
-      ...(options.tracks ? { tracks: options.tracks } : {}),
-      ...(options.families ? { families: options.families } : {}),
-      log: options.log,
-      onTrackMetrics: (track, m) => {
-        this.recorder?.trackComplete(m.family, track, this.scorer.partial());
-        options.onTrackMetrics?.(track, m);
-      },
-    });
+  constructor(private readonly options: RunCardSessionOptions & { ownScorer?: boolean }) {
+    if (options.ownScorer) {
+      const scorer = new CommitScorer({
+        suiteDir: options.suiteDir,
+        outDir: options.outDir,
+        ...(options.tracks ? { tracks: options.tracks } : {}),
+        ...(options.families ? { families: options.families } : {}),
+        log: options.log,
+        onTrackFinal: (track, m) => {
+          this.trackScored(track, m, scorer.current());
+          options.onTrackMetrics?.(track, m);
+        },
+      });
+      this.scorer = scorer;
+      // The gold is read while the coordinator indexes the suite.
+      this.scorerLoaded = scorer.load();
+      this.scorerLoaded.catch(() => undefined);
+    }
   }
 
-  /** For the coordinator's onTrackComplete. */
-  readonly onTrackComplete = (track: string, family: string): void => this.scorer.trackComplete(track, family);
+  /** For the coordinator's onCommitted, when this session runs the scorer. */
+  readonly onCommitted = (line: StoredResultLine): void => this.scorer?.committed(line);
+
+  /** A track's final metrics are out (and metrics.json so far): its results file is final too. */
+  trackScored(track: string, m: TrackMetrics, partial: MetricsJson | undefined): void {
+    this.recorder?.trackComplete(m.family, track, partial);
+  }
 
   /** The coordinator is listening (run.json is written): write the `running` card. */
   async started(coordinator: { initialStatus: RunStatus; status(): Promise<RunStatus> }, flags: CardFlags): Promise<void> {
     const status = coordinator.initialStatus;
-    this.scorer.setSuite(status.suite_identity, status.tracks.length);
+    if (this.scorer) {
+      await this.scorerLoaded;
+      await this.scorer.replayCommitted();
+    }
     this.recorder = new CardRecorder({
       outDir: this.options.outDir,
       setup: cardSetup({ suiteDir: this.options.suiteDir, entryCount: Number(status.records_total), ...flags }),
@@ -64,11 +80,11 @@ export class RunCardSession {
   }
 
   /** The coordinator is done: final metrics (when complete) and the final card. */
-  async finished(outcome: RunOutcome): Promise<{ metrics: MetricsJson | undefined; card: RunCard; cardPath: string }> {
+  async finished(outcome: RunOutcome, runMetrics?: MetricsJson): Promise<{ metrics: MetricsJson | undefined; card: RunCard; cardPath: string }> {
     const recorder = this.recorder;
     if (!recorder) throw new Error("RunCardSession.finished before started");
     recorder.coordinatorStopped(countersAtEnd(outcome));
-    const metrics = outcome.state === "complete" ? await this.scorer.finish() : undefined;
+    const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? this.scorer.finish() : undefined);
     const card = await recorder.finish(outcome.state, metrics);
     return { metrics, card, cardPath: recorder.path };
   }

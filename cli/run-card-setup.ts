@@ -18,11 +18,9 @@ export const DATASET_ID = "udm-eval-v1";
 /** Units each agent holds when none is asked for (the methods' default engine capacity). */
 export const DEFAULT_AGENT_CAPACITY = 8;
 
+/** --method-class; the card's price is --gpu-hour-usd (cli/metrics-flags.ts). */
 export function cardOptions() {
-  return [
-    opt("--method-class <class>", `the protocol's method class for the run card (${METHOD_CLASSES.join(", ")})`, "raw-llm"),
-    opt("--gpu-hour-usd <usd>", "price of one GPU-hour, for the run card's cost (0 = unknown)", "0"),
-  ];
+  return [opt("--method-class <class>", `the protocol's method class for the run card (${METHOD_CLASSES.join(", ")})`, "raw-llm")];
 }
 
 export function parseMethodClass(value: string | undefined): MethodClass {

@@ -11,7 +11,12 @@ import { natsCliOptions, type NatsFlagValues } from "./nats-options.js";
 import { openBus } from "./open-bus.js";
 import { chooseRun, StreamingScorer } from "../scorer/streaming-scorer.js";
 import { intArg, opt } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
+import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { DEFAULT_SCORER_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { startMetricsServer, type MetricsServer } from "../common/metrics/metrics-server.js";
 
 interface ScorerFlags extends NatsFlagValues {
   suite: string;
@@ -19,6 +24,7 @@ interface ScorerFlags extends NatsFlagValues {
   run?: string;
   progressMs?: string;
   ackWaitMs?: string;
+  metrics: string;
 }
 
 export function register(program: Command): void {
@@ -29,15 +35,35 @@ export function register(program: Command): void {
     .addOption(opt("--out <dir>", "where metrics.json, the scorer's journal and state go (a restart with the same --out resumes)").makeOptionMandatory())
     .addOption(opt("--run <id>", "run id (default: the only, or most recently updated, run in NATS KV udm_runs)"))
     .addOption(opt("--progress-ms <ms>", "running metrics of tracks in progress, this often (default 3000)"))
-    .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"));
+    .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"))
+    .addOption(opt("--metrics <host:port>", "serve Prometheus metrics on /metrics (off: none)", DEFAULT_SCORER_METRICS));
   for (const o of natsCliOptions()) command.addOption(o);
   command.action(async (flags: ScorerFlags) => {
     if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
     const progressEveryMs = intArg("progress-ms", flags.progressMs, 100);
     const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
+    ensureWritableDir("out", flags.out);
+    const metricsListen = parseMetricsListen(flags.metrics);
     const log = createLogger("scorer");
-    const bus = await openBus(flags, { logger: createLogger("bus") });
     let scorer: StreamingScorer | undefined;
+    const registry = createProcessRegistry("scorer");
+    const scorerMetrics = registerScorerMetrics(registry, {
+      metrics: () => scorer?.snapshot().metrics,
+      tracksInScope: () => scorer?.snapshot().tracks ?? 0,
+      counts: () => scorer?.snapshot().counts ?? { applied: 0, duplicates: 0, invalid: 0 },
+      pending: () => scorer?.snapshot().pending,
+    });
+    const metricsServer: MetricsServer | undefined = metricsListen
+      ? await startMetricsServer({ listen: metricsListen, metrics: () => registry.metrics(), log })
+      : undefined;
+    if (metricsServer) log.info("metrics", { url: `${metricsServer.url}/metrics` });
+    let bus: Awaited<ReturnType<typeof openBus>>;
+    try {
+      bus = await openBus(flags, { logger: createLogger("bus") });
+    } catch (err) {
+      await metricsServer?.close();
+      throw err;
+    }
     const onSignal = (signal: NodeJS.Signals) => {
       log.info(`${signal}: stopping (applied results are acked; the rest stays with the durable consumer)`);
       void (scorer?.stop() ?? Promise.resolve()).finally(() => void bus.close().finally(() => process.exit(EXIT.failed)));
@@ -54,6 +80,7 @@ export function register(program: Command): void {
         ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
         ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
         log,
+        onEmitted: (_track, seconds) => scorerMetrics.emitted(seconds),
         onTrackFinal: (track, m) => process.stdout.write(`track ${track} scored: ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)} (${m.records} records)\n`),
       });
       process.stdout.write(`scorer: run ${runId}: scoring into ${scorer.metricsPath}\n`);
@@ -75,6 +102,7 @@ export function register(program: Command): void {
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
       await bus.close().catch(() => undefined);
+      await metricsServer?.close();
     }
   });
 }

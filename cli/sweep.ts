@@ -145,7 +145,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
       const session = new RunCardSession({
         suiteDir: config.suiteDir,
         outDir,
-        metricsPath: join(outDir, "metrics.json"),
+        ownScorer: true,
         ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
         log: logger.child("scorer"),
@@ -164,7 +164,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
         // Agents stay for the next run; the last run to do drains them.
         releaseAgentsAtEnd: k < todo.length - 1,
-        onTrackComplete: session.onTrackComplete,
+        onCommitted: session.onCommitted,
         logger: logger.child("coordinator"),
         logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
       });

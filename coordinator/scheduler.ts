@@ -370,6 +370,11 @@ export class Scheduler {
     return n;
   }
 
+  /** Leases held now, primary and backup copies. */
+  get leaseCount(): number {
+    return this.leases.size;
+  }
+
   get inflightUnits(): number {
     return this.inflight.size;
   }

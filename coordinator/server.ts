@@ -27,6 +27,9 @@ import type { RunStatus } from "./run-status.js";
 import { Scheduler, type SchedulerCounters } from "./scheduler.js";
 import { defaultSpillPath, indexSuite, type SuiteIndex } from "./suite-index.js";
 import { agentInfoFromWire, resultFromWire, unitToWire, welcomeToWire } from "./wire.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { registerCoordinatorMetrics, type CoordinatorMetrics, type CoordinatorMetricsOptions } from "./observability/coordinator-metrics.js";
+import { liveEventOf, type LiveEvent } from "./observability/live-event.js";
 
 export interface TlsOptions {
   /** PEM text, or a path to it. */
@@ -76,6 +79,10 @@ export interface CoordinatorOptions {
    * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
    */
   bus?: Bus;
+  /** Keep Prometheus metrics (udm_*) in a registry of the coordinator's thread; read with metricsText(). */
+  metrics?: CoordinatorMetricsOptions;
+  /** Called with each event the live page shows (track complete, agents, expired leases, the end). */
+  onLiveEvent?: (event: LiveEvent) => void;
   logger?: Logger;
 }
 
@@ -102,6 +109,8 @@ export interface CoordinatorHandle {
   done: Promise<RunOutcome>;
   state(): CoordinatorState;
   status(): RunStatus;
+  /** Prometheus text of the coordinator's metrics ("" when options.metrics is absent). */
+  metricsText(): Promise<string>;
   /** Stops handing out units, sends Drain, waits for agents (drainTimeoutMs), flushes, shuts down. */
   drain(): Promise<void>;
   /** Like drain() but waits at most 2 s for agents. */
@@ -256,7 +265,18 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       })
     : undefined;
   const at = () => new Date().toISOString();
-  const publishEvent = (e: BusEvent) => publisher?.event(e);
+  const publishEvent = (e: BusEvent) => {
+    publisher?.event(e);
+    const live = options.onLiveEvent && liveEventOf(e);
+    if (live) liveEvent(live);
+  };
+  const liveEvent = (e: LiveEvent) => {
+    try {
+      options.onLiveEvent?.(e);
+    } catch (err) {
+      log.error("onLiveEvent failed", { error: (err as Error).message });
+    }
+  };
   const agentIdOf = (key: string) => scheduler.agent(key)?.info.agentId ?? key;
 
   const scheduler = new Scheduler(units, {
@@ -268,6 +288,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     lookup: (r) => index.byRunId.get(r)?.record,
     onAccept: (result, record, unit, agent) => {
       store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
+      metrics?.recordLatency(result.latencyMs / 1000);
     },
     onGiveUp: (record, unit, last) => {
       log.warn("record given up after repeated invalid results; committed with every question in errors", {
@@ -309,6 +330,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   };
 
   const connections = new Map<string, AgentConnection>();
+  let lastCommitAt: number | undefined;
   const meter = new ThroughputMeter();
   const trackCompleted = (p: TrackProgressState) => {
     publishEvent({ type: "track_complete", at: at(), track: p.track, records: p.records });
@@ -324,7 +346,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     if (!p || !index.byRunId.has(line.run_id)) return;
     p.committed++;
     recordsCommitted++;
-    meter.add(1, Date.now());
+    lastCommitAt = Date.now();
+    meter.add(1, lastCommitAt);
     publisher?.committed(line as ResultLine, line.track);
     try {
       options.onCommitted?.(line, line.track);
@@ -467,7 +490,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
           case "unit_done":
             if (msg.unit_done) scheduler.unitDone(conn.key, msg.unit_done.unit_id);
             break;
-          case "heartbeat":
+          case "heartbeat": {
+            const wasReady = scheduler.agent(conn.key)?.ready;
             if (msg.heartbeat)
               scheduler.heartbeat(conn.key, {
                 ready: msg.heartbeat.ready && servesRunModel(connModel),
@@ -475,7 +499,9 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
                 engineWaiting: msg.heartbeat.engine_waiting,
                 engineRunning: msg.heartbeat.engine_running,
               });
+            if (msg.heartbeat && wasReady !== undefined && wasReady !== msg.heartbeat.ready) liveEvent({ type: "agent_ready", at: at(), agentId: conn.agentId, ready: msg.heartbeat.ready });
             break;
+          }
           default:
             break;
         }
@@ -522,6 +548,34 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     };
   };
 
+  const registry = options.metrics ? createProcessRegistry("coordinator", { processWide: false }) : undefined;
+  const metrics: CoordinatorMetrics | undefined = registry
+    ? registerCoordinatorMetrics(
+        registry,
+        {
+          status,
+          run: () => ({ runId, suiteIdentity: index.identity, method: method.method, model: method.model }),
+          startedAtSeconds: () => (state === "starting" ? undefined : startedAt / 1000),
+          lastCommitAtSeconds: () => (lastCommitAt === undefined ? undefined : lastCommitAt / 1000),
+          leases: () => scheduler.leaseCount,
+          agents: () =>
+            scheduler.agentList().map((a) => ({
+              agentId: a.info.agentId,
+              ready: a.ready,
+              inflightUnits: scheduler.heldBy(a.key),
+              inflightRequests: a.inflightRequests,
+              credit: a.credit,
+              engineWaiting: a.engineWaiting,
+              engineRunning: a.engineRunning,
+            })),
+          ...(publisher
+            ? { bus: () => ({ connected: options.bus!.state === "connected", publishFailures: publisher.counters.failed, behind: publisher.behind }) }
+            : {}),
+        },
+        options.metrics,
+      )
+    : undefined;
+
   serve = { attach, status };
   state = "running";
   startedAt = Date.now();
@@ -547,6 +601,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     done,
     state: () => state,
     status,
+    metricsText: async () => (registry ? registry.metrics() : ""),
     drain: () => shutdown(options.drainTimeoutMs ?? 30_000),
     close: () => shutdown(2_000),
   };

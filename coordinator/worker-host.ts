@@ -11,6 +11,7 @@ import type { LogLevel } from "../common/log.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions, RunOutcome } from "./server.js";
 import type { StoredResultLine } from "./results-store.js";
+import type { LiveEvent } from "./observability/live-event.js";
 
 /**
  * The coordinator's options without a logger (the worker logs to stderr). onCommitted and
@@ -33,6 +34,7 @@ export interface WorkerCoordinator {
   drain(): void;
   close(): void;
   status(): Promise<RunStatus>;
+  metricsText(): Promise<string>;
 }
 
 /** The worker entry, present only in the build (dist/); undefined when running from sources. */
@@ -42,14 +44,22 @@ export function workerEntry(): URL | undefined {
 }
 
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<WorkerCoordinator> {
-  const { onCommitted, onTrackComplete, ...cloneable } = options;
+  const { onCommitted, onTrackComplete, onLiveEvent, ...cloneable } = options;
   const worker = new Worker(entry, {
-    workerData: { ...cloneable, forwardCommitted: onCommitted !== undefined, forwardTrackComplete: onTrackComplete !== undefined },
+    workerData: {
+      ...cloneable,
+      forwardCommitted: onCommitted !== undefined,
+      forwardTrackComplete: onTrackComplete !== undefined,
+      forwardLiveEvents: onLiveEvent !== undefined,
+    },
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
     stdout: false,
     stderr: false,
   });
   const statusWaiters: Array<(s: RunStatus) => void> = [];
+  const metricsWaiters: Array<(text: string) => void> = [];
+  /** The coordinator's last metrics, sent with "done" (the thread answers nothing after). */
+  let finalMetrics = "";
   let resolveDone!: (o: RunOutcome) => void;
   let rejectDone!: (e: Error) => void;
   const done = new Promise<RunOutcome>((res, rej) => {
@@ -75,6 +85,13 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
               statusWaiters.push(r);
               worker.postMessage({ type: "status" });
             }),
+            metricsText: () =>
+              finished
+                ? Promise.resolve(finalMetrics)
+                : new Promise<string>((r) => {
+                    metricsWaiters.push(r);
+                    worker.postMessage({ type: "metrics" });
+                  }),
           });
           break;
         case "committed":
@@ -86,8 +103,16 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
         case "status":
           statusWaiters.shift()?.(msg.status as RunStatus);
           break;
+        case "metrics":
+          metricsWaiters.shift()?.(msg.text as string);
+          break;
+        case "liveEvent":
+          onLiveEvent?.(msg.event as LiveEvent);
+          break;
         case "done":
           finished = true;
+          finalMetrics = (msg.metrics as string | undefined) ?? "";
+          for (const w of metricsWaiters.splice(0)) w(finalMetrics);
           resolveDone(msg.outcome as RunOutcome);
           break;
         case "error": {
@@ -113,7 +138,11 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
       else reject(wrapped);
     };
     worker.on("error", died);
-    worker.on("exit", (code) => died(new Error(`exited with code ${code}`)));
+    worker.on("exit", (code) => {
+      // Nothing will answer now: metrics readers get an empty page, not a hang.
+      for (const w of metricsWaiters.splice(0)) w("");
+      died(new Error(`exited with code ${code}`));
+    });
   });
 }
 
@@ -125,6 +154,8 @@ export interface BoundedCoordinator {
   initialStatus: RunStatus;
   done: Promise<RunOutcome>;
   status(): Promise<RunStatus>;
+  /** Prometheus text of the coordinator's metrics ("" without options.metrics or once stopped). */
+  metricsText(): Promise<string>;
   drain(): void;
   close(): Promise<void> | void;
 }
@@ -141,7 +172,7 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
     const { logger: _logger, bus, ...workerOptions } = options;
     if (bus) throw new UsageError("a coordinator in a worker thread opens its own bus: pass `nats`, not `bus`");
     const w = await startCoordinatorInWorker(workerOptions, entry, maxHeapMb);
-    return { address: w.address, runId: w.runId, initialStatus: w.initialStatus, done: w.done, status: w.status, drain: w.drain, close: w.close };
+    return { address: w.address, runId: w.runId, initialStatus: w.initialStatus, done: w.done, status: w.status, metricsText: w.metricsText, drain: w.drain, close: w.close };
   }
   const { startCoordinator } = await import("./server.js");
   const { nats, logLevel: _logLevel, ...inThread } = options;
@@ -161,6 +192,7 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
     initialStatus: h.status(),
     done: h.done,
     status: async () => h.status(),
+    metricsText: () => h.metricsText(),
     drain: () => void h.drain(),
     close: async () => {
       await h.close();

@@ -11,9 +11,10 @@ import { startCoordinator, type CoordinatorOptions } from "./server.js";
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
 
-const { forwardCommitted, forwardTrackComplete, nats, logLevel, ...options } = workerData as CoordinatorOptions & {
+const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as CoordinatorOptions & {
   forwardCommitted?: boolean;
   forwardTrackComplete?: boolean;
+  forwardLiveEvents?: boolean;
   nats?: NatsBusOptions;
   logLevel?: LogLevel;
 };
@@ -26,17 +27,19 @@ try {
     ...(bus ? { bus } : {}),
     ...(forwardCommitted ? { onCommitted: (line, track) => port.postMessage({ type: "committed", line, track }) } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => port.postMessage({ type: "trackComplete", track, family }) } : {}),
+    ...(forwardLiveEvents ? { onLiveEvent: (event) => port.postMessage({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: { type: string }) => {
     if (msg.type === "drain") void handle.drain();
     else if (msg.type === "close") void handle.close();
     else if (msg.type === "status") port.postMessage({ type: "status", status: handle.status() });
+    else if (msg.type === "metrics") void handle.metricsText().then((text) => port.postMessage({ type: "metrics", text }));
   });
   port.postMessage({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, status: handle.status() });
   const outcome = await handle.done;
   await handle.close();
   await bus?.close().catch(() => undefined);
-  port.postMessage({ type: "done", outcome });
+  port.postMessage({ type: "done", outcome, metrics: await handle.metricsText() });
   port.close();
 } catch (err) {
   await bus?.close().catch(() => undefined);

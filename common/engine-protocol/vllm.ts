@@ -1,6 +1,6 @@
 // HTTP bodies of the vLLM endpoints we speak (sim serves them, agent sends them). Responses are
 // parsed leniently (unknown fields pass); the sim validates requests the way vLLM does in
-// sim/request-validation.ts, so these request schemas only describe the shape.
+// sim/engine/protocol/systemone-request.ts, so these request schemas only describe the shape.
 //
 // Sources (vllm-project/vllm):
 // - /v1/systemone request/response: vllm/entrypoints/openai/.../structured_decisions protocol.py
@@ -65,7 +65,7 @@ export const SystemOneUsageSchema = z.looseObject({
   output_tokens: z.number().optional(),
   input_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
   prompt_tokens: z.number().optional(),
-  completion_tokens: z.number().optional(),
+  completion_tokens: z.number().nullish(),
   total_tokens: z.number().optional(),
   prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
 });
@@ -82,13 +82,18 @@ export const SystemOneResponseSchema = z.looseObject({
 });
 export type SystemOneResponse = z.infer<typeof SystemOneResponseSchema>;
 
-/** Token counts of a usage block, whichever naming the server used. */
-export function usageTokens(usage: SystemOneUsage | undefined): { prompt: number; completion: number; cached: number } {
-  if (!usage) return { prompt: 0, completion: 0, cached: 0 };
+/**
+ * Token counts of a usage block, whichever naming the server used; `cached` is undefined when the
+ * block has no cached count (vllm/entrypoints/generate/structured_decisions/protocol.py
+ * DecisionUsage never has one; completions only with --enable-prompt-tokens-details), never 0
+ * for "not reported".
+ */
+export function usageTokens(usage: SystemOneUsage | null | undefined): { prompt: number; completion: number; cached: number | undefined } {
+  if (!usage) return { prompt: 0, completion: 0, cached: undefined };
   return {
     prompt: usage.input_tokens ?? usage.prompt_tokens ?? 0,
     completion: usage.output_tokens ?? usage.completion_tokens ?? 0,
-    cached: usage.input_tokens_details?.cached_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cached: usage.input_tokens_details?.cached_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? undefined,
   };
 }
 
@@ -146,6 +151,58 @@ export function isContextLengthError(status: number, info: ErrorInfo | undefined
   if (status !== 400 || !info) return false;
   if (info.param === "input_tokens" || info.param === "input_text") return true;
   return /maximum context length|context length is only|maximum input length/i.test(info.message);
+}
+
+/**
+ * True when a 400/422 refuses the field logprob_token_ids itself (a vLLM before the field with a
+ * strict proxy in front, or a server that forbids unknown fields), not one of its values: an id
+ * outside the vocabulary or too many ids (vllm/sampling_params.py, MAX_LOGPROB_TOKEN_IDS) are
+ * the request's fault, not a missing feature.
+ */
+export function isLogprobTokenIdsRejection(status: number, info: ErrorInfo | undefined): boolean {
+  if ((status !== 400 && status !== 422) || !info) return false;
+  if (/greater than max allowed|out-of-vocab/.test(info.message)) return false;
+  return info.param === "logprob_token_ids" || info.message.includes("logprob_token_ids");
+}
+
+/**
+ * The server's max_logprobs from a 400 "Requested sample logprobs of N, which is greater than max
+ * allowed: M" (vLLM's logprobs check against --max-logprobs, vllm/v1/engine/processor.py
+ * _validate_logprobs), else undefined.
+ */
+export function maxLogprobsAllowed(status: number, info: ErrorInfo | undefined): number | undefined {
+  if (status !== 400 || !info) return undefined;
+  const m = /sample logprobs of \d+, which is greater than max allowed: (\d+)/.exec(info.message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * How many tokens (or, for a check on characters, characters) a context-length 400 says the
+ * prompt is over its limit, from the message: vllm/renderers/params.py _token_len_check "You
+ * passed N input tokens ... maximum input length of M tokens" and _text_len_check "You passed N
+ * input characters ... (at most X characters)"; older vLLM "This model's maximum context length
+ * is L tokens. However, you requested N tokens" / "your request has N input tokens". Undefined
+ * when the message gives no figures.
+ */
+export function contextLengthExcess(info: ErrorInfo): number | undefined {
+  const m = info.message;
+  const chars = /You passed (\d+) input characters.*at most (\d+) characters/s.exec(m);
+  if (chars) return Number(chars[1]) - Number(chars[2]);
+  const tokens = /You passed (\d+) input tokens.*maximum input length of (\d+) tokens/s.exec(m);
+  if (tokens) return Number(tokens[1]) - Number(tokens[2]);
+  const older = /maximum context length is (\d+) tokens.*(?:you requested|your request has) (\d+)/s.exec(m);
+  if (older) return Number(older[2]) - Number(older[1]);
+  return undefined;
+}
+
+/**
+ * The server's questions-per-request limit from a 400 "questions: at most N for this model"
+ * (vllm/entrypoints/openai/decisions/serving.py), else undefined.
+ */
+export function maxQuestionsAllowed(status: number, info: ErrorInfo | undefined): number | undefined {
+  if (status !== 400 || !info) return undefined;
+  const m = /questions: at most (\d+) for this model/.exec(info.message);
+  return m ? Number(m[1]) : undefined;
 }
 
 // ---- /v1/models ----
@@ -240,5 +297,10 @@ export const DecisionResponseSchema = z.looseObject({
 });
 export type DecisionResponse = z.infer<typeof DecisionResponseSchema>;
 
-/** Questions per /v1/decisions request (DecisionRequest.questions max_length). */
-export const DECISIONS_MAX_QUESTIONS = 200;
+/**
+ * Questions per /v1/decisions request. DecisionRequest allows up to 200, but the serving backend
+ * refuses more than its read strategy's limit with a 400 "questions: at most 64 for this model"
+ * (vllm/entrypoints/openai/decisions/serving.py create_decisions; strategies.py
+ * NextTokenStrategy.limits() max_questions=64).
+ */
+export const DECISIONS_MAX_QUESTIONS = 64;

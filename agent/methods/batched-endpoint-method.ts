@@ -1,0 +1,284 @@
+// The skeleton shared by the engine methods that send a record's questions in batches to one
+// decision endpoint (systemone: POST /v1/systemone, decisions: POST /v1/decisions):
+//   route the questions the endpoint cannot take to label-read, check that the record's state fits
+//   max_model_len, read every seed as sequential batches (the first request prefills the state,
+//   the later ones hit the prefix cache), combine the seeds' reads per question, and hand what the
+//   endpoint could not read (501: no decisions for this model) to label-read.
+// A DecisionEndpoint says what differs: the endpoint, its question limits, the request body and how
+// an answer becomes the suite's distribution.
+import type { z } from "zod";
+import type { Distribution } from "../../common/results/format.js";
+import type { Question } from "../../common/suite/schema.js";
+import { contextLengthExcess, isContextLengthError, maxQuestionsAllowed, usageTokens, type ErrorInfo, type SystemOneUsage } from "../../common/engine-protocol/vllm.js";
+import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
+import { EngineHttpError } from "../engine-http.js";
+import { EngineSettingsCheck } from "../engine-settings.js";
+import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
+import { LabelReadMethod } from "./label-read.js";
+import type { MethodOptions } from "./method-options.js";
+import { readEngineInfo } from "./model-info.js";
+import { RunSeeds } from "./run-seeds.js";
+import { combineSeedReads, inQuestionOrder, type SeedRead as BaseSeedRead } from "./seed-reads.js";
+import { StateFit } from "./state-fit.js";
+import { systemOneHonoursSeed } from "./seed-probe.js";
+
+export interface BatchedMethodOptions extends MethodOptions {
+  /** Questions per request, at most the endpoint's own limit (the default). */
+  maxQuestionsPerRequest?: number;
+  /** Reads the questions the endpoint cannot take; default a LabelReadMethod on the same engine. */
+  labelRead?: LabelReadMethod;
+}
+
+/** Where a question goes: the method's endpoint, or label-read for the reason given. */
+export type QuestionRoute = { to: "endpoint" } | { to: "fallback"; reason: string };
+
+/** A decision endpoint's response as far as the skeleton reads it. */
+export interface EndpointResponse {
+  usage?: SystemOneUsage | undefined;
+}
+
+/** What the skeleton needs to know of the endpoint. */
+export interface DecisionEndpoint<R extends EndpointResponse, A = unknown> {
+  /** The engine method's name (--method). */
+  method: "systemone" | "decisions";
+  /** e.g. /v1/systemone */
+  path: string;
+  /** Questions per request the endpoint takes. */
+  maxQuestions: number;
+  /**
+   * Seeds go to the engine as the request's `seed` field (systemone), which not every engine
+   * honours; otherwise the body applies them itself (decisions reorders the options).
+   */
+  seedField: boolean;
+  responseSchema: z.ZodType<R>;
+  /** Whether the endpoint can take the question at all. */
+  route(question: Question): QuestionRoute;
+  /** The request body for `keys` of the record. */
+  body(record: RecordPayload, keys: readonly string[], request: BatchRequest): unknown;
+  /** The answer to the question `key`, the `index`th of the batch, when the response has one. */
+  answerOf(response: R, key: string, index: number): A | undefined;
+  /** The suite's distribution from one answer, or a problem string. */
+  distribution(question: Question, answer: A): Distribution | string;
+}
+
+/** What a batch's request body depends on besides the questions. */
+export interface BatchRequest {
+  /** Label-permutation seed; null: no seed, natural order. */
+  seed: number | null;
+  /** The engine as /v1/models showed it. */
+  info: EngineInfo;
+  /** --model, when given. */
+  model: string | undefined;
+}
+
+/** One seed's read of the record, filled in batch by batch. */
+type SeedRead = BaseSeedRead & { skipped: Set<string>; unsupported: Set<string> };
+
+export class BatchedEndpointMethod<R extends EndpointResponse, A> implements EngineMethod {
+  readonly name: "systemone" | "decisions";
+  protected readonly baseUrl: string;
+  protected readonly policy: RetryPolicy;
+  /** Questions per request: the endpoint's limit, lowered when the server names a smaller one. */
+  private maxQuestions: number;
+  private readonly seeds: RunSeeds;
+  private labelReadMethod: LabelReadMethod | undefined;
+  private readonly stateFit: StateFit;
+  private readonly settings: EngineSettingsCheck;
+  private info_: EngineInfo | undefined;
+  /** Set when the engine answered 501: every question goes to label-read from then on. */
+  private unsupported = false;
+  /** Whether the engine honours the seed field (seedField endpoints), once asked. */
+  private seedHonoured: Promise<boolean> | undefined;
+  /** The run's seeds arrived after startup: ask on the next record. */
+  private seedProbeWanted = false;
+
+  constructor(
+    protected readonly options: BatchedMethodOptions,
+    private readonly endpoint: DecisionEndpoint<R, A>,
+  ) {
+    this.name = endpoint.method;
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, limiter: options.limiter };
+    this.maxQuestions = Math.min(options.maxQuestionsPerRequest ?? endpoint.maxQuestions, endpoint.maxQuestions);
+    this.seeds = new RunSeeds(options.seeds);
+    this.labelReadMethod = options.labelRead;
+    this.stateFit = new StateFit(this.baseUrl, options.model, this.policy.timeoutMs);
+    this.settings = new EngineSettingsCheck(this.baseUrl, options.logger);
+  }
+
+  /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
+  applyRunParams(params: RunParams): void {
+    this.seeds.apply(params);
+    this.labelReadMethod?.applyRunParams(params);
+    if (this.needsSeedField) this.seedProbeWanted = true;
+  }
+
+  /** The engine's model and limits; at startup with seeds, also whether it honours the seed field. */
+  async info(signal?: AbortSignal): Promise<EngineInfo> {
+    const info = await this.readInfo(signal);
+    await this.settings.check(info, signal);
+    if (this.needsSeedField) await this.seedFieldHonoured(signal);
+    return info;
+  }
+
+  private async readInfo(signal?: AbortSignal): Promise<EngineInfo> {
+    this.info_ = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
+    return this.info_;
+  }
+
+  private get needsSeedField(): boolean {
+    return this.endpoint.seedField && this.seeds.current.length > 0;
+  }
+
+  /**
+   * Whether the engine honours the seed field, asked once (seed-probe.ts) and said once. Where it
+   * does not, the seeds are read through label-read's label permutations instead.
+   */
+  private seedFieldHonoured(signal?: AbortSignal): Promise<boolean> {
+    this.seedProbeWanted = false;
+    this.seedHonoured ??= systemOneHonoursSeed(this.baseUrl, this.options.model, this.policy, signal).then(
+      (honoured) => {
+        if (honoured === false) {
+          this.options.logger?.warn(`the engine ignores \`seed\` on ${this.endpoint.path} (two seeds gave identical answers): label-permutation seeds are read through label-read instead`);
+        } else if (honoured) this.options.logger?.info(`the engine honours \`seed\` on ${this.endpoint.path}`);
+        return honoured !== false;
+      },
+      (err: unknown) => {
+        // Asked again at the next startup probe or record.
+        this.seedHonoured = undefined;
+        this.seedProbeWanted = true;
+        throw err;
+      },
+    );
+    return this.seedHonoured;
+  }
+
+  /** True when this record's seeds must be read by label-read (the engine ignores the seed field). */
+  private async seedsByLabelRead(signal: AbortSignal): Promise<boolean> {
+    if (!this.needsSeedField || (!this.seedHonoured && !this.seedProbeWanted)) return false;
+    try {
+      return !(await this.seedFieldHonoured(signal));
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      return false;
+    }
+  }
+
+  private get labelRead(): LabelReadMethod {
+    if (!this.labelReadMethod) {
+      const { maxQuestionsPerRequest: _max, labelRead: _given, ...shared } = this.options;
+      this.labelReadMethod = new LabelReadMethod({ ...shared, retry: this.policy });
+      this.labelReadMethod.applyRunParams({ seeds: this.seeds.current });
+    }
+    return this.labelReadMethod;
+  }
+
+  async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
+    const started = performance.now();
+    const out = emptyAnswer();
+    const info = this.info_ ?? (await this.readInfo(signal));
+    const allToLabelRead = this.unsupported || (await this.seedsByLabelRead(signal));
+    const keys: string[] = [];
+    const toLabelRead: string[] = [];
+    for (const [key, q] of Object.entries(record.questions)) {
+      if (allToLabelRead || this.endpoint.route(q).to === "fallback") toLabelRead.push(key);
+      else keys.push(key);
+    }
+    if (keys.length > 0 && (await this.stateFit.cannotFit(record.state, info.maxModelLen, out, signal))) {
+      out.skipped.push(...keys.splice(0));
+    }
+    const seeds: Array<number | null> = this.seeds.current.length > 0 ? [...this.seeds.current] : [null];
+    const reads: SeedRead[] = [];
+    for (const seed of seeds) {
+      const read: SeedRead = { probs: {}, errors: {}, skipped: new Set(), unsupported: new Set() };
+      // Sequential on purpose: the first request prefills the state, the later ones hit the cache.
+      for (const batch of inBatches(keys, this.maxQuestions)) await this.readBatch(record, batch, seed, info, read, out, signal);
+      reads.push(read);
+    }
+    combineSeedReads(keys, reads, this.name, out, toLabelRead);
+    if (toLabelRead.length > 0) await this.labelRead.answerQuestions(record, inQuestionOrder(record, toLabelRead), out, signal);
+    out.latencyMs = performance.now() - started;
+    return out;
+  }
+
+  private async readHalves(record: RecordPayload, keys: string[], seed: number | null, info: EngineInfo, read: SeedRead, out: RecordAnswer, signal: AbortSignal): Promise<void> {
+    const mid = Math.ceil(keys.length / 2);
+    await this.readBatch(record, keys.slice(0, mid), seed, info, read, out, signal);
+    await this.readBatch(record, keys.slice(mid), seed, info, read, out, signal);
+  }
+
+  /** One request for `keys`; what it cannot answer lands in the seed's read. */
+  private async readBatch(record: RecordPayload, keys: string[], seed: number | null, info: EngineInfo, read: SeedRead, out: RecordAnswer, signal: AbortSignal): Promise<void> {
+    let response: R;
+    try {
+      response = await callEngine(`${this.baseUrl}${this.endpoint.path}`, this.endpoint.body(record, keys, { seed, info, model: this.options.model }), this.endpoint.responseSchema, this.policy, out, signal);
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) {
+        // Recognised before any split: when no question of the batch can fit, splitting would
+        // only repeat the 400 for every half.
+        if (keys.length === 1 || noQuestionFits(record, keys, err.info!)) {
+          for (const k of keys) read.skipped.add(k);
+          return;
+        }
+        return this.readHalves(record, keys, seed, info, read, out, signal);
+      }
+      const allowed = err instanceof EngineHttpError ? maxQuestionsAllowed(err.status, err.info) : undefined;
+      if (allowed !== undefined && allowed >= 1 && allowed < keys.length) {
+        // A server with a smaller limit than vLLM's 64: from now on batches of its size.
+        this.maxQuestions = Math.min(this.maxQuestions, allowed);
+        for (const batch of inBatches(keys, allowed)) await this.readBatch(record, batch, seed, info, read, out, signal);
+        return;
+      }
+      if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && keys.length > 1) {
+        // vLLM rejects the whole request for one bad question: split to isolate it.
+        return this.readHalves(record, keys, seed, info, read, out, signal);
+      }
+      if (err instanceof EngineHttpError && err.status === 501) {
+        // No structured decisions for this model (vLLM answers 501): label-read takes over.
+        this.unsupported = true;
+        for (const k of keys) read.unsupported.add(k);
+        return;
+      }
+      for (const k of keys) read.errors[k] = (err as Error).message;
+      return;
+    }
+    addUsage(out.usage, usageTokens(response.usage));
+    keys.forEach((key, i) => {
+      const answer = this.endpoint.answerOf(response, key, i);
+      const dist = answer ? this.endpoint.distribution(record.questions[key]!, answer) : "engine returned no answer for this question";
+      if (typeof dist === "string") read.errors[key] = dist;
+      else read.probs[key] = dist;
+    });
+  }
+}
+
+/** `keys` cut into batches of at most `size`, decided before the first request. */
+function inBatches(keys: readonly string[], size: number): string[][] {
+  const out: string[][] = [];
+  for (let b = 0; b < keys.length; b += size) out.push(keys.slice(b, b + size));
+  return out;
+}
+
+/**
+ * Most characters a question can add to its prompt: its text and options, with room for the
+ * template's labels and lines. A token is at least one character, so it adds at most this many
+ * tokens too.
+ */
+function questionCharsBound(question: Question): number {
+  const options = question.type === "choice" ? Object.keys(question.criteria).length : 2;
+  return JSON.stringify({ instructions: question.instructions, criteria: question.criteria }).length + 8 * options + 128;
+}
+
+/**
+ * Whether a context-length 400 on a batch shows that none of its questions fits. The server
+ * renders a batch's questions in order and answers for the first prompt that is too long (vLLM
+ * strategies.py NextTokenStrategy.read, renderers/params.py); every prompt is the shared part
+ * (template, state) plus the question's own. When the prompt is over by more than any question of
+ * the batch can add, the shared part alone is too long, and so is every prompt of the batch.
+ */
+function noQuestionFits(record: RecordPayload, keys: readonly string[], error: ErrorInfo): boolean {
+  const excess = contextLengthExcess(error);
+  if (excess === undefined) return false;
+  return keys.every((k) => excess > questionCharsBound(record.questions[k]!));
+}

@@ -1,0 +1,75 @@
+// The HTTP server of a process's metrics: GET /metrics (Prometheus text), /healthz, and whatever
+// routes the owner adds (the coordinator adds its live page and API). Binds one address.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { UsageError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { formatListen, type ListenAddress } from "./metrics-listen.js";
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** Answers a request and returns true, or returns false to let the next route (or 404) have it. */
+export type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => boolean | Promise<boolean>;
+
+export interface MetricsServerOptions {
+  listen: ListenAddress;
+  metrics: () => Promise<string>;
+  routes?: readonly Route[];
+  log?: Logger;
+}
+
+export interface MetricsServer {
+  /** host:port as bound (the real port when 0 was asked). */
+  address: string;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const routes = options.routes ?? [];
+  const server: Server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => {
+      options.log?.warn("metrics server request failed", { url: req.url, error: (err as Error).message });
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end("internal error\n");
+    });
+  });
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    for (const route of routes) if (await route(req, res, url)) return;
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("method not allowed\n");
+      return;
+    }
+    if (url.pathname === "/metrics") {
+      const text = await options.metrics();
+      res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text);
+      return;
+    }
+    if (url.pathname === "/healthz") {
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+  // Keep-alive connections (Prometheus keeps one open) must not hold close() up.
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err) => reject(new UsageError(`--metrics: cannot listen on ${formatListen(options.listen)}: ${err.message}`, { cause: err })));
+    server.listen(options.listen.port, options.listen.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const address = formatListen({ host: options.listen.host, port });
+  const urlHost = options.listen.host === "0.0.0.0" || options.listen.host === "::" ? "127.0.0.1" : options.listen.host;
+  return {
+    address,
+    port,
+    url: `http://${formatListen({ host: urlHost, port })}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,24 @@
+// What the live run page's event feed shows (GET /api/events): the run events that matter to a
+// person watching (track complete, agents joining, leaving or not ready, expired leases, the end),
+// and a track's headline once the scorer has it. Unit-by-unit events stay on the bus only.
+import type { BusEvent } from "../../common/bus/bus.js";
+
+export type LiveEvent =
+  | Extract<BusEvent, { type: "track_complete" | "agent_joined" | "agent_left" | "unit_expired" | "run_complete" }>
+  | { type: "agent_ready"; at: string; agentId: string; ready: boolean }
+  | {
+      type: "track_scored";
+      at: string;
+      track: string;
+      metric: string;
+      value: number | null;
+      ci_low: number | null;
+      ci_high: number | null;
+    };
+
+const LIVE_BUS_TYPES = new Set(["track_complete", "agent_joined", "agent_left", "unit_expired", "run_complete"]);
+
+/** The bus event as a live event, or undefined for the unit-by-unit ones. */
+export function liveEventOf(e: BusEvent): LiveEvent | undefined {
+  return LIVE_BUS_TYPES.has(e.type) ? (e as LiveEvent) : undefined;
+}

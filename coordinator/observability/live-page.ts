@@ -1,0 +1,212 @@
+// The live run page (GET /): one self-contained HTML document, no external URL (clusters are
+// often offline). It polls /api/status once a second, reads /api/run once and follows
+// /api/events; it shows aggregates only, so it stays fast at any suite size.
+
+export const LIVE_PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>udm-orch run</title>
+<link rel="icon" href="data:,">
+<style>
+  :root { --bg:#0f1419; --panel:#171d24; --line:#2a323c; --fg:#e6e9ed; --dim:#8b96a3; --ok:#3fb950; --warn:#d29922; --bad:#f85149; --bar:#388bfd; }
+  * { box-sizing: border-box; }
+  body { margin:0; background:var(--bg); color:var(--fg); font:14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; }
+  header { padding:14px 20px; border-bottom:1px solid var(--line); display:flex; flex-wrap:wrap; gap:8px 24px; align-items:baseline; }
+  header h1 { font-size:18px; margin:0; }
+  .kv { color:var(--dim); } .kv b { color:var(--fg); font-weight:600; }
+  main { padding:16px 20px; display:grid; grid-template-columns: 2fr 1fr; gap:16px; }
+  section { background:var(--panel); border:1px solid var(--line); border-radius:6px; padding:12px 14px; min-width:0; }
+  section h2 { font-size:13px; text-transform:uppercase; letter-spacing:.06em; color:var(--dim); margin:0 0 10px; }
+  .wide { grid-column: 1 / -1; }
+  .bar { height:18px; background:#0b0f13; border:1px solid var(--line); border-radius:4px; overflow:hidden; }
+  .bar > div { height:100%; background:var(--bar); width:0; transition: width .4s; }
+  .mini { height:8px; width:120px; display:inline-block; vertical-align:middle; }
+  .big { font-size:22px; font-weight:600; }
+  .row { display:flex; flex-wrap:wrap; gap:6px 24px; margin-top:8px; }
+  table { width:100%; border-collapse:collapse; font-variant-numeric: tabular-nums; }
+  th, td { text-align:left; padding:4px 8px; border-bottom:1px solid var(--line); white-space:nowrap; }
+  th { color:var(--dim); font-weight:500; font-size:12px; }
+  td.n, th.n { text-align:right; }
+  .scroll { max-height:520px; overflow:auto; }
+  .state { padding:2px 8px; border-radius:10px; font-size:12px; font-weight:600; background:var(--line); }
+  .state.running { background:#1f6feb; } .state.complete { background:#238636; } .state.failed { background:#da3633; }
+  .state.draining, .state.cancelled { background:#9e6a03; }
+  .yes { color:var(--ok); } .no { color:var(--bad); }
+  #feed { list-style:none; margin:0; padding:0; max-height:520px; overflow:auto; font-size:13px; }
+  #feed li { padding:3px 0; border-bottom:1px solid var(--line); }
+  #feed time { color:var(--dim); margin-right:8px; }
+  .err { color:var(--bad); }
+</style>
+</head>
+<body>
+<header>
+  <h1>udm-orch</h1>
+  <span class="kv">run <b id="run-id">-</b></span>
+  <span id="state" class="state">-</span>
+  <span class="kv">model <b id="model">-</b></span>
+  <span class="kv">method <b id="method">-</b></span>
+  <span class="kv">elapsed <b id="elapsed">-</b></span>
+  <span class="kv">resumed <b id="resumed">-</b></span>
+  <span id="conn" class="kv"></span>
+</header>
+<main>
+  <section class="wide">
+    <h2>Progress</h2>
+    <div id="progress" class="bar" data-committed="0" data-total="0"><div id="progress-fill"></div></div>
+    <div class="row">
+      <span class="big" id="progress-text">-</span>
+      <span class="kv">records/s <b id="rate">-</b></span>
+      <span class="kv">ETA <b id="eta">-</b></span>
+      <span class="kv">tracks complete <b id="tracks-done">-</b></span>
+      <span class="kv">agents ready <b id="agents-ready">-</b></span>
+    </div>
+  </section>
+  <section>
+    <h2>Tracks</h2>
+    <div class="scroll"><table id="tracks">
+      <thead><tr><th>track</th><th>family</th><th class="n">committed</th><th class="n">records</th><th></th><th>headline</th></tr></thead>
+      <tbody></tbody>
+    </table></div>
+  </section>
+  <section>
+    <h2>Events</h2>
+    <ul id="feed"></ul>
+  </section>
+  <section>
+    <h2>Agents</h2>
+    <div class="scroll"><table id="agents">
+      <thead><tr><th>agent</th><th>ready</th><th class="n">units</th><th class="n">credit</th><th class="n">results</th><th class="n">rejects</th><th class="n">engine queue</th></tr></thead>
+      <tbody></tbody>
+    </table></div>
+  </section>
+  <section>
+    <h2>Scheduler</h2>
+    <table id="scheduler"><tbody></tbody></table>
+    <h2 style="margin-top:14px">Cost</h2>
+    <table id="cost"><tbody></tbody></table>
+  </section>
+</main>
+<script>
+"use strict";
+(function () {
+  var token = new URLSearchParams(location.search).get("token");
+  var q = token ? "?token=" + encodeURIComponent(token) : "";
+  var headers = token ? { Authorization: "Bearer " + token } : {};
+  var scores = {};
+  var run = null;
+  var $ = function (id) { return document.getElementById(id); };
+  var num = function (v) { return v === undefined || v === null ? undefined : Number(v); };
+  var fmt = function (n, d) { return n === undefined || n === null || !isFinite(n) ? "-" : Number(n).toLocaleString("en-US", { maximumFractionDigits: d === undefined ? 0 : d, minimumFractionDigits: d === undefined ? 0 : d }); };
+  var dur = function (s) {
+    if (s === undefined || s === null || !isFinite(s)) return "-";
+    s = Math.max(0, Math.round(s));
+    var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), r = s % 60;
+    return (h ? h + "h " : "") + (h || m ? m + "m " : "") + r + "s";
+  };
+  var esc = function (s) { return String(s).replace(/[&<>"']/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]; }); };
+  var cell = function (v, cls) { return "<td" + (cls ? ' class="' + cls + '"' : "") + ">" + v + "</td>"; };
+  var kvRows = function (rows) { return rows.map(function (r) { return "<tr><th>" + esc(r[0]) + '</th><td class="n" data-key="' + esc(r[0]) + '">' + r[1] + "</td></tr>"; }).join(""); };
+  var headline = function (t) {
+    var s = scores[t];
+    if (!s) return "";
+    if (s.value === null) return esc(s.metric) + " n/a";
+    var ci = s.ci_low !== null && s.ci_high !== null ? ' <span class="kv">[' + fmt(s.ci_low, 3) + ", " + fmt(s.ci_high, 3) + "]</span>" : "";
+    return esc(s.metric) + " <b>" + fmt(s.value, 4) + "</b>" + ci;
+  };
+
+  function render(s) {
+    var committed = num(s.records_committed), total = num(s.records_total);
+    $("run-id").textContent = s.run_id || "-";
+    var st = $("state"); st.textContent = s.state; st.className = "state " + s.state;
+    $("elapsed").textContent = dur(s.elapsed_seconds);
+    $("resumed").textContent = fmt(num(s.records_resumed));
+    var p = $("progress"); p.dataset.committed = String(committed); p.dataset.total = String(total);
+    $("progress-fill").style.width = (total > 0 ? (100 * committed) / total : 0).toFixed(2) + "%";
+    $("progress-text").textContent = fmt(committed) + " / " + fmt(total) + " records" + (total > 0 ? " (" + fmt((100 * committed) / total, 1) + "%)" : "");
+    $("rate").textContent = fmt(s.records_per_second, 1);
+    var eta = num(s.eta_seconds);
+    $("eta").textContent = committed >= total && total > 0 ? "done" : dur(eta);
+    $("tracks-done").textContent = s.tracks.filter(function (t) { return t.complete; }).length + " / " + s.tracks.length;
+    $("agents-ready").textContent = s.agents.filter(function (a) { return a.ready; }).length + " / " + s.agents.length;
+
+    $("tracks").tBodies[0].innerHTML = s.tracks.map(function (t) {
+      var c = num(t.committed), r = num(t.records);
+      return '<tr data-track="' + esc(t.track) + '" data-complete="' + (t.complete ? "1" : "0") + '">' + cell(esc(t.track)) + cell(esc(t.family)) +
+        cell(fmt(c), "n committed") + cell(fmt(r), "n records") +
+        cell('<div class="bar mini"><div style="width:' + (r > 0 ? (100 * c) / r : 0).toFixed(1) + '%"></div></div>') + cell(headline(t.track), "headline") + "</tr>";
+    }).join("");
+
+    $("agents").tBodies[0].innerHTML = s.agents.length === 0 ? '<tr><td colspan="7" class="kv">no agents attached</td></tr>' : s.agents.map(function (a) {
+      var q = a.engine_waiting !== undefined ? fmt(num(a.engine_waiting)) + " waiting / " + fmt(num(a.engine_running)) + " running" : "-";
+      return '<tr data-agent="' + esc(a.agent_id) + '">' + cell(esc(a.agent_id)) + cell(a.ready ? '<span class="yes">yes</span>' : '<span class="no">no</span>') +
+        cell(fmt(num(a.inflight_units)), "n") + cell(fmt(num(a.credit)), "n") + cell(fmt(num(a.results)), "n") + cell(fmt(num(a.rejected)), "n") + cell(q, "n") + "</tr>";
+    }).join("");
+
+    var reasons = Object.keys(s.rejected_by_reason || {}).filter(function (k) { return Number(s.rejected_by_reason[k]) > 0; });
+    $("scheduler").tBodies[0].innerHTML = kvRows([
+      ["units queued", fmt(s.units_queued)], ["units in flight", fmt(s.units_inflight)], ["leases expired", fmt(num(s.leases_expired))],
+      ["backup units", fmt(num(s.backup_units))], ["results rejected", fmt(num(s.results_rejected))],
+      ["rejects by reason", reasons.length ? esc(reasons.map(function (k) { return k + "=" + s.rejected_by_reason[k]; }).join(" ")) : "none"],
+      ["duplicates dropped", fmt(num(s.results_duplicate))], ["records given up", fmt(num(s.records_given_up))]
+    ]);
+
+    var gpu = num(s.gpu_seconds), price = run ? run.gpuHourUsd : 0;
+    var usd = gpu !== undefined && price > 0 ? (gpu / 3600) * price : undefined;
+    var done = committed - num(s.records_resumed);
+    $("cost").tBodies[0].innerHTML = kvRows([
+      ["GPU-seconds", fmt(gpu, 0)], ["USD", usd === undefined ? (price > 0 ? "-" : "price unknown (--gpu-hour-usd)") : "$" + fmt(usd, 2)],
+      ["USD per 1,000 records", usd !== undefined && done > 0 ? "$" + fmt((1000 * usd) / done, 3) : "-"],
+      ["prompt tokens", fmt(num(s.prompt_tokens))], ["completion tokens", fmt(num(s.completion_tokens))],
+      ["cached tokens", s.cached_tokens === undefined || s.cached_tokens === null ? "unknown" : fmt(num(s.cached_tokens))]
+    ]);
+  }
+
+  function describe(e) {
+    switch (e.type) {
+      case "track_complete": return "track <b>" + esc(e.track) + "</b> complete (" + fmt(e.records) + " records)";
+      case "track_scored": return "track <b>" + esc(e.track) + "</b> scored: " + esc(e.metric) + " " + (e.value === null ? "n/a" : fmt(e.value, 4));
+      case "agent_joined": return "agent <b>" + esc(e.agentId) + "</b> joined" + (e.model ? " (" + esc(e.model) + ")" : "");
+      case "agent_left": return "agent <b>" + esc(e.agentId) + "</b> left: " + esc(e.reason);
+      case "agent_ready": return "agent <b>" + esc(e.agentId) + "</b> " + (e.ready ? "ready" : '<span class="no">not ready</span>');
+      case "unit_expired": return '<span class="no">lease expired</span>: ' + esc(e.unitId) + " (agent " + esc(e.agentId) + ")";
+      case "run_complete": return "run <b>" + esc(e.state) + "</b>" + (e.reason ? ": " + esc(e.reason) : "");
+      default: return esc(e.type);
+    }
+  }
+
+  function onEvent(msg) {
+    var e;
+    try { e = JSON.parse(msg.data); } catch (_) { return; }
+    if (e.type === "track_scored") scores[e.track] = e;
+    var li = document.createElement("li");
+    li.dataset.type = e.type;
+    li.innerHTML = "<time>" + esc(String(e.at).slice(11, 19)) + "</time>" + describe(e);
+    var feed = $("feed");
+    feed.insertBefore(li, feed.firstChild);
+    while (feed.children.length > 200) feed.removeChild(feed.lastChild);
+  }
+
+  function poll() {
+    fetch("api/status", { headers: headers, cache: "no-store" })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
+      .then(function (s) { render(s); $("conn").textContent = ""; $("conn").className = "kv"; })
+      .catch(function (err) { $("conn").textContent = "status unavailable: " + err.message; $("conn").className = "err"; })
+      .then(function () { setTimeout(poll, 1000); });
+  }
+
+  fetch("api/run", { headers: headers, cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (r) {
+    if (!r) return;
+    run = r;
+    $("model").textContent = r.model || "(engine's own)";
+    $("method").textContent = r.method + (r.seeds && r.seeds.length ? " seeds " + r.seeds.join(",") : "");
+  }).catch(function () {});
+  var es = new EventSource("api/events" + q);
+  ["track_complete", "track_scored", "agent_joined", "agent_left", "agent_ready", "unit_expired", "run_complete"].forEach(function (t) { es.addEventListener(t, onEvent); });
+  poll();
+})();
+</script>
+</body>
+</html>
+`;

@@ -1,0 +1,95 @@
+// The sim's "model": label logits from a seeded hash of state, question and option, then a softmax
+// over the labels as vLLM does (question_types.py label_softmax). In oracle mode the gold option is
+// put on top with probability `accuracy`, decided per (seed, run_id, question), so the expected
+// accuracy of a run is known before it starts.
+import { hashUnit } from "./deterministic.js";
+import type { Oracle } from "./oracle.js";
+import { labelPermutation } from "../../../common/engine-protocol/label-permutation.js";
+
+/** Logit bonus of the first label over the last (label-position bias). */
+export const LABEL_BIAS = 0.6;
+import type { ParsedQuestion } from "../protocol/systemone-request.js";
+
+export interface PseudoModelOptions {
+  seed: number;
+  oracle?: Oracle;
+  /** Oracle mode: probability that the gold option is the argmax. */
+  accuracy?: number;
+}
+
+export interface QuestionRead {
+  /** Probability of each option, in option order; sums to 1. */
+  probs: number[];
+  /** Probability mass the labels got over the whole vocabulary. */
+  labelMass: number;
+  /** True when the oracle decided this answer. */
+  fromOracle: boolean;
+}
+
+export function softmax(logits: readonly number[]): number[] {
+  const top = Math.max(...logits);
+  const w = logits.map((l) => Math.exp(l - top));
+  const total = w.reduce((a, b) => a + b, 0);
+  return w.map((x) => x / total);
+}
+
+export class PseudoModel {
+  constructor(private readonly options: PseudoModelOptions) {}
+
+  /**
+   * `labelSeed` (the request's seed) changes which label each option gets; the model prefers the
+   * first labels a little (LABEL_BIAS), as real models do, so averaging over seeds moves answers.
+   */
+  read(state: unknown, stateText: string, q: ParsedQuestion, labelSeed: number | null = null): QuestionRead {
+    const { seed } = this.options;
+    const positions = labelPermutation(labelSeed ?? 0, q.options.length);
+    const n = q.options.length;
+    const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
+    const labelMass = 0.8 + 0.19 * hashUnit(seed, "mass", stateText, q.id);
+    const entry = this.options.oracle?.lookup(state, q.id, q.criteria);
+    if (entry && q.options.length > 1) {
+      const goldName = typeof entry.gold === "boolean" ? (entry.gold ? "yes" : "no") : entry.gold;
+      const goldIndex = q.options.findIndex((o) => o.name === goldName);
+      if (goldIndex >= 0) {
+        const accuracy = this.options.accuracy ?? 1;
+        const hit = hashUnit(seed, "oracle", entry.runId, q.id) < accuracy;
+        let top = goldIndex;
+        if (!hit) {
+          const others = q.options.map((_, i) => i).filter((i) => i !== goldIndex);
+          top = others[Math.floor(hashUnit(seed, "miss", entry.runId, q.id) * others.length)] ?? goldIndex;
+        }
+        const rest = logits.filter((_, i) => i !== top);
+        logits[top] = Math.max(...rest) + 0.5 + 2.5 * hashUnit(seed, "margin", entry.runId, q.id);
+        return { probs: softmax(logits), labelMass, fromOracle: true };
+      }
+    }
+    return { probs: softmax(logits), labelMass, fromOracle: false };
+  }
+}
+
+/** The answer object of one question, shaped like question_types.py's QuestionType.answer. */
+export function answerObject(q: ParsedQuestion, probs: readonly number[], labelMass: number): Record<string, unknown> {
+  let top = 0;
+  probs.forEach((p, i) => {
+    if (p > (probs[top] ?? -1)) top = i;
+  });
+  const confidence = (probs[top] ?? 0) * labelMass;
+  if (q.type === "noul") {
+    return { type: "noul", noul: probs[0], probabilities: { yes: probs[0], no: probs[1] }, confidence };
+  }
+  if (q.type === "score") {
+    return {
+      type: "score",
+      score: probs.reduce((s, p, i) => s + i * p, 0),
+      legend: Object.fromEntries(q.options.map((o, i) => [String(i), o.name])),
+      probabilities: Object.fromEntries(probs.map((p, i) => [String(i), p])),
+      confidence,
+    };
+  }
+  return {
+    type: "choice",
+    choice: q.options[top]?.name,
+    probabilities: Object.fromEntries(q.options.map((o, i) => [o.name, probs[i]])),
+    confidence,
+  };
+}
