@@ -38,6 +38,8 @@ export interface CardRecorderOptions {
   snapshot: () => Promise<RunSnapshot>;
   /** Rewrite period while running (default 5000 ms; 0 = only on track completion and at the end). */
   intervalMs?: number;
+  /** How often the coordinator's status is read for the agents seen (default 1000 ms; 0 = only when writing). */
+  pollMs?: number;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -51,6 +53,7 @@ export class CardRecorder {
   private errorRecords = 0;
   private metrics: MetricsJson | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private poller: NodeJS.Timeout | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private finished = false;
   private last: RunCard | undefined;
@@ -79,6 +82,12 @@ export class CardRecorder {
       this.timer = setInterval(() => void this.update(), ms);
       this.timer.unref();
     }
+    // A short run can end between two writes: the agents that answered are seen by this poll.
+    const poll = this.options.pollMs ?? 1_000;
+    if (poll > 0) {
+      this.poller = setInterval(() => void this.poll(), poll);
+      this.poller.unref();
+    }
     return card;
   }
 
@@ -105,6 +114,25 @@ export class CardRecorder {
     return this.chain;
   }
 
+  private async poll(): Promise<void> {
+    if (this.final || this.finished) return;
+    try {
+      this.observe(await withTimeout(this.options.snapshot(), SNAPSHOT_TIMEOUT_MS));
+    } catch {
+      // the coordinator is stopping
+    }
+  }
+
+  private observe(snap: RunSnapshot): void {
+    this.lastSnap = snap;
+    for (const a of snap.cluster.agents) {
+      // Results an agent sent in an earlier connection of this session stay counted.
+      const before = this.agents.get(a.agent_id);
+      if (!a.model && before?.model) continue; // reattaching while its engine restarts: keep what it served
+      this.agents.set(a.agent_id, { ...a, results: Math.max(a.results, before?.model === a.model ? before.results : 0) });
+    }
+  }
+
   /** The coordinator has stopped: from now on the card uses this last snapshot instead of asking it. */
   coordinatorStopped(counters: Omit<ClusterView, "agents">): void {
     this.final = {
@@ -117,6 +145,7 @@ export class CardRecorder {
   async finish(status: Exclude<RunCardStatus, "running">, metrics?: MetricsJson): Promise<RunCard> {
     this.finished = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.poller) clearInterval(this.poller);
     await this.chain;
     if (metrics) this.metrics = metrics;
     const seal = sealResults(this.options.outDir);
@@ -129,6 +158,7 @@ export class CardRecorder {
   stop(): void {
     this.finished = true;
     if (this.timer) clearInterval(this.timer);
+    if (this.poller) clearInterval(this.poller);
   }
 
   get isFinished(): boolean {
@@ -149,15 +179,10 @@ export class CardRecorder {
     if (!snap) {
       try {
         snap = await withTimeout(this.options.snapshot(), SNAPSHOT_TIMEOUT_MS);
-        this.lastSnap = snap;
+        this.observe(snap);
       } catch {
         snap = undefined; // the coordinator is stopping: keep what was seen
       }
-    }
-    for (const a of snap?.cluster.agents ?? []) {
-      // Results an agent sent in an earlier connection of this session stay counted.
-      const before = this.agents.get(a.agent_id);
-      this.agents.set(a.agent_id, { ...a, results: Math.max(a.results, before?.model === a.model ? before.results : 0) });
     }
     const cluster: ClusterView = {
       agents: [...this.agents.values()],
