@@ -200,15 +200,18 @@ export class AttachSession {
   /** Configures the method for the run; an error when this agent cannot answer the way the run asks. */
   private applyRunParams(run: RunWelcome): AgentProtocolError | undefined {
     const where = `run ${run.runId} at ${this.o.coordinator}`;
+    // onRunParams first: an agent that runs any method (--method any) switches to the run's here.
+    if (this.o.onRunParams) this.o.onRunParams(run);
     // Answering with another method, or without the run's seeds, would put results the run did
     // not ask for into it.
     if (run.method && run.method !== this.o.method.name) {
       return new AgentProtocolError(`${where} uses engine method ${run.method}; this agent runs ${this.o.method.name} (--method)`);
     }
-    if (this.o.onRunParams) this.o.onRunParams(run);
-    else if (this.o.method.applyRunParams) this.o.method.applyRunParams({ seeds: run.seeds });
-    else if (run.seeds.length > 0) {
-      return new AgentProtocolError(`${where} averages label-permutation seeds ${run.seeds.join(",")}; this agent's method cannot apply seeds`);
+    if (!this.o.onRunParams) {
+      if (this.o.method.applyRunParams) this.o.method.applyRunParams({ seeds: run.seeds });
+      else if (run.seeds.length > 0) {
+        return new AgentProtocolError(`${where} averages label-permutation seeds ${run.seeds.join(",")}; this agent's method cannot apply seeds`);
+      }
     }
     if (run.model && this.helloInfo && run.model !== this.helloInfo.model) {
       this.o.logger.warn("the run names another model than the engine serves", { run: run.model, engine: this.helloInfo.model });

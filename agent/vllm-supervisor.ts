@@ -4,7 +4,8 @@
 // answers, restarts the command with exponential backoff whenever it exits, and stops it (SIGTERM
 // to the group, SIGKILL after a grace period) on drain. While the child is down or starting, the
 // engine probe of the attach loop sees /health fail, so the agent reports not-ready to the
-// coordinator and is sent nothing.
+// coordinator and is sent nothing. `restartWith` swaps the command (a sweep's next model): the
+// child is stopped and the new command started, with the agent not-ready in between.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Logger } from "../common/log.js";
@@ -31,6 +32,9 @@ export class VllmSupervisor {
   private child: ChildProcess | undefined;
   private stateValue: SupervisorState = "down";
   private stopping = false;
+  /** Set while restartWith stops the old child: its exit is not a crash to back off from. */
+  private switching = false;
+  private command: string;
   private failures = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private healthTimer: NodeJS.Timeout | undefined;
@@ -42,6 +46,12 @@ export class VllmSupervisor {
 
   constructor(private readonly options: VllmSupervisorOptions) {
     this.log = options.logger.child("vllm");
+    this.command = options.command;
+  }
+
+  /** The command line the child runs (or will run). */
+  get currentCommand(): string {
+    return this.command;
   }
 
   get state(): SupervisorState {
@@ -82,6 +92,28 @@ export class VllmSupervisor {
     this.spawnChild();
   }
 
+  /** Stops the child (if any) and starts `command` in its place. */
+  async restartWith(command: string): Promise<void> {
+    if (this.stopping) return;
+    this.command = command;
+    clearTimeout(this.restartTimer);
+    clearTimeout(this.healthTimer);
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      this.switching = true;
+      this.log.info("stopping the engine to start another command");
+      this.setState("down");
+      this.kill(child, "SIGTERM");
+      const grace = setTimeout(() => this.kill(child, "SIGKILL"), this.options.stopGraceMs ?? 15_000);
+      await this.exited;
+      clearTimeout(grace);
+      this.switching = false;
+    }
+    if (this.stopping) return;
+    this.failures = 0;
+    this.spawnChild();
+  }
+
   /** Stops the child and does not restart it. */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -100,8 +132,8 @@ export class VllmSupervisor {
   private spawnChild(): void {
     this.starts++;
     this.setState("starting");
-    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${this.options.command}`);
-    const child = spawn(this.options.command, { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: this.options.env ?? process.env });
+    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${this.command}`);
+    const child = spawn(this.command, { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: this.options.env ?? process.env });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => this.log.info(line));
@@ -112,7 +144,7 @@ export class VllmSupervisor {
         if (this.child === child) this.child = undefined;
         clearTimeout(this.healthTimer);
         resolve();
-        if (this.stopping) return;
+        if (this.stopping || this.switching) return;
         this.failures++;
         const delay = reconnectDelayMs(this.failures - 1, this.options.backoff ?? { initialMs: 1_000, maxMs: 60_000 });
         this.log.warn(`exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`);

@@ -9,6 +9,7 @@ import { startAgent, type AgentOutcome } from "../agent/attach-loop.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { VllmSupervisor } from "../agent/vllm-supervisor.js";
+import { MethodSwitch } from "../agent/method-switch.js";
 import { opt, intArg } from "./options.js";
 import { registerAgentMetrics } from "../agent/agent-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
@@ -59,13 +60,21 @@ function describe(outcome: AgentOutcome): string {
   }
 }
 
+const MODEL_PLACEHOLDER = "{model}";
+const ANY_METHOD = "any";
+
+/** The template with {model} replaced by the model name, quoted for the shell. */
+export function fillModel(template: string, model: string): string {
+  return template.split(MODEL_PLACEHOLDER).join(`'${model.replace(/'/g, `'\\''`)}'`);
+}
+
 export function register(program: Command): void {
   program
     .command("agent")
     .description("attach to a coordinator and answer its work units through a local engine (vLLM or sim-engine)")
     .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory())
     .addOption(opt("--engine <url>", "engine base URL, e.g. http://127.0.0.1:8000").makeOptionMandatory())
-    .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")})`, "systemone"))
+    .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")}), or "any": the one each run names (a sweep)`, "systemone"))
     .addOption(opt("--model <name>", "model to ask the engine for (default: the first it serves)"))
     .addOption(opt("--label-read-api <api>", "label-read prompts: completions (token ids) or chat (the server's chat template)", "completions"))
     .addOption(opt("--token <token>", "bearer token the coordinator expects"))
@@ -78,7 +87,13 @@ export function register(program: Command): void {
     .addOption(opt("--heartbeat-ms <ms>", "heartbeat interval (default: the coordinator's)"))
     .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2 (default: the run's, else one read)"))
     .addOption(opt("--max-concurrency <n>", "upper bound of the adaptive (AIMD) limit on requests in flight to the engine (default 256)"))
-    .addOption(opt("--vllm-cmd <command>", 'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain'))
+    .addOption(
+      opt(
+        "--vllm-cmd <command>",
+        'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain. ' +
+          "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile",
+      ),
+    )
     .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
     .addOption(opt("--retries <n>", `retries of a failed engine request before the question is reported as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
     .addOption(opt("--engine-ready-timeout-ms <ms>", "report an engine that is not ready after this long (the agent keeps trying; default 60000)"))
@@ -91,7 +106,8 @@ export function register(program: Command): void {
       const capacity = intArg("capacity", flags.capacity, 1);
       const concurrency = intArg("concurrency", flags.concurrency, 1);
       const heartbeatMs = intArg("heartbeat-ms", flags.heartbeatMs, 10);
-      const makeMethod = methodFactory(flags.method);
+      const anyMethod = flags.method === ANY_METHOD;
+      if (!anyMethod) methodFactory(flags.method);
       if (flags.labelReadApi !== "completions" && flags.labelReadApi !== "chat") {
         throw new UsageError(`--label-read-api must be completions or chat, got ${JSON.stringify(flags.labelReadApi)}`);
       }
@@ -106,20 +122,41 @@ export function register(program: Command): void {
       const maxMessageMb = intArg("max-message-mb", flags.maxMessageMb, 4, 2047);
 
       const logger = createLogger("udm-orch");
-      const supervisor = flags.vllmCmd ? new VllmSupervisor({ command: flags.vllmCmd, healthUrl: `${engine}/health`, logger }) : undefined;
-      supervisor?.start();
+      // A template names no model until --model or the run's Welcome does; then the engine is started with it.
+      const template = flags.vllmCmd?.includes(MODEL_PLACEHOLDER) ? flags.vllmCmd : undefined;
+      let servedModel = template ? flags.model : undefined;
+      const supervisor = flags.vllmCmd
+        ? new VllmSupervisor({ command: template ? fillModel(template, servedModel ?? "") : flags.vllmCmd, healthUrl: `${engine}/health`, logger })
+        : undefined;
+      if (!template || servedModel) supervisor?.start();
+      const switchModel = (model: string) => {
+        if (!template || !supervisor || !model || model === servedModel) return;
+        logger.info("the run names another model: restarting the engine with it", { from: servedModel ?? "(none)", to: model });
+        servedModel = model;
+        void supervisor.restartWith(fillModel(template, model));
+      };
       const limiter = new AdaptiveConcurrency({
         ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
         readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
       });
       const timeouts = new EngineTimeouts(engine, timeoutMs, logger);
       const retry = { timeoutMs, retries, onTimeout: () => timeouts.record() };
-      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds, retry, logger });
+      // With a template the engine serves the run's model: the method asks for whatever it serves.
+      const setup = { baseUrl: engine, model: template ? undefined : flags.model, capacity, api: flags.labelReadApi as "completions" | "chat", limiter, seeds, retry, logger };
+      const method = anyMethod
+        ? new MethodSwitch(new Map(Object.entries(METHODS).map(([name, make]) => [name, make(setup)])), "systemone")
+        : methodFactory(flags.method)(setup);
       const handle = startAgent({
         coordinator,
         method,
         engineUrl: engine,
         engineLoad: (signal) => readEngineLoad(engine, signal),
+        // A sweep's runs differ in method (--method any) and model (a --vllm-cmd template).
+        onRunParams: (run) => {
+          if (method instanceof MethodSwitch && run.method && !method.use(run.method)) logger.warn("the run names an engine method this build lacks", { method: run.method });
+          method.applyRunParams?.({ seeds: run.seeds });
+          switchModel(run.model);
+        },
         ...(flags.agentId ? { agentId: flags.agentId } : {}),
         ...(flags.token ? { token: flags.token } : {}),
         ...(tls ? { tls } : {}),

@@ -9,5 +9,8 @@ import { register as status } from "./status.js";
 import { register as run } from "./run.js";
 import { register as demo } from "./demo.js";
 import { register as scorer } from "./scorer.js";
+import { register as card } from "./card.js";
+import { register as sweep } from "./sweep.js";
+import { register as leaderboard } from "./leaderboard.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer, card, sweep, leaderboard];

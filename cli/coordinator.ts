@@ -15,6 +15,8 @@ import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.j
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { cardOptions, parseMethodClass } from "./run-card-setup.js";
+import { RunCardSession } from "./run-card-session.js";
 
 interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   suite: string;
@@ -36,6 +38,7 @@ interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   families?: string;
   force?: boolean;
   maxHeapMb?: string;
+  methodClass?: string;
 }
 
 const METHODS = ["systemone", "decisions", "label-read"];
@@ -66,6 +69,8 @@ export function register(program: Command): void {
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz")) command.addOption(o);
+  // The run card: run-card.json beside the metrics.json this command's scorer writes as tracks complete.
+  for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags) => {
     if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
     if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
@@ -105,6 +110,16 @@ export function register(program: Command): void {
     const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
     const metricsListen = parseMetricsListen(flags.metrics);
     const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+    const methodClass = parseMethodClass(flags.methodClass);
+    const cardSession = new RunCardSession({
+      suiteDir: flags.suite,
+      outDir: flags.out,
+      ...(tracks ? { tracks } : {}),
+      ...(families ? { families } : {}),
+      log: logger.child("scorer"),
+      ownScorer: true,
+    });
+    options.onCommitted = cardSession.onCommitted;
     const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
     // The page and /healthz answer while the suite is read; /readyz once agents are served.
     const web: ObservabilityServer | undefined = metricsListen
@@ -133,6 +148,7 @@ export function register(program: Command): void {
     try {
       handle = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
       web?.attach(handle, handle.runId);
+      await cardSession.started(handle, { method: flags.method, batchSize: null, methodClass, gpuHourUsd });
     } catch (err) {
       await web?.close();
       throw err;
@@ -155,15 +171,20 @@ export function register(program: Command): void {
       const outcome = await handle.done.finally(() => web?.detach());
       web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
       await handle.close();
+      const sealed = await cardSession.finished(outcome);
       const c = outcome.counters;
       process.stdout.write(
         `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
           `(${outcome.recordsResumed} resumed), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
-          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n`,
+          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n` +
+          `run card ${sealed.cardPath} (${sealed.card.status}, fingerprint ${sealed.card.fingerprint.slice(0, 12)})\n`,
       );
       if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
       if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
       process.exitCode = EXIT.ok;
+    } catch (err) {
+      await cardSession.failed();
+      throw err;
     } finally {
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);

@@ -7,6 +7,7 @@ import { makeSuite } from "../sim/suite-maker/suite-maker.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { intArg, opt } from "./options.js";
+import { verifyCard } from "../card/verify-card.js";
 import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
 interface DemoFlags {
@@ -43,5 +44,13 @@ export function register(program: Command): void {
         (result.metrics ? formatReport(result.metrics) : "") +
           `demo: ${o.recordsTotal} records, run ${o.state} in ${((Date.now() - started) / 1000).toFixed(1)} s; metrics in ${result.metricsPath}\n`,
       );
+      const verdict = await verifyCard(result.cardPath);
+      process.stdout.write(
+        `demo: run card ${result.cardPath}\n` +
+          (verdict.problems.length === 0
+            ? `demo: the run card verifies (fingerprint ${result.card.fingerprint.slice(0, 12)}, ${verdict.filesChecked} results files rehashed): udm-orch card verify ${result.cardPath}\n`
+            : `demo: the run card does NOT verify:\n${verdict.problems.map((p) => `  - ${p}`).join("\n")}\n`),
+      );
+      if (verdict.problems.length > 0) process.exitCode = 1;
     });
 }

@@ -25,6 +25,9 @@ import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import type { ListenAddress } from "../common/metrics/metrics-listen.js";
 import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import type { MethodClass, RunCard } from "../card/run-card.js";
+import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
+import { RunCardSession } from "./run-card-session.js";
 
 export interface EmbeddedRunOptions {
   suiteDir: string;
@@ -59,6 +62,8 @@ export interface EmbeddedRunOptions {
   gpuHourUsd?: number;
   /** Per-agent gauges from heartbeats (default true). */
   perAgentMetrics?: boolean;
+  /** The protocol's method class for the run card (default raw-llm). */
+  methodClass?: MethodClass;
   logger?: Logger;
 }
 
@@ -68,6 +73,9 @@ export interface EmbeddedRunResult {
   metricsPath: string;
   /** The scorer core of the run: per-track progress and headlines, counts of applied, duplicate and unmatched results. */
   scorer: RunScorer | undefined;
+  /** run-card.json beside metrics.json, final. */
+  card: RunCard;
+  cardPath: string;
 }
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
@@ -79,6 +87,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const bar = createProgressBar("run");
   const registry = options.metrics ? createProcessRegistry("run") : undefined;
   let web: ObservabilityServer | undefined;
+  const cardSession = new RunCardSession({ suiteDir: options.suiteDir, outDir: options.outDir, log });
   const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
     outDir: options.outDir,
@@ -87,6 +96,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     log,
     onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
     onTrackFinal: (track, m) => {
+      cardSession.trackScored(track, m, scorer.current());
       web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
@@ -154,6 +164,12 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     const status = await coordinator.status();
     await scorerLoaded;
     await scorer.replayCommitted();
+    await cardSession.started(coordinator, {
+      method: options.method?.method ?? "systemone",
+      batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
+      methodClass: options.methodClass ?? "raw-llm",
+      gpuHourUsd: options.gpuHourUsd ?? 0,
+    });
     if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
@@ -212,14 +228,16 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     await coordinator.close();
     await stopAll();
     bar.stop();
+    const metrics = outcome.state === "complete" ? scorer.finish() : undefined;
+    const sealed = await cardSession.finished(outcome, metrics);
     if (outcome.state !== "complete") {
       if (noEngine) throw noEngine;
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
-    const metrics = scorer.finish();
-    return { outcome, metrics, metricsPath, scorer: scorer.core };
+    return { outcome, metrics, metricsPath, scorer: scorer.core, card: sealed.card, cardPath: sealed.cardPath };
   } catch (err) {
+    await cardSession.failed();
     await coordinator?.close().catch(() => undefined);
     await stopAll();
     bar.stop();

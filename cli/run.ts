@@ -8,9 +8,11 @@ import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
+import { cardOptions, parseMethodClass } from "./run-card-setup.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
 interface RunFlags extends MetricsFlagValues {
+  methodClass?: string;
   token?: string;
   suite: string;
   out: string;
@@ -58,6 +60,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
     .addOption(opt("--token <token>", "bearer token the live page's /api routes require"));
   for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API")) command.addOption(o);
+  for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: RunFlags) => {
       const engines = csv(flags.engine)?.map(engineUrl);
       const requestTimeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1);
@@ -101,6 +104,7 @@ export function register(program: Command): void {
         ...(metrics ? { metrics } : {}),
         ...(flags.token ? { token: flags.token } : {}),
         gpuHourUsd,
+        methodClass: parseMethodClass(flags.methodClass),
         perAgentMetrics,
       });
       const o = result.outcome;
@@ -108,7 +112,8 @@ export function register(program: Command): void {
         (result.metrics ? formatReport(result.metrics) : "") +
           `run ${o.runId} ${o.state}: ${o.recordsTotal} records (${o.recordsResumed} resumed) in ${o.elapsedSeconds.toFixed(1)} s; ` +
           `${o.counters.rejected} results rejected, ${o.counters.leasesExpired} leases expired, ${o.counters.backupUnits} backup units\n` +
-          `wrote ${result.metricsPath}\n`,
+          `wrote ${result.metricsPath}\n` +
+          `run card ${result.cardPath} (fingerprint ${result.card.fingerprint.slice(0, 12)}, hash ${result.card.run_card_hash.slice(0, 12)})\n`,
       );
     });
 }

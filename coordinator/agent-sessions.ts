@@ -22,6 +22,8 @@ export interface AgentSessionsOptions {
   state: () => CoordinatorState;
   /** True once the run has ended (complete): new agents are told to drain at once. */
   runEnded: () => boolean;
+  /** A sweep's runs follow each other on one address: at the end agents are let go, not drained. */
+  releaseAgentsAtEnd: boolean;
   publishEvent: (e: BusEvent) => void;
   onAttached: (key: string) => void;
   onDetached: (key: string) => void;
@@ -38,6 +40,15 @@ export class AgentSessions {
 
   get size(): number {
     return this.connections.size;
+  }
+
+  /**
+   * A run that names its model gets no work done by an engine serving another (one restarting
+   * with the run's model reports it in its next Hello).
+   */
+  private servesRunModel(served: string): boolean {
+    const wanted = this.options.method.model;
+    return !wanted || served === wanted;
   }
 
   open(stream: AttachStream): AgentSessionInput {
@@ -89,11 +100,13 @@ export class AgentSessions {
     this.connections.set(conn.key, conn);
     o.onAttached(conn.key);
     conn.send(welcomeToWire(o.runId, o.method, o.leaseMs, o.heartbeatMs));
-    o.scheduler.attach(conn.key, info, conn, event.ready);
+    const servesRunModel = this.servesRunModel(info.model);
+    o.scheduler.attach(conn.key, info, conn, event.ready && servesRunModel);
     o.publishEvent({ type: "agent_joined", at: now(), agentId: info.agentId, model: info.model, engineUrl: info.engineUrl });
     o.log.info("agent attached", { agent: info.agentId, model: info.model, ready: event.ready, engine: info.engineUrl });
+    if (!servesRunModel) o.log.info("agent's engine serves another model than the run's: sent nothing until it serves it", { agent: info.agentId, engine: info.model, run: o.method.model });
     const ended = o.runEnded();
-    if (ended || o.state() !== "running") conn.sendDrain(ended ? "run complete" : "coordinator draining");
+    if ((ended || o.state() !== "running") && !o.releaseAgentsAtEnd) conn.sendDrain(ended ? "run complete" : "coordinator draining");
     return conn;
   }
 
@@ -112,8 +125,9 @@ export class AgentSessions {
       case "heartbeat": {
         const agent = scheduler.agent(key);
         const wasReady = agent?.ready;
-        scheduler.heartbeat(key, event.heartbeat);
-        if (agent && wasReady !== event.heartbeat.ready) this.options.onReadyChanged(agent.info.agentId, event.heartbeat.ready);
+        const ready = event.heartbeat.ready && agent !== undefined && this.servesRunModel(agent.info.model);
+        scheduler.heartbeat(key, { ...event.heartbeat, ready });
+        if (agent && wasReady !== ready) this.options.onReadyChanged(agent.info.agentId, ready);
         break;
       }
       case "other":

@@ -37,6 +37,11 @@ export interface CoordinatorOptions {
   /** Called once per track whose every record is committed (at start for tracks already complete). */
   onTrackComplete?: (track: string, family: string) => void;
   /**
+   * A sweep's runs follow each other on one address: at the end agents are let go (their stream
+   * ends, they reattach to the next run) instead of drained (which stops them). Default false.
+   */
+  releaseAgentsAtEnd?: boolean;
+  /**
    * Where committed results, run events and the run's status are published (coordinator/bus-publisher.ts).
    * Owned by the caller: the coordinator stops publishing when it stops, the caller closes the bus.
    */

@@ -117,6 +117,7 @@ export class CoordinatorRun implements ServedRun {
       spill: index.spill,
       state: () => this.lifecycle,
       runEnded: () => this.settled,
+      releaseAgentsAtEnd: parts.options.releaseAgentsAtEnd ?? false,
       publishEvent: (e) => this.publishEvent(e),
       onAttached: (key) => this.progress.agentAttached(key, Date.now()),
       onDetached: (key) => this.progress.agentDetached(key, Date.now()),
@@ -229,8 +230,10 @@ export class CoordinatorRun implements ServedRun {
     this.progress.stopped(Date.now());
     health.set("NOT_SERVING");
     this.scheduler.stopDispatch();
-    this.sessions.drainAll("coordinator draining");
-    await waitFor(() => this.sessions.size === 0, graceMs);
+    if (!this.parts.options.releaseAgentsAtEnd) {
+      this.sessions.drainAll("coordinator draining");
+      await waitFor(() => this.sessions.size === 0, graceMs);
+    }
     try {
       await store.close();
     } catch (err) {
@@ -297,7 +300,7 @@ export class CoordinatorRun implements ServedRun {
     if (this.settled) return;
     this.parts.log.info("run complete", { run_id: this.runId, records: this.progress.recordsTotal });
     this.scheduler.stopDispatch();
-    this.sessions.drainAll("run complete");
+    if (!this.parts.options.releaseAgentsAtEnd) this.sessions.drainAll("run complete");
     this.publishEvent({ type: "run_complete", at: now(), state: "complete" });
     this.settle();
   }

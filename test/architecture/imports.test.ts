@@ -13,8 +13,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   agent: ["common", "proto"],
   scorer: ["common"],
   sim: ["common"],
-  cli: ["proto", "common", "coordinator", "agent", "scorer", "sim", "bench"],
-  bench: ["proto", "common", "coordinator", "agent", "scorer", "sim", "cli"],
+  card: ["common", "scorer"],
+  cli: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "bench"],
+  bench: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "cli"],
 };
 
 /** Packages a folder must not use directly. */

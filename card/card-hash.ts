@@ -1,0 +1,14 @@
+// The run card hash (RUN_CARD.md, seed 003 §3.9): sha256 of the canonical JSON of the whole card
+// with `run_card_hash` set to "". Computed over the card as a plain object, so fields a later
+// format adds are sealed too.
+import { canonicalJson } from "./canonical-json.js";
+import { sha256Hex } from "./sha256.js";
+
+export function runCardHash(card: object): string {
+  return sha256Hex(canonicalJson({ ...card, run_card_hash: "" }));
+}
+
+/** The card with its hash filled in. */
+export function sealCard<T extends { run_card_hash: string }>(card: T): T {
+  return { ...card, run_card_hash: runCardHash(card) };
+}

@@ -1,0 +1,262 @@
+// Keeps a run's run-card.json current: written at start (`running`), rewritten as tracks complete
+// and every few seconds while running, final at the end. Across resumes it carries the previous
+// sessions' elapsed time and totals over (same run_id), so the card describes the whole run.
+import { join } from "node:path";
+import { z } from "zod";
+import { readJsonFileOrThrow } from "../common/parse.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
+import { buildRunCard, type CardSetup, type ClusterView, type RunManifestView, type RunTotals } from "./build-card.js";
+import { cardPath, previousCard, writeCard } from "./card-file.js";
+import { sealResults } from "./results-files.js";
+import type { RunCard, RunCardStatus } from "./run-card.js";
+
+const RunJsonView = z.looseObject({
+  run_id: z.string(),
+  suite_identity: z.string(),
+  tracks: z.array(z.string()),
+  method: z.looseObject({ method: z.string(), seeds: z.array(z.number()), temperature: z.number(), model: z.string() }),
+  created_at: z.string(),
+  sessions: z.number(),
+  resumes: z.number(),
+});
+
+export function readRunJson(outDir: string): RunManifestView {
+  return readJsonFileOrThrow(join(outDir, "run.json"), RunJsonView);
+}
+
+/** What the recorder reads of the running coordinator each time it writes. */
+export interface RunSnapshot {
+  cluster: ClusterView;
+  /** This session's totals (the coordinator's run progress); undefined when it has none. */
+  totals: RunTotals | undefined;
+}
+
+export interface CardRecorderOptions {
+  outDir: string;
+  setup: CardSetup;
+  /** The coordinator's status now. */
+  snapshot: () => Promise<RunSnapshot>;
+  /** Rewrite period while running (default 5000 ms; 0 = only on track completion and at the end). */
+  intervalMs?: number;
+  /** How often the coordinator's status is read for the agents seen (default 1000 ms; 0 = only when writing). */
+  pollMs?: number;
+  /** Clock, for tests. */
+  now?: () => number;
+}
+
+export class CardRecorder {
+  private readonly now: () => number;
+  private readonly sessionStart: number;
+  private readonly base: { elapsed: number; totals: RunTotals | undefined; agents: ClusterView["agents"] };
+  private readonly agents = new Map<string, ClusterView["agents"][number]>();
+  private readonly sealed = new Map<string, string>();
+  private errorRecords = 0;
+  private metrics: MetricsJson | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private chain: Promise<unknown> = Promise.resolve();
+  private finished = false;
+  private last: RunCard | undefined;
+  private final: RunSnapshot | undefined;
+  private lastSnap: RunSnapshot | undefined;
+
+  constructor(private readonly options: CardRecorderOptions) {
+    this.now = options.now ?? Date.now;
+    this.sessionStart = this.now();
+    const run = readRunJson(options.outDir);
+    const prev = previousCard(options.outDir);
+    const same = prev !== undefined && prev.run_id === run.run_id;
+    this.base = {
+      elapsed: same ? prev.elapsed_seconds : 0,
+      totals: same ? totalsOfCard(prev) : undefined,
+      agents: same ? prev.cluster.agents : [],
+    };
+    for (const a of this.base.agents) this.agents.set(a.agent_id, { ...a, results: a.results ?? 0 });
+  }
+
+  /** Writes the `running` card and starts the periodic rewrite. */
+  async start(): Promise<RunCard> {
+    const card = await this.write("running");
+    const ms = this.options.intervalMs ?? 5_000;
+    if (ms > 0) {
+      this.timer = setInterval(() => void this.update(), ms);
+      this.timer.unref();
+    }
+    // A short run can end between two writes: the agents that answered are seen by this poll.
+    const poll = this.options.pollMs ?? 1_000;
+    if (poll > 0) {
+      this.poller = setInterval(() => void this.poll(), poll);
+      this.poller.unref();
+    }
+    return card;
+  }
+
+  /** A track's every record is committed: its results file is final, seal it; take the partial metrics. */
+  trackComplete(family: string, track: string, metrics?: MetricsJson): void {
+    if (this.finished) return;
+    if (metrics) this.metrics = metrics;
+    const key = `${family}/${track}.jsonl`;
+    this.chain = this.chain.then(() => {
+      const seal = sealResults(this.options.outDir, new Set([key]));
+      for (const [k, v] of Object.entries(seal.files)) this.sealed.set(k, v);
+      return this.write("running");
+    }).catch(() => undefined);
+  }
+
+  /** Partial metrics.json as tracks are scored. */
+  setMetrics(metrics: MetricsJson): void {
+    this.metrics = metrics;
+  }
+
+  update(): Promise<unknown> {
+    if (this.finished) return this.chain;
+    this.chain = this.chain.then(() => this.write("running")).catch(() => undefined);
+    return this.chain;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.final || this.finished) return;
+    try {
+      this.observe(await withTimeout(this.options.snapshot(), SNAPSHOT_TIMEOUT_MS));
+    } catch {
+      // the coordinator is stopping
+    }
+  }
+
+  private observe(snap: RunSnapshot): void {
+    this.lastSnap = snap;
+    for (const a of snap.cluster.agents) {
+      // Results an agent sent in an earlier connection of this session stay counted.
+      const before = this.agents.get(a.agent_id);
+      if (!a.model && before?.model) continue; // reattaching while its engine restarts: keep what it served
+      this.agents.set(a.agent_id, { ...a, results: Math.max(a.results, before?.model === a.model ? before.results : 0) });
+    }
+  }
+
+  /** The coordinator has stopped: from now on the card uses this last snapshot instead of asking it. */
+  coordinatorStopped(counters: Omit<ClusterView, "agents">): void {
+    this.final = {
+      cluster: { agents: this.lastSnap?.cluster.agents ?? [], ...counters },
+      totals: this.lastSnap?.totals,
+    };
+  }
+
+  /** The final card: every results file sealed, the final metrics. */
+  async finish(status: Exclude<RunCardStatus, "running">, metrics?: MetricsJson): Promise<RunCard> {
+    this.finished = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.poller) clearInterval(this.poller);
+    await this.chain;
+    if (metrics) this.metrics = metrics;
+    const seal = sealResults(this.options.outDir);
+    this.sealed.clear();
+    for (const [k, v] of Object.entries(seal.files)) this.sealed.set(k, v);
+    this.errorRecords = seal.errorRecords;
+    return this.write(status);
+  }
+
+  stop(): void {
+    this.finished = true;
+    if (this.timer) clearInterval(this.timer);
+    if (this.poller) clearInterval(this.poller);
+  }
+
+  get isFinished(): boolean {
+    return this.finished;
+  }
+
+  get path(): string {
+    return cardPath(this.options.outDir);
+  }
+
+  get lastCard(): RunCard | undefined {
+    return this.last;
+  }
+
+  private async write(status: RunCardStatus): Promise<RunCard> {
+    const run = readRunJson(this.options.outDir);
+    let snap: RunSnapshot | undefined = this.final;
+    if (!snap) {
+      try {
+        snap = await withTimeout(this.options.snapshot(), SNAPSHOT_TIMEOUT_MS);
+        this.observe(snap);
+      } catch {
+        snap = undefined; // the coordinator is stopping: keep what was seen
+      }
+    }
+    const cluster: ClusterView = {
+      agents: [...this.agents.values()],
+      leasesExpired: snap?.cluster.leasesExpired ?? this.last?.cluster.leases_expired ?? 0,
+      backupUnits: snap?.cluster.backupUnits ?? this.last?.cluster.backup_units ?? 0,
+      resultsRejected: snap?.cluster.resultsRejected ?? this.last?.cluster.results_rejected ?? 0,
+    };
+    const totals = addTotals(this.base.totals, snap?.totals ?? (this.last ? totalsOfCard(this.last) : undefined), this.base.totals !== undefined && snap === undefined);
+    const elapsed = this.base.elapsed + (this.now() - this.sessionStart) / 1000;
+    const card = buildRunCard({
+      run,
+      metrics: this.metrics,
+      totals,
+      results: { files: Object.fromEntries(this.sealed), errorRecords: this.errorRecords },
+      cluster,
+      setup: this.options.setup,
+      status,
+      finished: status === "running" ? null : new Date(this.now()).toISOString(),
+      elapsedSeconds: elapsed,
+    });
+    writeCard(this.path, card);
+    this.last = card;
+    return card;
+  }
+}
+
+/** A stopped coordinator may never answer; the card then keeps what it saw last. */
+const SNAPSHOT_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The totals a card recorded, as RunTotals (to carry over into the next session). */
+export function totalsOfCard(card: RunCard): RunTotals | undefined {
+  const t = card.totals;
+  if (t.prompt_tokens === null && t.gpu_seconds === null && card.timing.avg_latency_seconds === null) return undefined;
+  return {
+    promptTokens: t.prompt_tokens,
+    completionTokens: t.completion_tokens,
+    cachedTokens: t.cached_tokens,
+    gpuSeconds: t.gpu_seconds,
+    latency:
+      card.timing.avg_latency_seconds === null
+        ? null
+        : { count: card.timing.timed_records ?? 0, mean: card.timing.avg_latency_seconds, p50: card.timing.median_latency_seconds ?? 0, p95: card.timing.p95_latency_seconds ?? 0 },
+  };
+}
+
+/**
+ * Previous sessions' totals plus this session's. Counts add; latency means are weighted by count;
+ * p50/p95 cannot be merged from summaries, so the session that timed more records gives them.
+ * `sessionIsCarried`: `session` is already the summed figure (no fresh snapshot), do not add twice.
+ */
+export function addTotals(base: RunTotals | undefined, session: RunTotals | undefined, sessionIsCarried = false): RunTotals | undefined {
+  if (!base || sessionIsCarried) return session ?? base;
+  if (!session) return base;
+  const add = (a: number | null, b: number | null) => (a === null || b === null ? (a ?? b) : a + b);
+  let latency = session.latency ?? base.latency;
+  if (base.latency && session.latency) {
+    const n = base.latency.count + session.latency.count;
+    const bigger = session.latency.count >= base.latency.count ? session.latency : base.latency;
+    latency = { count: n, mean: (base.latency.mean * base.latency.count + session.latency.mean * session.latency.count) / n, p50: bigger.p50, p95: bigger.p95 };
+  }
+  return {
+    promptTokens: add(base.promptTokens, session.promptTokens),
+    completionTokens: add(base.completionTokens, session.completionTokens),
+    // Unknown in either session means unknown for the run.
+    cachedTokens: base.cachedTokens === null || session.cachedTokens === null ? null : base.cachedTokens + session.cachedTokens,
+    gpuSeconds: add(base.gpuSeconds, session.gpuSeconds),
+    latency,
+  };
+}

@@ -1,0 +1,45 @@
+// The leaderboard as markdown tables, one per dataset group (what `leaderboard` prints).
+import type { Leaderboard, LeaderboardRow } from "./leaderboard-rows.js";
+
+export const num = (x: number | null, digits = 4): string => (x === null ? "n/a" : x.toFixed(digits));
+
+export function meanWithCi(r: LeaderboardRow): string {
+  const m = num(r.v1_mean) + (r.v1_partial ? " (partial)" : "");
+  return r.v1_ci_low !== null && r.v1_ci_high !== null ? `${m} [${num(r.v1_ci_low)}, ${num(r.v1_ci_high)}]` : m;
+}
+
+export function pillarNames(rows: readonly LeaderboardRow[]): string[] {
+  return [...new Set(rows.flatMap((r) => Object.keys(r.pillars)))].sort();
+}
+
+export function renderMarkdown(board: Leaderboard): string {
+  const out: string[] = [];
+  for (const g of board.groups) {
+    out.push(`## ${g.dataset} (sha256 ${g.dataset_sha256.slice(0, 16)}, ${g.scope.length} tracks in scope)`, "");
+    const pillars = pillarNames(g.rows);
+    const head = ["rank", "model", "condition", "method class", "v1 mean [CI]", ...pillars, "cost / 1k records", "records / min", "p95 latency s", "cost-adjusted", "quality tier", "verification", "date", "fingerprint"];
+    out.push(`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`);
+    for (const r of g.rows) {
+      const cells = [
+        String(r.rank),
+        r.model,
+        r.condition,
+        r.method_class,
+        meanWithCi(r),
+        ...pillars.map((p) => num(r.pillars[p] ?? null)),
+        r.cost_per_1k_records_usd === null ? "n/a" : `$${r.cost_per_1k_records_usd.toFixed(4)}`,
+        num(r.records_per_minute, 1),
+        num(r.p95_latency_seconds, 3),
+        num(r.cost_adjusted_score, 3),
+        r.quality_tier ? `${r.quality_tier} (provisional)` : "n/a",
+        r.verification_tier,
+        r.date ? r.date.slice(0, 10) : "n/a",
+        r.fingerprint ?? "n/a",
+      ];
+      out.push(`| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`);
+    }
+    out.push("");
+  }
+  out.push(`${board.cost_adjusted_formula}. Quality tiers are provisional nominations from automatic scores (seed 003 §5).`);
+  return out.join("\n") + "\n";
+}

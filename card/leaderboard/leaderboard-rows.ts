@@ -1,0 +1,164 @@
+// The leaderboard's rows (RUN_CARD.md "Leaderboard", seed 003 §9.7): one per run card (or plain
+// results directory scored on the fly), ranked by v1 mean within groups of the same dataset and
+// scope, never across them.
+import { rankingMean } from "../quality-tier.js";
+import type { RunCard } from "../run-card.js";
+import type { MetricsJson } from "../../scorer/metrics-json.js";
+import { qualityTier } from "../quality-tier.js";
+
+/** Stated formula of the cost-adjusted score: v1 mean per USD spent on 1,000 records. */
+export const COST_ADJUSTED_FORMULA = "cost-adjusted = v1 mean / cost per 1,000 records (USD); n/a when the cost is unknown";
+
+export interface LeaderboardTrack {
+  track: string;
+  family: string;
+  pillar: string;
+  metric: string;
+  value: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+}
+
+export interface LeaderboardRow {
+  rank: number;
+  source: string;
+  model: string;
+  condition: string;
+  method_class: string;
+  v1_mean: number | null;
+  /** True when the mean is over a narrower scope than the 43 v1 tracks. */
+  v1_partial: boolean;
+  v1_ci_low: number | null;
+  v1_ci_high: number | null;
+  pillars: Record<string, number | null>;
+  cost_per_1k_records_usd: number | null;
+  records_per_minute: number | null;
+  p95_latency_seconds: number | null;
+  cost_adjusted_score: number | null;
+  quality_tier: string | null;
+  /** self-benchmarked | reproduced | ... from the card; `unverified` when it does not verify; `no card`. */
+  verification_tier: string;
+  date: string | null;
+  fingerprint: string | null;
+  tracks: LeaderboardTrack[];
+  /** Why a card is unverified. */
+  problems: string[];
+}
+
+export interface LeaderboardGroup {
+  dataset_sha256: string;
+  dataset: string;
+  scope: string[];
+  rows: LeaderboardRow[];
+}
+
+export interface Leaderboard {
+  format: number;
+  generated_at: string;
+  cost_adjusted_formula: string;
+  groups: LeaderboardGroup[];
+}
+
+export type LeaderboardEntry =
+  | { kind: "card"; source: string; card: RunCard; problems: string[] }
+  | { kind: "results"; source: string; metrics: MetricsJson; datasetLabel: string };
+
+function tracksOf(tracks: Record<string, { family: string; pillar: string; headline: { metric: string; value: number | null; ci_low: number | null; ci_high: number | null } }>): LeaderboardTrack[] {
+  return Object.entries(tracks)
+    .map(([track, t]) => ({ track, family: t.family, pillar: t.pillar, metric: t.headline.metric, value: t.headline.value, ci_low: t.headline.ci_low, ci_high: t.headline.ci_high }))
+    .sort((a, b) => (a.track < b.track ? -1 : a.track > b.track ? 1 : 0));
+}
+
+function summaryCi(summary: object): [number | null, number | null] {
+  const s = summary as { v1_ci_low?: unknown; v1_ci_high?: unknown };
+  return [typeof s.v1_ci_low === "number" ? s.v1_ci_low : null, typeof s.v1_ci_high === "number" ? s.v1_ci_high : null];
+}
+
+function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha: string; scope: string[]; row: LeaderboardRow } {
+  if (e.kind === "card") {
+    const c = e.card;
+    const mean = rankingMean(c.scores.summary);
+    const costPer1k = c.totals.cost_per_entry_usd === null ? null : c.totals.cost_per_entry_usd * 1000;
+    const [lo, hi] = summaryCi(c.scores.summary);
+    const scope = [...c.dataset.tracks].sort();
+    return {
+      key: `${c.dataset.sha256}\n${scope.join(",")}`,
+      dataset: `${c.dataset.id} ${c.dataset.version}`,
+      datasetSha: c.dataset.sha256,
+      scope,
+      row: {
+        rank: 0,
+        source: e.source,
+        model: c.method.model_slug,
+        condition: c.method.condition,
+        method_class: c.method.method_class,
+        v1_mean: mean,
+        v1_partial: c.scores.summary.v1_mean === null && mean !== null,
+        v1_ci_low: lo,
+        v1_ci_high: hi,
+        pillars: Object.fromEntries(Object.entries(c.scores.pillars).map(([k, p]) => [k, p.mean])),
+        cost_per_1k_records_usd: costPer1k,
+        records_per_minute: c.timing.entries_per_minute,
+        p95_latency_seconds: c.timing.p95_latency_seconds,
+        cost_adjusted_score: mean !== null && costPer1k !== null && costPer1k > 0 ? mean / costPer1k : null,
+        quality_tier: c.quality_tier?.tier ?? null,
+        verification_tier: e.problems.length > 0 ? "unverified" : c.verification_tier,
+        date: c.finished ?? c.timestamp,
+        fingerprint: c.fingerprint.slice(0, 12),
+        tracks: tracksOf(c.scores.tracks),
+        problems: e.problems,
+      },
+    };
+  }
+  const m = e.metrics;
+  const mean = rankingMean(m.summary);
+  const scope = Object.keys(m.tracks).sort();
+  const [lo, hi] = summaryCi(m.summary);
+  return {
+    key: `${m.suite.identity}\n${scope.join(",")}`,
+    dataset: e.datasetLabel,
+    datasetSha: m.suite.identity,
+    scope,
+    row: {
+      rank: 0,
+      source: e.source,
+      model: e.source,
+      condition: "unknown",
+      method_class: "unknown",
+      v1_mean: mean,
+      v1_partial: m.summary.v1_mean === null && mean !== null,
+      v1_ci_low: lo,
+      v1_ci_high: hi,
+      pillars: Object.fromEntries(Object.entries(m.pillars).map(([k, p]) => [k, p.mean])),
+      cost_per_1k_records_usd: null,
+      records_per_minute: null,
+      p95_latency_seconds: null,
+      cost_adjusted_score: null,
+      quality_tier: qualityTier(mean),
+      verification_tier: "no card",
+      date: null,
+      fingerprint: null,
+      tracks: tracksOf(m.tracks),
+      problems: [],
+    },
+  };
+}
+
+/** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank). */
+export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date()): Leaderboard {
+  const groups = new Map<string, LeaderboardGroup>();
+  for (const e of entries) {
+    const { key, dataset, datasetSha, scope, row } = rowOf(e);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { dataset_sha256: datasetSha, dataset, scope, rows: [] }));
+    g.rows.push(row);
+  }
+  for (const g of groups.values()) {
+    g.rows.sort((a, b) => (b.v1_mean ?? -Infinity) - (a.v1_mean ?? -Infinity) || (a.source < b.source ? -1 : 1));
+    g.rows.forEach((r, i) => {
+      const prev = g.rows[i - 1];
+      r.rank = prev && prev.v1_mean === r.v1_mean ? prev.rank : i + 1;
+    });
+  }
+  return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()] };
+}

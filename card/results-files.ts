@@ -1,0 +1,46 @@
+// The results files a card seals: every *.jsonl / *.jsonl.gz below the run's directory (what
+// `score` reads, in the same order), each with its sha256, plus the count of records whose last
+// result line has an errored question (RUN_CARD.md scores.errors).
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
+import { relative, sep } from "node:path";
+import { resultFiles } from "../scorer/result-files.js";
+import { sha256Hex } from "./sha256.js";
+
+export interface ResultsSeal {
+  /** Path relative to the run directory (with `/`) -> sha256 of the file's bytes. */
+  files: Record<string, string>;
+  errorRecords: number;
+}
+
+export function relativeKey(dir: string, path: string): string {
+  return relative(dir, path).split(sep).join("/");
+}
+
+/** Hashes and reads the results files below `dir`; `only` limits it to these relative paths. */
+export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSeal {
+  const files: Record<string, string> = {};
+  const errored = new Map<string, boolean>();
+  for (const path of resultFiles(dir)) {
+    const key = relativeKey(dir, path);
+    if (only && !only.has(key)) continue;
+    const bytes = readFileSync(path);
+    files[key] = sha256Hex(bytes);
+    const text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+    for (const line of text.split("\n")) {
+      if (!line.trim()) continue;
+      let row: { run_id?: unknown; errors?: unknown };
+      try {
+        row = JSON.parse(line) as typeof row;
+      } catch {
+        continue; // a torn last line: `score` warns about it; it holds no committed result
+      }
+      if (typeof row.run_id !== "string") continue;
+      const errors = row.errors;
+      errored.set(row.run_id, errors !== null && typeof errors === "object" && Object.keys(errors).length > 0);
+    }
+  }
+  let errorRecords = 0;
+  for (const e of errored.values()) if (e) errorRecords++;
+  return { files, errorRecords };
+}

@@ -1,0 +1,133 @@
+// udm-orch card verify | reproduce: checks a run card's seal, and reruns its setup to see whether
+// the result reproduces within the protocol's ±2%.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { CheckFailedError, UdmError, UsageError } from "../common/errors.js";
+import { verifyCard } from "../card/verify-card.js";
+import { compareHeadlines, REPRODUCE_TOLERANCE } from "../card/reproduce-compare.js";
+import { sealCard } from "../card/card-hash.js";
+import { writeCard } from "../card/card-file.js";
+import type { RunCard } from "../card/run-card.js";
+import { runEmbedded } from "./embedded-run.js";
+import { csv, intArg, numberArg, opt } from "./options.js";
+import { parseGpuHourUsd } from "./run-card-setup.js";
+
+interface ReproduceFlags {
+  engine?: string;
+  sim?: string;
+  suite?: string;
+  out?: string;
+  simOracle?: string;
+  simAccuracy?: string;
+  gpuHourUsd?: string;
+}
+
+export function register(program: Command): void {
+  const card = program.command("card").description("run cards: verify their seal, reproduce their result");
+  card
+    .command("verify")
+    .description("recompute each card's fingerprint and run_card_hash and rehash its results files; exit 1 naming what differs")
+    .argument("<files...>", "run-card.json files")
+    .action(async (files: string[]) => {
+      const problems: string[] = [];
+      for (const file of files) {
+        const v = await verifyCard(file);
+        if (v.problems.length === 0) {
+          const c = v.card!;
+          process.stdout.write(
+            `${file}: verifies (fingerprint ${c.fingerprint.slice(0, 12)}, hash ${c.run_card_hash.slice(0, 12)}, ` +
+              `${v.resultsPresent ? `${v.filesChecked} results files rehashed` : "results files not beside the card: hash only"})\n`,
+          );
+        } else {
+          process.stdout.write(`${file}: DOES NOT VERIFY\n${v.problems.map((p) => `  - ${p}`).join("\n")}\n`);
+          problems.push(...v.problems.map((p) => `${file}: ${p}`));
+        }
+      }
+      if (problems.length > 0) throw new CheckFailedError(problems);
+    });
+
+  card
+    .command("reproduce")
+    .description("rerun a card's exact setup into a new out dir; every headline within ±2% marks the new card `reproduced`")
+    .argument("<file>", "run-card.json to reproduce")
+    .addOption(opt("--engine <urls>", "comma-separated engine base URLs serving the card's model"))
+    .addOption(opt("--sim <n>", "simulated engines instead of --engine"))
+    .addOption(opt("--suite <dir>", "suite directory (default: the suite_root of run.json beside the card)"))
+    .addOption(opt("--out <dir>", "where to write the rerun (default: <card dir>-reproduce)"))
+    .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
+    .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
+    .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
+    .action(async (file: string, flags: ReproduceFlags) => {
+      const verdict = await verifyCard(file);
+      if (!verdict.card) throw new UsageError(verdict.problems.join("; "));
+      if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${p}`).join("\n")}`);
+      const original = verdict.card;
+      if (original.status !== "complete") throw new UsageError(`${file}: the run is ${original.status}; only a complete run can be reproduced`);
+      const engines = csv(flags.engine);
+      const sim = intArg("sim", flags.sim, 1);
+      if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
+      const cardDir = dirname(resolve(file));
+      const runJson = readRunJsonBeside(cardDir);
+      const suiteDir = flags.suite ?? runJson?.suite_root;
+      if (!suiteDir) throw new UsageError(`no --suite given and no run.json with suite_root beside ${file}`);
+      const out = resolve(flags.out ?? `${cardDir}-reproduce`);
+      if (out === cardDir) throw new UsageError("--out must differ from the card's directory");
+      const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
+      const m = original.method;
+      const result = await runEmbedded({
+        suiteDir,
+        outDir: out,
+        ...(engines ? { engines } : {}),
+        ...(sim ? { sim } : {}),
+        simOptions: { ...(flags.simOracle ? { oracle: flags.simOracle } : {}), ...(accuracy !== undefined ? { accuracy } : {}) },
+        method: { method: m.engine_method, seeds: [...m.seeds], temperature: m.temperature, model: runJson?.method?.model ?? "" },
+        tracks: original.dataset.tracks,
+        ...(m.batch_size !== null ? { capacity: m.batch_size } : {}),
+        methodClass: m.method_class,
+        gpuHourUsd: flags.gpuHourUsd !== undefined ? parseGpuHourUsd(flags.gpuHourUsd) : original.totals.gpu_hour_usd,
+        printTracks: false,
+      });
+      const fresh = result.card;
+      if (fresh.dataset.sha256 !== original.dataset.sha256) throw new UdmError(`the suite at ${suiteDir} is not the card's (identity ${fresh.dataset.sha256}, card ${original.dataset.sha256})`);
+      if (fresh.fingerprint !== original.fingerprint) {
+        process.stdout.write(`note: the rerun's fingerprint ${fresh.fingerprint.slice(0, 12)} differs from the card's ${original.fingerprint.slice(0, 12)} (another model served or harness version)\n`);
+      }
+      const cmp = compareHeadlines(original, fresh);
+      const reproduced: RunCard = sealCard({
+        ...fresh,
+        verification_tier: cmp.within ? "reproduced" : fresh.verification_tier,
+        reproduction: {
+          of_run_id: original.run_id,
+          of_fingerprint: original.fingerprint,
+          of_run_card_hash: original.run_card_hash,
+          tolerance: REPRODUCE_TOLERANCE,
+          compared: cmp.compared,
+          outside: cmp.outside,
+          within: cmp.within,
+        },
+      });
+      writeCard(result.cardPath, reproduced);
+      process.stdout.write(
+        `compared ${cmp.compared} headlines of ${file} with the rerun in ${out}: ` +
+          (cmp.within ? `all within ±${REPRODUCE_TOLERANCE * 100}%: reproduced\n` : `${cmp.outside.length} outside ±${REPRODUCE_TOLERANCE * 100}%: not reproduced\n`) +
+          cmp.outside.map((o) => `  ${o.track}: ${fmt(o.original)} -> ${fmt(o.reproduced)}\n`).join("") +
+          `new card ${result.cardPath} (verification tier ${reproduced.verification_tier})\n`,
+      );
+      if (!cmp.within) throw new UdmError(`not reproduced: ${cmp.outside.map((o) => o.track).join(", ")} outside ±${REPRODUCE_TOLERANCE * 100}%`);
+    });
+}
+
+function fmt(x: number | null): string {
+  return x === null ? "n/a" : x.toFixed(4);
+}
+
+function readRunJsonBeside(dir: string): { suite_root?: string; method?: { model?: string } } | undefined {
+  const p = join(dir, "run.json");
+  if (!existsSync(p)) return undefined;
+  try {
+    return JSON.parse(readFileSync(p, "utf8")) as { suite_root?: string; method?: { model?: string } };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,70 @@
+// udm-orch leaderboard CARD_OR_DIR...: ranks run cards (and plain results directories, scored on
+// the fly against --suite and listed as `no card`) by v1 mean, grouped by dataset and scope.
+// Markdown on stdout; --json and --html write the other two formats.
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import { UsageError } from "../common/errors.js";
+import { writeFileAtomic } from "../common/atomic-file.js";
+import { openSuite } from "../common/suite/suite.js";
+import { scoreResults } from "../scorer/score-results.js";
+import { verifyCard } from "../card/verify-card.js";
+import { RUN_CARD_FILE } from "../card/run-card.js";
+import { buildLeaderboard, type LeaderboardEntry } from "../card/leaderboard/leaderboard-rows.js";
+import { renderMarkdown } from "../card/leaderboard/leaderboard-markdown.js";
+import { renderHtml } from "../card/leaderboard/leaderboard-html.js";
+import { opt } from "./options.js";
+import { DATASET_ID } from "./run-card-setup.js";
+
+interface LeaderboardFlags {
+  suite?: string;
+  json?: string;
+  html?: string;
+  format: string;
+}
+
+/** What one argument names: a card file, a run directory with a card, a directory of run directories (a sweep), or a plain results directory. */
+function expand(arg: string): Array<{ card: string } | { results: string }> {
+  if (!existsSync(arg)) throw new UsageError(`no such file or directory: ${arg}`);
+  if (statSync(arg).isFile()) return [{ card: arg }];
+  if (existsSync(join(arg, RUN_CARD_FILE))) return [{ card: join(arg, RUN_CARD_FILE) }];
+  const children = readdirSync(arg, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(arg, d.name, RUN_CARD_FILE)))
+    .map((d) => ({ card: join(arg, d.name, RUN_CARD_FILE) }))
+    .sort((a, b) => (a.card < b.card ? -1 : 1));
+  return children.length > 0 ? children : [{ results: arg }];
+}
+
+export function register(program: Command): void {
+  program
+    .command("leaderboard")
+    .description("rank run cards (and plain results directories, scored against --suite) by v1 mean, grouped by dataset and scope")
+    .argument("<cards-or-dirs...>", "run-card.json files, run directories, sweep directories, or results directories without a card")
+    .addOption(opt("--suite <dir>", "suite to score results directories without a card against"))
+    .addOption(opt("--format <fmt>", "what to print: markdown or json", "markdown"))
+    .addOption(opt("--json <file>", "also write the leaderboard as JSON"))
+    .addOption(opt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
+    .action(async (args: string[], flags: LeaderboardFlags) => {
+      if (flags.format !== "markdown" && flags.format !== "json") throw new UsageError(`--format must be markdown or json, got ${JSON.stringify(flags.format)}`);
+      const entries: LeaderboardEntry[] = [];
+      for (const arg of args) {
+        for (const item of expand(arg)) {
+          if ("card" in item) {
+            const v = await verifyCard(item.card);
+            if (!v.card) throw new UsageError(v.problems.join("; "));
+            entries.push({ kind: "card", source: item.card, card: v.card, problems: v.problems });
+          } else {
+            if (!flags.suite) throw new UsageError(`${item.results} has no ${RUN_CARD_FILE}: give --suite to score its results on the fly`);
+            // scoreResults refuses a results line whose run_id matches no row of the suite.
+            const metrics = await scoreResults({ suiteDir: flags.suite, resultsDir: item.results });
+            const revision = openSuite(flags.suite).manifest?.revision ?? "unknown";
+            entries.push({ kind: "results", source: item.results, metrics, datasetLabel: `${DATASET_ID} ${revision}` });
+          }
+        }
+      }
+      const board = buildLeaderboard(entries);
+      if (flags.json) writeFileAtomic(flags.json, JSON.stringify(board, null, 2) + "\n");
+      if (flags.html) writeFileAtomic(flags.html, renderHtml(board));
+      process.stdout.write(flags.format === "json" ? JSON.stringify(board, null, 2) + "\n" : renderMarkdown(board));
+    });
+}

@@ -1,0 +1,209 @@
+// udm-orch sweep --config sweep.yaml: runs a declared matrix (models x methods x temperatures x
+// seed-sets) one run after another behind one coordinator address; agents attached with
+// `--method any --vllm-cmd "... {model} ..."` follow it, restarting their engine when the model
+// changes. Runs whose card is complete with the same fingerprint are skipped, so rerunning the
+// command resumes an interrupted sweep. --dry-run prints the matrix with estimates.
+import { join, relative } from "node:path";
+import type { Command } from "commander";
+import { EXIT, UdmError } from "../common/errors.js";
+import { createLogger } from "../common/log.js";
+import { startBoundedCoordinator } from "../coordinator/worker-host.js";
+import { previousCard } from "../card/card-file.js";
+import { expandSweep, readSweepConfig, type SweepConfig, type SweepRun } from "../card/sweep/sweep-config.js";
+import { datasetSha256, expectedFingerprint } from "../card/sweep/expected-fingerprint.js";
+import { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/sweep/sweep-estimate.js";
+import { entryFromCard, SWEEP_RECORD_FORMAT, writeSweepRecord, type SweepRunEntry } from "../card/sweep/sweep-record.js";
+import { numberArg, opt } from "./options.js";
+import { methodTemplate } from "./run-card-setup.js";
+import { rankingMean } from "../card/quality-tier.js";
+import { RunCardSession } from "./run-card-session.js";
+
+interface SweepFlags {
+  config: string;
+  dryRun?: boolean;
+  listen?: string;
+  token?: string;
+  engine?: string;
+  charsPerToken: string;
+  tokensPerGpuS: string;
+}
+
+/** Sweep runs are served by the coordinator: each agent picks its batch size (the card records null). */
+const SWEEP_BATCH_SIZE = null;
+
+export function register(program: Command): void {
+  program
+    .command("sweep")
+    .description("run a matrix of models x methods x temperatures x seed-sets on one coordinator address; rerun to resume")
+    .addOption(opt("--config <file>", "sweep.yaml").makeOptionMandatory())
+    .addOption(opt("--dry-run", "print the matrix with tokens, GPU-hours and cost per run, run nothing"))
+    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"))
+    .addOption(opt("--token <token>", "bearer token agents must send"))
+    .addOption(opt("--engine <url>", "--dry-run: an engine whose /tokenize counts the suite's tokens"))
+    .addOption(opt("--chars-per-token <n>", "--dry-run: characters per token when no engine answers /tokenize", "4"))
+    .addOption(opt("--tokens-per-gpu-s <n>", "--dry-run: tokens (prompt + completion) one GPU processes per second", "5000"))
+    .action(async (flags: SweepFlags) => {
+      const config = readSweepConfig(flags.config);
+      const runs = expandSweep(config);
+      const dataset = await datasetSha256(config.suiteDir);
+      const entries: SweepRunEntry[] = runs.map((run) => planEntry(config, run, dataset));
+      if (flags.dryRun) return dryRun(config, runs, entries, flags);
+      await runSweep(config, runs, entries, dataset, flags);
+    });
+}
+
+function planEntry(config: SweepConfig, run: SweepRun, dataset: string): SweepRunEntry {
+  const out = join(config.outDir, run.name);
+  const fp = expectedFingerprint(run, dataset, methodTemplate(run.method), SWEEP_BATCH_SIZE);
+  const entry: SweepRunEntry = {
+    ...run,
+    out: run.name,
+    status: "pending",
+    card: null,
+    fingerprint: fp,
+    run_card_hash: null,
+    v1_mean: null,
+    total_cost_usd: null,
+    elapsed_seconds: null,
+  };
+  const card = previousCard(out);
+  if (card?.status === "complete" && card.fingerprint === fp) {
+    return { ...entryFromCard(entry, card), status: "skipped", note: "complete card with the same fingerprint", card: `${run.name}/run-card.json` };
+  }
+  if (card) return { ...entryFromCard(entry, card), fingerprint: fp, status: "pending", note: `card ${card.status}${card.fingerprint !== fp ? ", other fingerprint" : ""}: run (resumes its results)` };
+  return entry;
+}
+
+async function dryRun(config: SweepConfig, runs: SweepRun[], entries: SweepRunEntry[], flags: SweepFlags): Promise<void> {
+  const text = await measureSuiteText(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}) });
+  const stated = numberArg("chars-per-token", flags.charsPerToken, 0.1)!;
+  const tokensPerGpuSecond = numberArg("tokens-per-gpu-s", flags.tokensPerGpuS, 1)!;
+  let ratio: TokenRatio | undefined = flags.engine ? await measureCharsPerToken(flags.engine, text.sample) : undefined;
+  const engineNote = flags.engine && !ratio ? ` (${flags.engine}/tokenize did not answer)` : "";
+  ratio ??= { charsPerToken: stated, source: `stated ratio of ${stated} characters per token (--chars-per-token)${engineNote}` };
+  const a = { ratio, tokensPerGpuSecond, gpuHourUsd: config.gpu_hour_usd };
+  const lines: string[] = [];
+  lines.push(`sweep ${config.path}: ${runs.length} runs over ${text.records} records (${text.questions} questions) of ${config.suiteDir}`);
+  lines.push(`tokens: ${ratio.source} = ${ratio.charsPerToken.toFixed(3)} characters per token`);
+  lines.push(`GPU time: ${tokensPerGpuSecond} tokens per GPU-second (--tokens-per-gpu-s); cost: ${config.gpu_hour_usd > 0 ? `$${config.gpu_hour_usd} per GPU-hour` : "unknown (gpu_hour_usd 0)"}`);
+  lines.push("");
+  lines.push("| run | status | prompt tokens | completion tokens | GPU-hours | cost USD |");
+  lines.push("|---|---|---:|---:|---:|---:|");
+  let prompt = 0;
+  let completion = 0;
+  let hours = 0;
+  let cost = 0;
+  runs.forEach((run, i) => {
+    const e = estimateRun(run, text, a);
+    const todo = entries[i]!.status !== "skipped";
+    if (todo) {
+      prompt += e.promptTokens;
+      completion += e.completionTokens;
+      hours += e.gpuHours;
+      cost += e.costUsd ?? 0;
+    }
+    lines.push(`| ${run.name} | ${todo ? "to run" : "skip (complete)"} | ${e.promptTokens} | ${e.completionTokens} | ${e.gpuHours.toFixed(4)} | ${e.costUsd === null ? "n/a" : e.costUsd.toFixed(4)} |`);
+  });
+  lines.push(`| total to run | | ${prompt} | ${completion} | ${hours.toFixed(4)} | ${config.gpu_hour_usd > 0 ? cost.toFixed(4) : "n/a"} |`);
+  process.stdout.write(lines.join("\n") + "\n");
+}
+
+async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRunEntry[], dataset: string, flags: SweepFlags): Promise<void> {
+  const logger = createLogger("sweep", process.env.UDM_LOG_LEVEL ? undefined : "warn");
+  const recordPath = join(config.outDir, "sweep.json");
+  const startedAt = new Date().toISOString();
+  const save = () =>
+    writeSweepRecord(recordPath, {
+      format: SWEEP_RECORD_FORMAT,
+      config: config.path,
+      suite: config.suiteDir,
+      dataset_sha256: dataset,
+      started_at: startedAt,
+      runs: entries,
+    });
+  save();
+  const todo = entries.map((e, i) => (e.status === "skipped" ? -1 : i)).filter((i) => i >= 0);
+  for (const e of entries) if (e.status === "skipped") process.stdout.write(`sweep: skip ${e.name}: ${e.note}\n`);
+
+  let listen = flags.listen ?? config.listen;
+  let current: { drain(): void } | undefined;
+  let interrupted: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = signal;
+    process.stderr.write(`sweep: ${signal}: draining the current run; rerun the same command to resume\n`);
+    current?.drain();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    for (const [k, i] of todo.entries()) {
+      if (interrupted) break;
+      const run = runs[i]!;
+      const entry = entries[i]!;
+      const outDir = join(config.outDir, run.name);
+      const session = new RunCardSession({
+        suiteDir: config.suiteDir,
+        outDir,
+        ownScorer: true,
+        ...(config.tracks ? { tracks: config.tracks } : {}),
+        ...(config.families ? { families: config.families } : {}),
+        log: logger.child("scorer"),
+      });
+      entries[i] = { ...entry, status: "running" };
+      save();
+      process.stdout.write(`sweep: run ${k + 1}/${todo.length} ${run.name} (model ${run.model}, ${run.method}, temperature ${run.temperature}, seeds [${run.seeds.join(",")}])\n`);
+      const coordinator = await startBoundedCoordinator({
+        suiteDir: config.suiteDir,
+        outDir,
+        listen,
+        ...(flags.token ? { token: flags.token } : {}),
+        ...(config.tracks ? { tracks: config.tracks } : {}),
+        ...(config.families ? { families: config.families } : {}),
+        method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
+        ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
+        // Agents stay for the next run; the last run to do drains them.
+        releaseAgentsAtEnd: k < todo.length - 1,
+        onCommitted: session.onCommitted,
+        logger: logger.child("coordinator"),
+        logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
+      });
+      current = coordinator;
+      if (k === 0) process.stdout.write(`sweep coordinator listening on ${coordinator.address}\n`);
+      listen = coordinator.address; // later runs on the same address, which the agents dial
+      try {
+        await session.started(coordinator, { method: run.method, batchSize: SWEEP_BATCH_SIZE, methodClass: config.method_class, gpuHourUsd: config.gpu_hour_usd });
+        if (interrupted) coordinator.drain();
+        const outcome = await coordinator.done;
+        await coordinator.close();
+        const sealed = await session.finished(outcome);
+        entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: outcome.state, card: relative(config.outDir, sealed.cardPath) };
+        save();
+        process.stdout.write(
+          `sweep: ${run.name} ${outcome.state}: v1 mean ${rankingMean(sealed.card.scores.summary)?.toFixed(4) ?? "n/a"}, ` +
+            `${sealed.card.elapsed_seconds.toFixed(1)} s, card ${sealed.cardPath}\n`,
+        );
+        if (outcome.state === "failed") throw new UdmError(`sweep run ${run.name} failed: ${outcome.error ?? "unknown error"}`);
+      } catch (err) {
+        await Promise.resolve(coordinator.close()).catch(() => undefined);
+        await session.failed();
+        if (entries[i]!.status === "running") entries[i] = { ...entries[i]!, status: "failed" };
+        save();
+        throw err;
+      }
+      current = undefined;
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  const record = save();
+  process.stdout.write(
+    `sweep: ${record.totals.complete} runs done, ${record.totals.skipped} skipped, ${record.totals.failed} not complete of ${record.totals.runs}; ` +
+      `cost ${record.totals.cost_usd === null ? "unknown" : `$${record.totals.cost_usd.toFixed(4)}`}; wrote ${recordPath}\n`,
+  );
+  if (interrupted || record.runs.some((r) => r.status !== "complete" && r.status !== "skipped")) {
+    throw new UdmError(`sweep incomplete${interrupted ? ` (interrupted by ${interrupted})` : ""}: rerun the same command to resume`);
+  }
+  process.exitCode = EXIT.ok;
+}

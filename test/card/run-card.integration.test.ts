@@ -1,0 +1,130 @@
+// Run cards of real runs (the built CLI, simulated engines): a demo run's card verifies; changing a
+// byte of a score, a results line or a method field is caught by `card verify`; two runs of the
+// same setup on the deterministic simulated engine have the same fingerprint and identical metrics.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawnCli } from "../support/cli-process.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
+import { runCardHash } from "../../card/card-hash.js";
+import { canonicalJson } from "../../card/canonical-json.js";
+import { qualityTier } from "../../card/quality-tier.js";
+import { compareHeadlines } from "../../card/reproduce-compare.js";
+import type { RunCard } from "../../card/run-card.js";
+
+const TRACKS = "vihsd,aiv-nli500,trec-dl19";
+let dir: string;
+let suite: string;
+
+async function cli(args: string[]): Promise<{ code: number | null; out: string }> {
+  const p = spawnCli(args);
+  const { code } = await p.exited;
+  return { code, out: p.output() };
+}
+
+function readCard(path: string): RunCard {
+  return JSON.parse(readFileSync(path, "utf8")) as RunCard;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "udm-card-"));
+  suite = join(dir, "suite");
+  await makeSuite({ out: suite, scale: "small", seed: 5, tracks: TRACKS.split(",") });
+  for (const out of ["a", "b"]) {
+    const r = await cli(["run", "--suite", suite, "--out", join(dir, out), "--sim", "2", "--method-class", "pipeline", "--gpu-hour-usd", "2"]);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/run card .*run-card\.json \(fingerprint [0-9a-f]{12}/);
+  }
+}, 180_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("run card of a run", () => {
+  it("has every RUN_CARD.md field, seals every results file and verifies", async () => {
+    const card = readCard(join(dir, "a", "run-card.json"));
+    expect(card.status).toBe("complete");
+    expect(card.finished).not.toBeNull();
+    expect(card.method).toMatchObject({ model_slug: "sim/pseudo", model_id: "sim/pseudo", condition: "systemone", temperature: 0, batch_size: 8, tools_enabled: [], method_class: "pipeline" });
+    expect(card.method.system_prompt_sha256).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const metrics = JSON.parse(readFileSync(join(dir, "a", "metrics.json"), "utf8"));
+    expect(card.dataset.sha256).toBe(metrics.suite.identity);
+    expect(card.dataset.entry_count).toBeGreaterThan(0);
+    expect(card.scores.summary).toEqual(metrics.summary);
+    for (const [t, m] of Object.entries<{ headline: unknown }>(metrics.tracks)) expect(card.scores.tracks[t]!.headline).toEqual(m.headline);
+    expect(Object.keys(card.results_files).sort()).toEqual(["content_moderation/vihsd.jsonl", "nli/aiv-nli500.jsonl", "passage_reranking/trec-dl19.jsonl"]);
+    expect(card.totals.gpu_hour_usd).toBe(2);
+    expect(card.quality_tier.provisional).toBe(true);
+    expect(card.verification_tier).toBe("self-benchmarked");
+    expect(card.cluster.agents_seen).toBe(2);
+    expect(card.run_card_hash).toBe(runCardHash(card));
+    const v = await cli(["card", "verify", join(dir, "a", "run-card.json"), join(dir, "b", "run-card.json")]);
+    expect(v.code, v.out).toBe(0);
+    expect(v.out).toMatch(/verifies .*3 results files rehashed/);
+  });
+
+  it("same setup on the deterministic engine: same fingerprint, identical metrics, reproduced within ±2%", () => {
+    const a = readCard(join(dir, "a", "run-card.json"));
+    const b = readCard(join(dir, "b", "run-card.json"));
+    expect(b.fingerprint).toBe(a.fingerprint);
+    expect(b.run_id).not.toBe(a.run_id);
+    expect(readFileSync(join(dir, "b", "metrics.json"), "utf8")).toBe(readFileSync(join(dir, "a", "metrics.json"), "utf8"));
+    expect(compareHeadlines(a, b)).toMatchObject({ within: true, outside: [] });
+  });
+
+  it.each([
+    ["a score", (c: Record<string, any>) => (c.scores.summary.family_macro_mean = Number(c.scores.summary.family_macro_mean) + 1e-9), /run_card_hash/],
+    ["a method field", (c: Record<string, any>) => (c.method.temperature = 0.5), /fingerprint/],
+    ["the model", (c: Record<string, any>) => (c.method.model_slug = "sim/other"), /fingerprint/],
+    ["the verification tier", (c: Record<string, any>) => (c.verification_tier = "reproduced"), /run_card_hash/],
+  ])("changing %s is caught", async (_what, change, expected) => {
+    const copy = join(dir, `tamper-${Math.random().toString(36).slice(2)}`);
+    cpSync(join(dir, "a"), copy, { recursive: true });
+    const path = join(copy, "run-card.json");
+    const card = JSON.parse(readFileSync(path, "utf8"));
+    change(card);
+    writeFileSync(path, JSON.stringify(card, null, 2));
+    const v = await cli(["card", "verify", path]);
+    expect(v.code).toBe(1);
+    expect(v.out).toMatch(expected);
+  });
+
+  it("changing one byte of a results line, or adding a results file, is caught", async () => {
+    const copy = join(dir, "tamper-results");
+    cpSync(join(dir, "a"), copy, { recursive: true });
+    const file = join(copy, "content_moderation", "vihsd.jsonl");
+    const text = readFileSync(file, "utf8");
+    const i = text.indexOf("0.");
+    writeFileSync(file, text.slice(0, i + 2) + (text[i + 2] === "1" ? "2" : "1") + text.slice(i + 3));
+    const v = await cli(["card", "verify", join(copy, "run-card.json")]);
+    expect(v.code).toBe(1);
+    expect(v.out).toMatch(/results file content_moderation\/vihsd\.jsonl: sha256/);
+    writeFileSync(file, text);
+    writeFileSync(join(copy, "content_moderation", "extra.jsonl"), "");
+    const w = await cli(["card", "verify", join(copy, "run-card.json")]);
+    expect(w.code).toBe(1);
+    expect(w.out).toMatch(/extra\.jsonl: present .* not sealed/);
+  });
+
+  it("a card alone (no results beside it) verifies by its hash", async () => {
+    const alone = join(dir, "alone");
+    cpSync(join(dir, "a", "run-card.json"), join(alone, "run-card.json"));
+    expect(readdirSync(alone)).toEqual(["run-card.json"]);
+    const v = await cli(["card", "verify", join(alone, "run-card.json")]);
+    expect(v.code, v.out).toBe(0);
+    expect(v.out).toMatch(/hash only/);
+  });
+});
+
+describe("card parts", () => {
+  it("canonical JSON sorts keys at every depth, without spaces", () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 0, y: null }], c: "x" } })).toBe('{"a":{"c":"x","d":[1,{"y":null,"z":0}]},"b":1}');
+  });
+
+  it("quality tiers follow the protocol's bounds", () => {
+    expect([0, 0.29999, 0.3, 0.49, 0.5, 0.69, 0.7, 0.849, 0.85, 1].map(qualityTier)).toEqual([
+      "Baseline", "Baseline", "Emerging", "Emerging", "Functional", "Functional", "Deployable", "Deployable", "Fluent", "Fluent",
+    ]);
+    expect(qualityTier(null)).toBeNull();
+  });
+});
