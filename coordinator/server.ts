@@ -273,8 +273,12 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
   const scheduler = new Scheduler(units, {
     leaseMs,
-    onUnitComplete: (unit, key) =>
-      publishEvent({ type: "unit_done", at: at(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length }),
+    onUnitComplete: (unit, key) => {
+      const leasedAt = firstLeased.get(unit.unitId);
+      firstLeased.delete(unit.unitId);
+      if (leasedAt !== undefined) metrics?.unitDuration((Date.now() - leasedAt) / 1000);
+      publishEvent({ type: "unit_done", at: at(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length });
+    },
     onLeaseExpired: (unitId, key) =>
       publishEvent({ type: "unit_expired", at: at(), unitId, track: unitId.slice(0, unitId.lastIndexOf("/")), agentId: agentIdOf(key) }),
     lookup: (r) => index.byRunId.get(r)?.record,
@@ -323,6 +327,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
   const connections = new Map<string, AgentConnection>();
   let lastCommitAt: number | undefined;
+  /** unitId -> when it was first leased, for udm_unit_duration_seconds (units in flight only). */
+  const firstLeased = new Map<string, number>();
   const meter = new ThroughputMeter();
   const trackCompleted = (p: TrackProgressState) => {
     publishEvent({ type: "track_complete", at: at(), track: p.track, records: p.records });
@@ -450,6 +456,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
           }
           conn = new AgentConnection(`${info.agentId}#${++agentSeq}`, info.agentId, call, {
             unitMessage: (unit, records, backup) => {
+              if (metrics && !firstLeased.has(unit.unitId)) firstLeased.set(unit.unitId, Date.now());
               publishEvent({ type: "unit_leased", at: at(), unitId: unit.unitId, track: unit.track, agentId: info.agentId, records: records.length, ...(backup ? { backup } : {}) });
               return unitToWire(unit, records, backup, leaseMs, index.spill);
             },
