@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname } from "node:path";
 import { openSuite, readTrackRecords } from "../common/suite/suite.js";
-import { startSimEngine, type SimEngineOptions } from "../sim/engine-server.js";
+import { startSimEngine, type SimEngineOptions } from "../sim/engine/server.js";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
 import { DecisionsMethod } from "../agent/methods/decisions.js";
 import { LabelReadMethod } from "../agent/methods/label-read.js";

@@ -15,7 +15,7 @@ import { openSuite, readTrackRecords } from "../common/suite/suite.js";
 import type { SuiteRecord } from "../common/suite/schema.js";
 import { Xoshiro128 } from "../scorer/prng.js";
 import { scoreResults } from "../scorer/score-results.js";
-import { makeSuite } from "../sim/suite-maker.js";
+import { makeSuite } from "../sim/suite-maker/suite-maker.js";
 
 const SELF = fileURLToPath(import.meta.url);
 

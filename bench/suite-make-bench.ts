@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { verifySuite } from "../common/suite/verify.js";
-import { makeSuite } from "../sim/suite-maker.js";
+import { makeSuite } from "../sim/suite-maker/suite-maker.js";
 import { arg } from "./bench-args.js";
 
 function sizeOnDisk(dir: string): number {

@@ -12,7 +12,7 @@ import { dirname } from "node:path";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
 import type { RecordPayload } from "../agent/engine-method.js";
 import type { Question } from "../common/suite/schema.js";
-import { startSimEngine, type SimEngineOptions } from "../sim/engine-server.js";
+import { startSimEngine, type SimEngineOptions } from "../sim/engine/server.js";
 import { arg } from "./bench-args.js";
 
 function makeRecord(i: number, questionCount: number, stateWords: number): RecordPayload {

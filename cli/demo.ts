@@ -3,7 +3,7 @@ import { mkdtempSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { makeSuite } from "../sim/suite-maker.js";
+import { makeSuite } from "../sim/suite-maker/suite-maker.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { intArg, opt } from "./options.js";

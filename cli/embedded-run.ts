@@ -11,7 +11,7 @@ import type { MethodConfig } from "../coordinator/run-manifest.js";
 import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine-server.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine/server.js";
 import { LiveScorer } from "../scorer/live-scorer.js";
 import type { MetricsJson } from "../scorer/score-results.js";
 import { createProgressBar } from "./progress.js";

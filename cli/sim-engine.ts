@@ -4,9 +4,9 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startSimEngine } from "../sim/engine-server.js";
-import { parseFaults } from "../sim/faults.js";
-import { Oracle, oracleFromSuite } from "../sim/oracle.js";
+import { startSimEngine } from "../sim/engine/server.js";
+import { parseFaults } from "../sim/engine/faults.js";
+import { Oracle, oracleFromSuite } from "../sim/engine/model/oracle.js";
 import { intArg, numberArg, opt } from "./options.js";
 
 interface SimEngineFlags {

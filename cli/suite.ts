@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { CheckFailedError, UsageError } from "../common/errors.js";
 import { verifySuite } from "../common/suite/verify.js";
-import { makeSuite, type SuiteScale } from "../sim/suite-maker.js";
+import { makeSuite, type SuiteScale } from "../sim/suite-maker/suite-maker.js";
 import { csv, intArg, opt } from "./options.js";
 
 export function register(program: Command): void {

@@ -26,6 +26,8 @@ export interface ReadOptions {
 export interface ReaderStats {
   /** Largest number of bytes the reader held at once (unfinished line + one decompressed chunk). */
   maxBufferedBytes: number;
+  /** Bytes copied to join lines that spanned chunks: at most the input once (a long line is not re-copied per chunk). */
+  copiedBytes?: number;
 }
 
 const NEWLINE = 0x0a;
@@ -33,25 +35,59 @@ const NEWLINE = 0x0a;
 /** Yields every non-blank line of a `.jsonl` or `.jsonl.gz` file as parsed JSON. */
 export async function* readJsonLines(file: string, options: ReadOptions = {}): AsyncGenerator<JsonLine> {
   const raw = createReadStream(file, { highWaterMark: 1 << 20 });
-  const stream: Readable = file.endsWith(".gz") ? raw.pipe(createGunzip()) : raw;
+  const stream: Readable = file.endsWith(".gz") ? raw.pipe(createGunzip({ chunkSize: 1 << 16 })) : raw;
   if (stream !== raw) raw.on("error", (e) => stream.destroy(e));
-  let carry: Buffer | undefined;
+  yield* readJsonLinesFrom(stream as AsyncIterable<Buffer>, file, options);
+}
+
+/**
+ * The reader over any stream of decompressed chunks; `file` names the source in errors. How the
+ * bytes are split into chunks never changes the lines or the error (test/common/jsonl-reader.property.test.ts).
+ * An unfinished line is kept as a list of chunks and joined once, when its newline arrives, so a
+ * long line costs linear time, not a copy per chunk.
+ */
+export async function* readJsonLinesFrom(chunks: AsyncIterable<Buffer>, file: string, options: ReadOptions = {}): AsyncGenerator<JsonLine> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
   let line = 0;
-  let offset = 0; // decompressed byte offset of the start of `carry`
+  let offset = 0; // decompressed byte offset of the start of the unfinished line
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for await (const chunk of chunks) {
       options.onBytes?.(chunk);
-      const buf = carry ? Buffer.concat([carry, chunk]) : chunk;
-      if (options.stats && buf.length > options.stats.maxBufferedBytes) options.stats.maxBufferedBytes = buf.length;
+      if (options.stats && pendingBytes + chunk.length > options.stats.maxBufferedBytes) options.stats.maxBufferedBytes = pendingBytes + chunk.length;
+      let nl = chunk.indexOf(NEWLINE);
+      if (nl === -1) {
+        if (chunk.length > 0) {
+          pending.push(chunk);
+          pendingBytes += chunk.length;
+        }
+        continue;
+      }
       let start = 0;
-      for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+      if (pendingBytes > 0) {
+        pending.push(chunk.subarray(0, nl));
+        const joined = Buffer.concat(pending, pendingBytes + nl);
+        if (options.stats) options.stats.copiedBytes = (options.stats.copiedBytes ?? 0) + joined.length;
+        pending = [];
+        pendingBytes = 0;
         line++;
-        const parsed = parseOrReport(file, line, buf, start, nl, options.onBadLine);
+        const parsed = parseOrReport(file, line, joined, 0, joined.length, options.onBadLine);
         if (parsed) yield parsed;
+        offset += joined.length + 1;
+        start = nl + 1;
+        nl = chunk.indexOf(NEWLINE, start);
+      }
+      for (; nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+        line++;
+        const parsed = parseOrReport(file, line, chunk, start, nl, options.onBadLine);
+        if (parsed) yield parsed;
+        offset += nl + 1 - start;
         start = nl + 1;
       }
-      offset += start;
-      carry = start < buf.length ? buf.subarray(start) : undefined;
+      if (start < chunk.length) {
+        pending.push(chunk.subarray(start));
+        pendingBytes += chunk.length - start;
+      }
     }
   } catch (err) {
     if (err instanceof FormatError) throw err;
@@ -67,7 +103,9 @@ export async function* readJsonLines(file: string, options: ReadOptions = {}): A
       { cause: err },
     );
   }
-  if (carry && carry.length > 0) {
+  if (pendingBytes > 0) {
+    const carry = Buffer.concat(pending, pendingBytes);
+    if (options.stats) options.stats.copiedBytes = (options.stats.copiedBytes ?? 0) + carry.length;
     line++;
     let parsed: JsonLine | undefined;
     try {

@@ -5,11 +5,11 @@
 // reach the stream are dropped as duplicates). At start every line already on disk is treated as
 // a gap, so a coordinator that was stopped or crashed while NATS was down still fills the stream.
 import { existsSync, openSync, readSync, closeSync } from "node:fs";
-import { join } from "node:path";
 import type { Bus, BusEvent, RunStatusInput } from "../common/bus/bus.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
 import type { ResultLine } from "../common/results/format.js";
+import { trackResultsPath } from "../common/results/paths.js";
 import type { RunStatus } from "./run-status.js";
 
 /** Publishes in flight at once while catching up (the live path is bounded by the store's batches). */
@@ -58,7 +58,7 @@ export class BusPublisher {
   /** Call after the results store is open (torn lines repaired) and before anything is committed. */
   constructor(private readonly options: BusPublisherOptions) {
     for (const { track, family } of options.tracks) {
-      const path = join(options.outDir, family, `${track}.jsonl`);
+      const path = trackResultsPath(options.outDir, family, track);
       const lines = countLines(path);
       this.files.set(track, { track, family, path, lines, gapFrom: lines > 0 ? 0 : undefined });
     }

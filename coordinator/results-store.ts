@@ -1,33 +1,16 @@
-// The checkpoint and source of truth: append-only `<out>/<family>/<track>.jsonl` in the reference
-// runner's format. Lines are written in batches and fsynced; a result counts as committed only
-// after its fsync. On open, every track file is scanned for committed run_ids and a torn last line
-// (a crash mid-write) is cut back to the last complete line.
-import { existsSync, mkdirSync, readdirSync, statSync, truncateSync, openSync, readSync, closeSync, appendFileSync } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
-import { readJsonLines } from "../common/jsonl-reader.js";
-import { ResultLineSchema } from "../common/results/format.js";
-import { parseOrThrow } from "../common/parse.js";
+// The checkpoint and source of truth: `<out>/<family>/<track>.jsonl` in the reference runner's
+// format, one append log (common/results/append-log.ts) per track file. Lines are batched across
+// tracks and fsynced; a result counts as committed only after its fsync. On open, every track file
+// is scanned for committed run_ids and a torn last line (a crash mid-write) is cut off.
+import { mkdirSync } from "node:fs";
+import { AppendLog, type TornLine } from "../common/results/append-log.js";
+import type { StoredResultLine } from "../common/results/format.js";
+import { parseResultLine } from "../common/results/parse.js";
+import { trackFilesUnder, trackResultsPath } from "../common/results/paths.js";
 import type { Logger } from "../common/log.js";
 
-/** One results line: the reference runner's fields first, then ours. */
-export interface StoredResultLine {
-  run_id: string;
-  id: string;
-  track: string;
-  family: string;
-  probs: Record<string, Record<string, number>>;
-  skipped: string[];
-  errors?: Record<string, string>;
-  [extra: string]: unknown;
-}
-
-export interface RepairedFile {
-  file: string;
-  /** 1-based line that was cut off. */
-  line: number;
-  bytesDropped: number;
-}
+export type { StoredResultLine } from "../common/results/format.js";
+export type RepairedFile = TornLine;
 
 export interface ResultsStoreOptions {
   outDir: string;
@@ -43,8 +26,7 @@ export interface ResultsStoreOptions {
 }
 
 interface TrackFileState {
-  path: string;
-  handle?: FileHandle;
+  log: AppendLog;
   waiting: StoredResultLine[];
 }
 
@@ -52,6 +34,8 @@ export class ResultsStore {
   private readonly committed = new Set<string>();
   private readonly waiting = new Set<string>();
   private readonly files = new Map<string, TrackFileState>();
+  /** The log of every track file, by path: those found at open, then those written. */
+  private readonly logs = new Map<string, AppendLog>();
   private waitingCount = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -65,28 +49,17 @@ export class ResultsStore {
   static async open(options: ResultsStoreOptions): Promise<ResultsStore> {
     const store = new ResultsStore(options);
     mkdirSync(options.outDir, { recursive: true });
-    for (const file of trackFilesUnder(options.outDir)) await store.scan(file);
-    return store;
-  }
-
-  private async scan(file: string): Promise<void> {
-    let torn: { line: number; offset: number } | undefined;
-    for await (const { line, value } of readJsonLines(file, { onTornLastLine: (l, offset) => (torn = { line: l, offset }) })) {
-      this.committed.add(parseOrThrow(ResultLineSchema, value, { file, line, prefix: "not a results line: " }).run_id);
-    }
-    const size = statSync(file).size;
-    if (torn) {
-      truncateSync(file, torn.offset);
-      this.repaired.push({ file, line: torn.line, bytesDropped: size - torn.offset });
-      this.options.logger?.warn("torn last line cut off (crash mid-write?); its record will be redone", {
-        file,
-        line: torn.line,
-        bytes_dropped: size - torn.offset,
+    for (const file of trackFilesUnder(options.outDir)) {
+      const { log, torn } = await AppendLog.open(file, {
+        onLine: (value, line) => store.committed.add(parseResultLine(file, line, value, "not a results line: ").run_id),
       });
-    } else if (size > 0 && lastByte(file, size) !== 0x0a) {
-      // A complete last line without its newline: end it so the next append starts a new line.
-      appendFileSync(file, "\n");
+      store.logs.set(file, log);
+      if (torn) {
+        store.repaired.push(torn);
+        options.logger?.warn("torn last line cut off (crash mid-write?); its record will be redone", { file, line: torn.line, bytes_dropped: torn.bytesDropped });
+      }
     }
+    return store;
   }
 
   /** Committed (fsynced) or waiting to be: a second line for this run_id would be a duplicate. */
@@ -113,7 +86,12 @@ export class ResultsStore {
     if (this.has(line.run_id)) return false;
     const key = `${line.family}/${line.track}`;
     let f = this.files.get(key);
-    if (!f) this.files.set(key, (f = { path: join(this.options.outDir, line.family, `${line.track}.jsonl`), waiting: [] }));
+    if (!f) {
+      const path = trackResultsPath(this.options.outDir, line.family, line.track);
+      let log = this.logs.get(path);
+      if (!log) this.logs.set(path, (log = new AppendLog(path)));
+      this.files.set(key, (f = { log, waiting: [] }));
+    }
     f.waiting.push(line);
     this.waiting.add(line.run_id);
     this.waitingCount++;
@@ -145,14 +123,10 @@ export class ResultsStore {
       f.waiting = [];
       this.waitingCount -= lines.length;
       try {
-        if (!f.handle) {
-          mkdirSync(join(f.path, ".."), { recursive: true });
-          f.handle = await open(f.path, "a");
-        }
-        await f.handle.write(lines.map((l) => JSON.stringify(l) + "\n").join(""));
-        await f.handle.datasync();
+        for (const l of lines) f.log.append(JSON.stringify(l));
+        await f.log.flush();
       } catch (err) {
-        this.failure = new Error(`cannot write results to ${f.path}: ${(err as Error).message}`, { cause: err });
+        this.failure = new Error(`cannot write results to ${f.log.path}: ${(err as Error).message}`, { cause: err });
         this.options.onError?.(this.failure);
         throw this.failure;
       }
@@ -171,31 +145,7 @@ export class ResultsStore {
       await this.flush();
     } finally {
       this.closed = true;
-      for (const f of this.files.values()) await f.handle?.close().catch(() => undefined);
+      for (const log of this.logs.values()) await log.close().catch(() => undefined);
     }
-  }
-}
-
-/** `<out>/<family>/<track>.jsonl` for every family folder (dot folders skipped). */
-export function trackFilesUnder(outDir: string): string[] {
-  if (!existsSync(outDir)) return [];
-  const out: string[] = [];
-  for (const family of readdirSync(outDir).sort()) {
-    if (family.startsWith(".")) continue;
-    const dir = join(outDir, family);
-    if (!statSync(dir).isDirectory()) continue;
-    for (const name of readdirSync(dir).sort()) if (name.endsWith(".jsonl")) out.push(join(dir, name));
-  }
-  return out;
-}
-
-function lastByte(file: string, size: number): number {
-  const fd = openSync(file, "r");
-  try {
-    const b = Buffer.alloc(1);
-    readSync(fd, b, 0, 1, size - 1);
-    return b[0]!;
-  } finally {
-    closeSync(fd);
   }
 }

@@ -4,15 +4,8 @@
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/format.js";
-import {
-  decompressedSha256,
-  manifestHashProblem,
-  openSuite,
-  readTrackRecords,
-  selectFiles,
-  suiteIdentity,
-  type TrackFilter,
-} from "../common/suite/suite.js";
+import { decompressedSha256, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter } from "../common/suite/suite.js";
+import { openCheckedSuite, readCheckedTrack } from "../common/suite/suite-check.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
 import { cacheDir } from "./out-dir-lock.js";
@@ -118,9 +111,9 @@ export interface IndexOptions extends TrackFilter {
   logger?: Logger;
 }
 
-/** Reads and validates the selected tracks; hashes the others too. Throws on a manifest mismatch. */
+/** Reads and checks the selected tracks (gold included, before anything is served); hashes the others too. Throws on a manifest mismatch. */
 export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
-  const suite = openSuite(options.suiteDir);
+  const suite = openCheckedSuite(options.suiteDir);
   const selected = selectFiles(suite, options);
   const selectedPaths = new Set(selected.map((f) => f.relPath));
   const fileHashes: Record<string, string> = {};
@@ -135,7 +128,7 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
         continue;
       }
       const track: TrackIndex = { track: file.track, family: file.family, relPath: file.relPath, records: [] };
-      for await (const rec of readTrackRecords(file, { onHash: (h) => (fileHashes[file.relPath] = h) })) {
+      for await (const rec of readCheckedTrack(suite, file, (h) => (fileHashes[file.relPath] = h))) {
         const runId = rec._evaluation.run_id;
         if (byRunId.has(runId)) throw new FormatError(file.path, rec.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(runId)}`);
         const questions: QuestionSpec[] = Object.entries(rec.questions).map(([key, q]) => {

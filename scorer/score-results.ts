@@ -3,7 +3,8 @@
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
-import { decompressedSha256, openSuite, selectFiles, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { decompressedSha256, selectFiles, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { aggregate, type GroupMean, type PillarMean, type Summary } from "./aggregate.js";
 import { scoreShard } from "./score-shard.js";
 import { scoreShardsInWorkers } from "./score-worker-client.js";
@@ -34,7 +35,7 @@ export interface ScoreOptions {
 
 export async function scoreResults(options: ScoreOptions): Promise<MetricsJson> {
   const log = options.log ?? createLogger("score");
-  const suite = openSuite(options.suiteDir);
+  const suite = openCheckedSuite(options.suiteDir);
   const filter = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}) };
   const selected = selectFiles(suite, filter);
   const shards = planShards(selected, options.workers ?? defaultWorkers(selected));

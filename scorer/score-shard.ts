@@ -5,7 +5,8 @@ import { FormatError } from "../common/errors.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
 import { openSuite } from "../common/suite/suite.js";
-import { parseResultLine } from "./result-line.js";
+import { parseResultLine } from "../common/results/parse.js";
+import { trackOfRunId } from "../common/results/paths.js";
 import { TrackAccumulator } from "./track-accumulator.js";
 import { loadTrackGold } from "./track-gold.js";
 import type { TrackMetrics } from "./track-metrics.js";
@@ -48,9 +49,7 @@ export async function scoreShard(input: ShardInput, log: Logger): Promise<ShardO
     });
     for await (const { line, value } of reader) {
       const result = parseResultLine(file, line, value);
-      // run_id is `<track>:<id>` (checked when the suite is read), so the track is what precedes the first colon.
-      const colon = result.run_id.indexOf(":");
-      const track = colon > 0 ? result.run_id.slice(0, colon) : "";
+      const track = trackOfRunId(result.run_id);
       const acc = accumulators.get(track);
       if (acc?.hasRecord(result.run_id)) acc.addResult(result);
       // A suite track of another shard, or one left out by --tracks/--families: not this shard's business.

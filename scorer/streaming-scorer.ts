@@ -17,11 +17,14 @@ import { UsageError } from "../common/errors.js";
 import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
 import type { ResultLine } from "../common/results/format.js";
-import { decompressedSha256, openSuite, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { decompressedSha256, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { aggregate } from "./aggregate.js";
-import { AppliedJournal } from "./applied-journal.js";
+import { openAppliedJournal } from "./applied-journal.js";
+import type { AppendLog } from "../common/results/append-log.js";
 import { METRICS_FORMAT, type MetricsJson } from "./score-results.js";
-import { TrackAccumulator, type ResultInput } from "./track-accumulator.js";
+import { TrackAccumulator } from "./track-accumulator.js";
+import type { ResultInput } from "../common/results/format.js";
 import { loadTrackGold } from "./track-gold.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
@@ -80,7 +83,7 @@ export class StreamingScorer {
   /** Suite order of the tracks in scope (metrics.json lists them so, as `score` does). */
   private order: string[] = [];
   private readonly applied = new Set<string>();
-  private journal: AppliedJournal | undefined;
+  private journal: AppendLog | undefined;
   private consumer: ResultConsumer | undefined;
   private acks: Array<() => void> = [];
   private completed: string[] = [];
@@ -120,7 +123,7 @@ export class StreamingScorer {
     const status = await this.waitForStatus();
     await this.loadSuite(status);
     const state = this.openState();
-    this.journal = await AppliedJournal.open(join(this.options.outDir, JOURNAL_FILE), (line) => this.apply(line, true), this.log);
+    this.journal = await openAppliedJournal(join(this.options.outDir, JOURNAL_FILE), (line) => this.apply(line, true), this.log);
     if (this.counts.replayed > 0) this.log.info("journal replayed", { lines: this.counts.replayed });
     for (const name of this.order) if (this.tracks.get(name)!.acc.isComplete()) this.completed.push(name);
     await this.finishCompleted();
@@ -174,7 +177,7 @@ export class StreamingScorer {
 
   /** The run's tracks (from its status; all of the suite's when the status does not list them), with their gold. */
   private async loadSuite(status: RunStatusRecord): Promise<void> {
-    const suite = openSuite(this.options.suiteDir);
+    const suite = openCheckedSuite(this.options.suiteDir);
     const byName = new Map(suite.files.map((f) => [f.track, f]));
     const scope = runTracks(status);
     if (scope) {

@@ -4,7 +4,7 @@
 // the same run_id replaces the earlier one. A reranking query is scored once all its chunks are in.
 import { FormatError, UsageError } from "../common/errors.js";
 import { pillarOf } from "../common/catalogue.js";
-import { distributionProblem, NOUL_KEYS } from "../common/results/format.js";
+import { distributionProblem, NOUL_KEYS, type ResultInput } from "../common/results/format.js";
 import type { SuiteRecord } from "../common/suite/schema.js";
 import { BOOTSTRAP_RESAMPLES, bootstrapResamples, percentileInterval, trackSeed, type GroupSums } from "./bootstrap.js";
 import { argmaxIndex } from "./metrics/argmax.js";
@@ -15,14 +15,6 @@ import { noulMetrics, noulPrediction, type NoulItem, type NoulMetrics } from "./
 import { hasRelevant, keepSet, ndcgAt, rankDocuments, reciprocalRankAt, type ScoredDocument } from "./metrics/ranking.js";
 import { routingMetrics, type RoutingItem } from "./metrics/routing.js";
 import type { RetrievalMetrics, TrackMetrics } from "./track-metrics.js";
-
-/** The part of a result line the scorer reads. */
-export interface ResultInput {
-  run_id: string;
-  probs: Readonly<Record<string, unknown>>;
-  skipped?: readonly string[];
-  errors?: Readonly<Record<string, unknown>>;
-}
 
 /** Where a record came from, for error messages. */
 export interface RecordSource {

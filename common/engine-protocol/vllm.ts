@@ -1,6 +1,6 @@
 // HTTP bodies of the vLLM endpoints we speak (sim serves them, agent sends them). Responses are
 // parsed leniently (unknown fields pass); the sim validates requests the way vLLM does in
-// sim/request-validation.ts, so these request schemas only describe the shape.
+// sim/engine/protocol/systemone-request.ts, so these request schemas only describe the shape.
 //
 // Sources (vllm-project/vllm):
 // - /v1/systemone request/response: vllm/entrypoints/openai/.../structured_decisions protocol.py

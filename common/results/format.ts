@@ -1,4 +1,6 @@
-// The results line (SUITE_FORMAT.md "Results"), compatible with the reference runner udm.infer.
+// The results line (SUITE_FORMAT.md "Results"), compatible with the reference runner udm.infer:
+// its schema and version, the full line as the coordinator writes it (and how it is built from plain
+// inputs, field order included), the part the scorer reads, and what makes a distribution valid.
 import { z } from "zod";
 
 /** Bump when a field's meaning changes. */
@@ -16,6 +18,101 @@ export const ResultLineSchema = z.looseObject({
   errors: z.record(z.string(), z.string()).optional(),
 });
 export type ResultLine = z.infer<typeof ResultLineSchema>;
+
+/** One results line as written: the reference runner's fields first, then ours. */
+export interface StoredResultLine {
+  run_id: string;
+  id: string;
+  track: string;
+  family: string;
+  probs: Record<string, Record<string, number>>;
+  skipped: string[];
+  errors?: Record<string, string>;
+  [extra: string]: unknown;
+}
+
+/** The part of a result line the scorer reads. */
+export interface ResultInput {
+  run_id: string;
+  probs: Readonly<Record<string, unknown>>;
+  skipped?: readonly string[];
+  errors?: Readonly<Record<string, unknown>>;
+}
+
+/** Which record a line is for. */
+export interface LineRecord {
+  runId: string;
+  id: string;
+  track: string;
+  family: string;
+  payloadSha256: string;
+  /** The record's questions in criteria order, each with its option keys in criteria order. */
+  questions: ReadonlyArray<{ key: string; options: readonly string[] }>;
+}
+
+/** What an engine answered for one record, as accepted. */
+export interface AcceptedAnswer {
+  probs: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  skipped: readonly string[];
+  errors: Readonly<Record<string, string>>;
+  agent: string;
+  latencyMs: number;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  answeredBy: Readonly<Record<string, string>>;
+  retries: number;
+  approximate: boolean;
+}
+
+/** The line of an accepted result. */
+export function acceptedResultLine(record: LineRecord, answer: AcceptedAnswer): StoredResultLine {
+  // Distributions are written in criteria order whatever order the map arrived in.
+  const probs: Record<string, Record<string, number>> = {};
+  for (const q of record.questions) {
+    const dist = answer.probs[q.key];
+    if (!dist) continue;
+    const ordered: Record<string, number> = {};
+    for (const o of q.options) ordered[o] = dist[o]!;
+    probs[q.key] = ordered;
+  }
+  const line: StoredResultLine = {
+    run_id: record.runId,
+    id: record.id,
+    track: record.track,
+    family: record.family,
+    probs,
+    skipped: record.questions.map((q) => q.key).filter((k) => answer.skipped.includes(k)),
+  };
+  if (Object.keys(answer.errors).length > 0) line.errors = { ...answer.errors };
+  line.payload_sha256 = record.payloadSha256;
+  line.agent = answer.agent;
+  line.latency_ms = answer.latencyMs;
+  line.prompt_tokens = answer.promptTokens;
+  line.cached_tokens = answer.cachedTokens;
+  line.completion_tokens = answer.completionTokens;
+  line.answered_by = answer.answeredBy;
+  if (answer.retries > 0) line.retries = answer.retries;
+  if (answer.approximate) line.approximate = true;
+  line.format = RESULT_FORMAT;
+  return line;
+}
+
+/** The line of a record given up (repeated invalid results): every question in errors. */
+export function givenUpResultLine(record: LineRecord, reason: string): StoredResultLine {
+  return {
+    run_id: record.runId,
+    id: record.id,
+    track: record.track,
+    family: record.family,
+    probs: {},
+    skipped: [],
+    errors: Object.fromEntries(record.questions.map((q) => [q.key, `rejected by the coordinator: ${reason}`])),
+    payload_sha256: record.payloadSha256,
+    agent: "",
+    format: RESULT_FORMAT,
+  };
+}
 
 export type Distribution = Record<string, number>;
 

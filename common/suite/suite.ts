@@ -1,8 +1,8 @@
 // A suite on disk (SUITE_FORMAT.md): track files, manifest, identity, and validated record streams.
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, readdirSync, statSync } from "node:fs";
+import { createReadStream, existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { createGunzip } from "node:zlib";
-import { join, relative, sep } from "node:path";
+import { isAbsolute, join, relative, sep } from "node:path";
 import { FormatError, UsageError } from "../errors.js";
 import { readJsonLines, type ReadOptions } from "../jsonl-reader.js";
 import { firstIssue, readJsonFileOrThrow } from "../parse.js";
@@ -21,6 +21,8 @@ export interface Suite {
   root: string;
   manifest: Manifest | undefined;
   files: TrackFile[];
+  /** Entries under test/ left out of `files` because a symlink leads outside the suite (suite-check.ts reports them). */
+  layoutProblems: string[];
 }
 
 export interface TrackFilter {
@@ -40,22 +42,45 @@ export function openSuite(dir: string): Suite {
     throw new UsageError(`not a suite: ${dir} has no test/ directory of track files`);
   }
   const files: TrackFile[] = [];
+  const layoutProblems: string[] = [];
+  const rootReal = realpathSync(root);
+  /** A symlink is followed only when it stays inside the suite. */
+  const staysInside = (path: string): boolean => {
+    if (!lstatSync(path).isSymbolicLink()) return true;
+    let target: string;
+    try {
+      target = realpathSync(path);
+    } catch {
+      layoutProblems.push(`${relative(root, path).split(sep).join("/")}: dangling symlink`);
+      return false;
+    }
+    const rel = relative(rootReal, target);
+    if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
+      layoutProblems.push(`${relative(root, path).split(sep).join("/")}: symlink to ${target}, outside the suite`);
+      return false;
+    }
+    return true;
+  };
+  if (!staysInside(testDir)) throw new UsageError(`not a suite: ${layoutProblems.join("; ")}`);
   for (const family of readdirSync(testDir).sort()) {
     const famDir = join(testDir, family);
-    if (!statSync(famDir).isDirectory()) continue;
+    if (!staysInside(famDir) || !statSync(famDir).isDirectory()) continue;
     for (const name of readdirSync(famDir).sort()) {
       if (!name.endsWith(".jsonl.gz")) continue;
       const path = join(famDir, name);
+      if (!staysInside(path)) continue;
       files.push({ track: name.slice(0, -".jsonl.gz".length), family, path, relPath: relative(root, path).split(sep).join("/") });
     }
   }
-  if (files.length === 0) throw new UsageError(`not a suite: no test/<family>/<track>.jsonl.gz under ${root}`);
+  if (files.length === 0) {
+    throw new UsageError(`not a suite: no test/<family>/<track>.jsonl.gz under ${root}${layoutProblems.length ? ` (${layoutProblems.join("; ")})` : ""}`);
+  }
   const manifestPath = join(root, "manifest.json");
   let manifest: Manifest | undefined;
   if (existsSync(manifestPath)) {
     manifest = readJsonFileOrThrow(manifestPath, ManifestSchema);
   }
-  return { root, manifest, files };
+  return { root, manifest, files, layoutProblems };
 }
 
 /** Track files selected by --tracks / --families; unknown names are a usage error. */

@@ -2,7 +2,7 @@
 // simulated engine: exit 0 after a Drain or SIGTERM, 1 on refused credentials, 2 on bad flags.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../cli/program.js";
-import { startSimEngine, type SimEngine } from "../../sim/engine-server.js";
+import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import { FakeCoordinator, makeUnit, waitFor } from "./attach-fakes.js";
 import { distributionProblem } from "../../common/results/format.js";
 

@@ -6,7 +6,7 @@ import { RecordSlots } from "../../agent/record-slots.js";
 import { reconnectDelayMs } from "../../agent/reconnect-backoff.js";
 import { parseEngineLoad, readEngineLoad } from "../../agent/engine-load.js";
 import { canTransition } from "../../agent/agent-state.js";
-import { startSimEngine } from "../../sim/engine-server.js";
+import { startSimEngine } from "../../sim/engine/server.js";
 import { waitFor } from "./attach-fakes.js";
 
 /** An object stream that takes a message only when the test lets it. */

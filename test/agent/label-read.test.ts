@@ -1,8 +1,8 @@
 // LabelReadMethod against the real simulated engine over HTTP on 127.0.0.1:0.
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
-import { applyChatTemplate, SimTokenizer } from "../../sim/tokenizer.js";
-import { TokenModel } from "../../sim/token-model.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
+import { applyChatTemplate, SimTokenizer } from "../../sim/engine/model/tokenizer.js";
+import { TokenModel } from "../../sim/engine/model/token-model.js";
 import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
 import { choiceLabels, listOptions, questionText, statePrefix, LABEL_READ_SYSTEM, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../../agent/methods/label-read-template.js";
 import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";

@@ -1,6 +1,6 @@
 // SystemOneMethod against the real simulated engine over HTTP on 127.0.0.1:0.
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
 import { answerToDistribution, routeSystemOne, SystemOneMethod, type SystemOneOptions } from "../../agent/methods/systemone.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";

@@ -1,10 +1,10 @@
-// The coordinator over the synthetic suite of every v1 track shape (sim/suite-maker.ts): option
+// The coordinator over the synthetic suite of every v1 track shape (sim/suite-maker/): option
 // keys that are tool names, skill ids, "0".."4", 26+ letters; reranking groups of many chunks.
 import { createGunzip } from "node:zlib";
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { openSuite } from "../../common/suite/suite.js";
 import { resultLines, useHarness } from "./helpers/harness.js";
 

@@ -12,7 +12,7 @@ import { subject, type BusEvent, type MetricsMessage } from "../../common/bus/bu
 import { NatsBus } from "../../common/bus/nats.js";
 import { createLogger } from "../../common/log.js";
 import type { ResultLine } from "../../common/results/format.js";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { resultLines, spawnCli, waitUntil, type CliProcess } from "../support/cli-process.js";
 import { NATS_MISSING_MESSAGE, natsTestMode, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
 

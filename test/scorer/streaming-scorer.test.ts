@@ -12,7 +12,7 @@ import { createLogger } from "../../common/log.js";
 import type { ResultLine } from "../../common/results/format.js";
 import { scoreResults } from "../../scorer/score-results.js";
 import { chooseRun, StreamingScorer } from "../../scorer/streaming-scorer.js";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { resultLines, spawnCli } from "../support/cli-process.js";
 
 const quiet = createLogger("test", "error");

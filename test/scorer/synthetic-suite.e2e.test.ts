@@ -6,7 +6,7 @@ import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
 import type { SuiteRecord } from "../../common/suite/schema.js";
 import { V1_SCORED_TRACKS } from "../../common/catalogue.js";
 import { scoreResults, type MetricsJson } from "../../scorer/score-results.js";
-import { makeSuite } from "../../sim/suite-maker.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { noul, peaked, tempDir, writeResults } from "./suite-fixture.js";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {}, child() { return silent; } };

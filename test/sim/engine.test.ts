@@ -3,9 +3,9 @@ import { existsSync, rmSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
-import { writeOracleFile } from "../../sim/oracle.js";
-import { parseFaults } from "../../sim/faults.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
+import { writeOracleFile } from "../../sim/engine/model/oracle.js";
+import { parseFaults } from "../../sim/engine/faults.js";
 import { UsageError } from "../../common/errors.js";
 import { choiceQuestion, makeRecords, postJson, writeSuite } from "./engine-fixtures.js";
 

@@ -1,8 +1,8 @@
 // The sim's /tokenize, /v1/completions, /v1/chat/completions and /v1/decisions over real HTTP.
 import { afterEach, describe, expect, it } from "vitest";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine-server.js";
-import { SimTokenizer } from "../../sim/tokenizer.js";
-import { TokenModel } from "../../sim/token-model.js";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
+import { SimTokenizer } from "../../sim/engine/model/tokenizer.js";
+import { TokenModel } from "../../sim/engine/model/token-model.js";
 import { postJson } from "./engine-fixtures.js";
 
 const engines: SimEngine[] = [];

@@ -9,8 +9,8 @@ import { UsageError } from "../../common/errors.js";
 import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
 import type { SuiteRecord } from "../../common/suite/schema.js";
 import { verifySuite } from "../../common/suite/verify.js";
-import { SUITE_SHAPE } from "../../common/track-shapes.js";
-import { makeSuite, planSuite, type MadeSuite } from "../../sim/suite-maker.js";
+import { SUITE_SHAPE } from "../../sim/suite-maker/track-shapes.js";
+import { makeSuite, planSuite, type MadeSuite } from "../../sim/suite-maker/suite-maker.js";
 
 /** Rows and groups per track, copied by hand from the dataset card's track table. */
 const CARD: Record<string, [rows: number, groups: number]> = {
@@ -39,7 +39,7 @@ interface RetrievalBlock {
   combine_chunks_by: string;
 }
 
-/** Canonical JSON written independently of sim/synthetic/canonical-json.ts. */
+/** Canonical JSON written independently of sim/suite-maker/canonical-json.ts. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../../cli/program.js";
 import { suiteIdentity } from "../../../common/suite/suite.js";
 import { verifySuite } from "../../../common/suite/verify.js";
-import { makeSuite } from "../../../sim/suite-maker.js";
+import { makeSuite } from "../../../sim/suite-maker/suite-maker.js";
 
 const SA = "test/sentiment/aiv-sa24-easy.jsonl.gz";
 const TREC = "test/passage_reranking/trec-dl19.jsonl.gz";

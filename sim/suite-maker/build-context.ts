@@ -1,5 +1,5 @@
 // What a track's record builder gets: the shape, its profile, seeded randomness and text.
-import type { TrackShape } from "../../common/track-shapes.js";
+import type { TrackShape } from "./track-shapes.js";
 import { Rng } from "./prng.js";
 import { TextGenerator, type TextLang } from "./text.js";
 import { profileOf, type TrackProfile } from "./track-profiles.js";

@@ -3,7 +3,7 @@
 // wire and prom-client does not, so the counters here are named with it.
 // Only the metrics an orchestrator reads are kept; their meaning is the same as vLLM's.
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { CapacityModel, ReadOutcome } from "./capacity-model.js";
+import type { CapacityModel, ReadOutcome } from "./model/capacity-model.js";
 
 export class SimMetrics {
   readonly registry = new Registry();

@@ -13,15 +13,15 @@
 //   skip_reading_prefix_cache = prompt_logprobs is not None: vLLM reads no prefix cache for a
 //   request with prompt_logprobs (vllm/v1/core/kv_cache_manager.py get_computed_blocks), and
 //   echo implies prompt_logprobs. The sim does the same, so a reader that scored with them pays.
-// - vllm/renderers/params.py: context length 400 with param "input_tokens".
+// - vllm/renderers/params.py: context length 400 with param "input_tokens" (failure.ts).
 // - the tokenize protocol (vllm/entrypoints/serve/tokenize): {prompt | messages} ->
 //   {count, max_model_len, tokens, token_strs}.
 // - OpenAIBaseModel lets unknown fields through (a warning in the log), which is how an older
 //   vLLM without logprob_token_ids behaves: the field is ignored and top-k logprobs come back.
 import { createHash } from "node:crypto";
-import { errorBody, type ErrorBody } from "../common/engine-protocol/vllm.js";
-import { applyChatTemplate, SimTokenizer, type ChatMessage } from "./tokenizer.js";
-import type { TokenModel, TokenLogprob } from "./token-model.js";
+import { badRequest as bad, contextLengthFailure, modelNotFound, type Failure } from "./failure.js";
+import { applyChatTemplate, SimTokenizer, type ChatMessage } from "../model/tokenizer.js";
+import type { TokenModel, TokenLogprob } from "../model/token-model.js";
 
 export const MAX_LOGPROB_TOKEN_IDS = 128;
 
@@ -32,8 +32,6 @@ export interface GenerationLimits {
   /** false: behave like a vLLM older than logprob_token_ids (the field is ignored). */
   logprobTokenIds: boolean;
 }
-
-export type Failure = { ok: false; status: number; body: ErrorBody };
 
 export interface GenerationPlan {
   kind: "completion" | "chat";
@@ -47,8 +45,6 @@ export interface GenerationPlan {
   cacheSalt: string | null;
 }
 
-const bad = (message: string, param: string | null = null): Failure => ({ ok: false, status: 400, body: errorBody(400, "BadRequestError", message, param) });
-
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
@@ -56,20 +52,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 const isIdList = (v: unknown): v is number[] => Array.isArray(v) && v.length > 0 && v.every((x) => Number.isInteger(x) && (x as number) >= 0);
 
 function checkModel(body: Record<string, unknown>, limits: GenerationLimits): Failure | undefined {
-  if (typeof body.model === "string" && body.model !== limits.servedModel) {
-    return { ok: false, status: 404, body: errorBody(404, "NotFoundError", `The model \`${body.model}\` does not exist.`, "model") };
-  }
-  return undefined;
-}
-
-function contextLengthFailure(inputTokens: number, maxTokens: number, maxModelLen: number): Failure {
-  const maxInput = maxModelLen - maxTokens;
-  return bad(
-    `You passed ${inputTokens} input tokens and requested ${maxTokens} output tokens. ` +
-      `However, the model's context length is only ${maxModelLen} tokens, resulting in a maximum ` +
-      `input length of ${maxInput} tokens. Please reduce the length of the input prompt.`,
-    "input_tokens",
-  );
+  return typeof body.model === "string" && body.model !== limits.servedModel ? modelNotFound(body.model) : undefined;
 }
 
 /** The logprob checks shared by both endpoints; `topLogprobs` is what the sampler would be asked for. */
@@ -131,7 +114,10 @@ export function parseCompletionRequest(body: unknown, tokenizer: SimTokenizer, l
   const topLogprobs = typeof body.logprobs === "number" ? body.logprobs : null;
   const checked = checkLogprobs(body, topLogprobs, tokenizer, limits);
   if ("ok" in checked) return checked;
-  for (const ids of prompts) if (ids.length + maxTokens > limits.maxModelLen) return contextLengthFailure(ids.length, maxTokens, limits.maxModelLen);
+  for (const ids of prompts) {
+    const tooLong = contextLengthFailure(ids.length, maxTokens, limits.maxModelLen);
+    if (tooLong) return tooLong;
+  }
   const echoLogprobs = body.echo === true && topLogprobs !== null;
   return {
     kind: "completion",
@@ -190,7 +176,8 @@ export function parseChatRequest(body: unknown, tokenizer: SimTokenizer, limits:
   const topLogprobs = body.logprobs === true ? (typeof top === "number" ? top : 0) : null;
   const checked = checkLogprobs(body, topLogprobs, tokenizer, limits);
   if ("ok" in checked) return checked;
-  if (ids.length + maxTokens > limits.maxModelLen) return contextLengthFailure(ids.length, maxTokens, limits.maxModelLen);
+  const tooLong = contextLengthFailure(ids.length, maxTokens, limits.maxModelLen);
+  if (tooLong) return tooLong;
   return {
     kind: "chat",
     prompts: [ids],

@@ -9,8 +9,9 @@
 // 4. parse_questions / build_question (400 BadRequestError; structured_decisions serving.py and
 //    vllm/entrypoints/openai/decisions/question_types.py);
 // 5. thinking must stay off (decisions/strategies.py NextTokenStrategy._read_request).
-// The context-length check needs the rendered prompt and lives in engine-server.ts.
-import { errorBody, SYSTEMONE_QUESTION_TYPES, type ErrorBody } from "../common/engine-protocol/vllm.js";
+// The context-length check needs the rendered prompt: endpoints/systemone.ts.
+import { errorBody, SYSTEMONE_QUESTION_TYPES } from "../../../common/engine-protocol/vllm.js";
+import { badRequest, modelNotFound, type Failure } from "./failure.js";
 
 export interface ParsedOption {
   name: string;
@@ -44,8 +45,7 @@ export interface ValidationLimits {
   maxOptions: number;
 }
 
-export type ValidationFailure = { ok: false; status: number; body: ErrorBody };
-export type ValidationResult = { ok: true; request: ParsedRequest } | ValidationFailure;
+export type ValidationResult = { ok: true; request: ParsedRequest } | Failure;
 
 const CHOICE_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".split("");
 const NOUL_LABELS = ["yes", "no"];
@@ -81,7 +81,7 @@ interface PydanticError {
   input: unknown;
 }
 
-function validationFailure(errors: PydanticError[]): ValidationFailure {
+function validationFailure(errors: PydanticError[]): Failure {
   const label = errors.length === 1 ? "error" : "errors";
   const shown = errors.slice(0, 10);
   let message = `${errors.length} validation ${label}:\n`;
@@ -93,18 +93,14 @@ function validationFailure(errors: PydanticError[]): ValidationFailure {
   return { ok: false, status: 400, body: errorBody(400, "Bad Request", message.trimEnd(), first ? first.loc.map(String).join(".") : null) };
 }
 
-function badRequest(message: string): ValidationFailure {
-  return { ok: false, status: 400, body: errorBody(400, "BadRequestError", message) };
-}
-
 /** Body that is not application/json. */
-export function unsupportedMediaType(): ValidationFailure {
+export function unsupportedMediaType(): Failure {
   const message = "1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed";
   return { ok: false, status: 400, body: errorBody(400, "Bad Request", message) };
 }
 
 /** Body that is not JSON (FastAPI reports json_invalid at loc (body, position)). */
-export function invalidJson(position: number): ValidationFailure {
+export function invalidJson(position: number): Failure {
   return validationFailure([{ type: "json_invalid", loc: ["body", position], msg: "JSON decode error", input: {} }]);
 }
 
@@ -154,7 +150,7 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
   // 3. the served model.
   const model = typeof body.model === "string" ? body.model : null;
   if (model !== null && model !== limits.servedModel) {
-    return { ok: false, status: 404, body: errorBody(404, "NotFoundError", `The model \`${model}\` does not exist.`, "model") };
+    return modelNotFound(model);
   }
 
   // 4. parse_questions.

@@ -5,9 +5,9 @@
 import { createWriteStream, readFileSync, rmSync } from "node:fs";
 import { once } from "node:events";
 import { z } from "zod";
-import { FormatError } from "../common/errors.js";
-import { parseOrThrow } from "../common/parse.js";
-import { openSuite, readTrackRecords } from "../common/suite/suite.js";
+import { FormatError } from "../../../common/errors.js";
+import { parseOrThrow } from "../../../common/parse.js";
+import { openSuite, readTrackRecords } from "../../../common/suite/suite.js";
 import { canonicalJson, sha256Hex } from "./deterministic.js";
 
 /** The key of one question of one record, as the sim sees it in a /v1/systemone request. */

@@ -7,9 +7,9 @@
 // vllm/entrypoints/openai/decisions/adapters.py make_read_question: a predicate is read as a
 // choice between false (A) and true (B); more options than labels is a 400 "This model supports
 // at most 26 choices per question".
-import { errorBody } from "../common/engine-protocol/vllm.js";
-import type { Failure } from "./generation-requests.js";
-import type { ParsedQuestion, ParsedRequest } from "./request-validation.js";
+import { errorBody } from "../../../common/engine-protocol/vllm.js";
+import { badRequest, modelNotFound, type Failure } from "./failure.js";
+import type { ParsedQuestion, ParsedRequest } from "./systemone-request.js";
 
 const LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ".split("");
 const MAX_QUESTIONS = 200;
@@ -59,7 +59,7 @@ export function parseDecisionRequest(body: unknown, servedModel: string, maxOpti
   const extra = extraField(body, ["model", "input", "questions", "safety_identifier"], "");
   if (extra) return extra;
   if (typeof body.model !== "string") return invalid("'model'", body.model === undefined ? "Field required" : "Input should be a valid string");
-  if (body.model !== servedModel) return { ok: false, status: 404, body: errorBody(404, "NotFoundError", `The model \`${body.model}\` does not exist.`, "model") };
+  if (body.model !== servedModel) return modelNotFound(body.model);
   const text = inputText(body.input);
   if (typeof text !== "string") return text;
   const qs = body.questions;
@@ -115,7 +115,7 @@ export function parseDecisionRequest(body: unknown, servedModel: string, maxOpti
       return invalid(`'questions', ${i}`, "Input tag does not match any of the expected tags: 'predicate', 'choice', 'score'");
     }
     const limit = Math.min(maxOptions, LABELS.length);
-    if (options.length > limit) return { ok: false, status: 400, body: errorBody(400, "BadRequestError", `This model supports at most ${limit} choices per question`) };
+    if (options.length > limit) return badRequest(`This model supports at most ${limit} choices per question`);
     specs.push(spec);
     questions.push({
       id: name ?? String(i),

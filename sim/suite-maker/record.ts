@@ -1,5 +1,5 @@
 // Assembles one suite record in the card's field order, with its `_evaluation` block.
-import type { TrackShape } from "../../common/track-shapes.js";
+import type { TrackShape } from "./track-shapes.js";
 import { canonicalJson, sha256Hex } from "./canonical-json.js";
 
 export interface SyntheticQuestion {

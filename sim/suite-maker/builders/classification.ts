@@ -1,6 +1,6 @@
 // One-row groups with one or more choice/noul questions about a text state: sentiment, nli,
 // fact checking, intent, multiple choice, education, quality scoring, moderation and safety.
-import type { QuestionShape } from "../../../common/track-shapes.js";
+import type { QuestionShape } from "../track-shapes.js";
 import { originOf, type BuildContext, type GroupBuilder } from "../build-context.js";
 import { assembleRecord, letterCode, optionRange, type SyntheticQuestion } from "../record.js";
 import { FINEWEB_BALANCE, FINEWEB_LABELS, VIHSD_LABELS, VISAFE_CATEGORIES } from "../track-profiles.js";

@@ -4,11 +4,11 @@
 // accuracy of a run is known before it starts.
 import { hashUnit } from "./deterministic.js";
 import type { Oracle } from "./oracle.js";
-import { labelPermutation } from "../common/engine-protocol/label-permutation.js";
+import { labelPermutation } from "../../../common/engine-protocol/label-permutation.js";
 
 /** Logit bonus of the first label over the last (label-position bias). */
 export const LABEL_BIAS = 0.6;
-import type { ParsedQuestion } from "./request-validation.js";
+import type { ParsedQuestion } from "../protocol/systemone-request.js";
 
 export interface PseudoModelOptions {
   seed: number;

@@ -3,20 +3,20 @@
 // track has its own random streams, so a --tracks subset writes the same bytes as the full suite.
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { UsageError } from "../common/errors.js";
-import { suiteIdentity } from "../common/suite/suite.js";
-import { createContext, type GroupBuilder } from "./synthetic/build-context.js";
-import { buildClassificationGroup } from "./synthetic/builders/classification.js";
-import { buildRerankingGroup } from "./synthetic/builders/reranking.js";
-import { buildRoutingGroup } from "./synthetic/builders/routing.js";
-import { buildSkillGroup } from "./synthetic/builders/skills.js";
-import { buildToolGroup } from "./synthetic/builders/tools.js";
-import { planSuite, type SuiteScale, type TrackPlan } from "./synthetic/plan.js";
-import { TrackStatsCollector, type TrackStats } from "./synthetic/stats.js";
-import { TrackFileWriter } from "./synthetic/track-file-writer.js";
+import { UsageError } from "../../common/errors.js";
+import { suiteIdentity } from "../../common/suite/suite.js";
+import { createContext, type GroupBuilder } from "./build-context.js";
+import { buildClassificationGroup } from "./builders/classification.js";
+import { buildRerankingGroup } from "./builders/reranking.js";
+import { buildRoutingGroup } from "./builders/routing.js";
+import { buildSkillGroup } from "./builders/skills.js";
+import { buildToolGroup } from "./builders/tools.js";
+import { planSuite, type SuiteScale, type TrackPlan } from "./plan.js";
+import { TrackStatsCollector, type TrackStats } from "./stats.js";
+import { TrackFileWriter } from "./track-file-writer.js";
 
-export type { SuiteScale } from "./synthetic/plan.js";
-export { planSuite, planTrack } from "./synthetic/plan.js";
+export type { SuiteScale } from "./plan.js";
+export { planSuite, planTrack } from "./plan.js";
 
 export interface MakeSuiteOptions {
   out: string;

@@ -1,8 +1,8 @@
 // Faults on demand: `--faults "5xx=0.05,hang=0.01,429=0.02,crash-after=500"`. Draws come from a
 // PRNG seeded by --seed and are taken in arrival order of inference requests, so a sequential
 // client sees the same faults on every run.
-import { UsageError } from "../common/errors.js";
-import { seededRandom } from "./deterministic.js";
+import { UsageError } from "../../common/errors.js";
+import { seededRandom } from "./model/deterministic.js";
 
 export interface FaultSpec {
   /** Share of inference requests answered 500 or 503 with a vLLM error body. */

@@ -1,14 +1,17 @@
-// One line of a results file, reduced to what the scorer reads.
-import { ResultLineSchema } from "../common/results/format.js";
-import { parseOrThrow } from "../common/parse.js";
-import type { ResultInput } from "./track-accumulator.js";
+// The fast reader of a results line: the part the scorer reads, checked by hand, with the schema
+// (format.ts) as the fallback that words the error.
+import { parseOrThrow } from "../parse.js";
+import { ResultLineSchema, type ResultInput } from "./format.js";
 
-/** Parses one results line into what the scorer reads; FormatError names file, line and field. */
-export function parseResultLine(file: string, line: number, value: unknown): ResultInput {
+/**
+ * Parses one results line into what the scorer reads; FormatError names file, line and field
+ * (after `prefix`, when given).
+ */
+export function parseResultLine(file: string, line: number, value: unknown, prefix?: string): ResultInput {
   const fast = plainResultLine(value);
   if (fast) return fast;
-  const parsed = parseOrThrow(ResultLineSchema, value, { file, line });
-  return { run_id: parsed.run_id, probs: parsed.probs, skipped: parsed.skipped, errors: parsed.errors };
+  const parsed = parseOrThrow(ResultLineSchema, value, { file, line, ...(prefix !== undefined ? { prefix } : {}) });
+  return { run_id: parsed.run_id, probs: parsed.probs, skipped: parsed.skipped, ...(parsed.errors ? { errors: parsed.errors } : {}) };
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -27,4 +30,3 @@ function plainResultLine(value: unknown): ResultInput | undefined {
   if (errors !== undefined && !(isPlainObject(errors) && Object.values(errors).every((e) => typeof e === "string"))) return undefined;
   return { run_id, probs: probs ?? {}, skipped: (skipped as string[] | undefined) ?? [], ...(errors ? { errors } : {}) };
 }
-

@@ -1,8 +1,7 @@
 // How many rows and groups each track gets, and how the rows fall into groups, before any text
 // is written. Full scale reproduces the dataset card's counts exactly.
-import { allTrackShapes, trackShape } from "../../common/catalogue.js";
 import { UsageError } from "../../common/errors.js";
-import type { TrackShape } from "../../common/track-shapes.js";
+import { allTrackShapes, trackShape, type TrackShape } from "./track-shapes.js";
 import { Rng } from "./prng.js";
 
 export type SuiteScale = "small" | "full";

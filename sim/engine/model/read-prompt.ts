@@ -4,7 +4,7 @@
 // state, blank line, question prompt) and question_types.py QuestionType.prompt / reply_line.
 import { countTokens } from "./token-count.js";
 import { sha256Hex } from "./deterministic.js";
-import type { ParsedQuestion, ParsedRequest } from "./request-validation.js";
+import type { ParsedQuestion, ParsedRequest } from "../protocol/systemone-request.js";
 
 /** Chat-template tokens around the messages (role markers, generation prompt). */
 const TEMPLATE_TOKENS = 6;

@@ -1,0 +1,101 @@
+// An append-only JSON Lines file made durable in batches: lines are queued, then written together and
+// fsynced (a line counts only after its fsync). Opening a log reads every line already in it and
+// repairs what a crash mid-write leaves: a torn last line (no newline, not JSON; it was never
+// durable) is cut off, and a complete last line without its newline is ended, so the next append
+// starts a line of its own. The coordinator's results store and the scorer's journal are such logs.
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readSync, statSync, truncateSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
+import { readJsonLines } from "../jsonl-reader.js";
+
+export interface TornLine {
+  file: string;
+  /** 1-based line that was cut off. */
+  line: number;
+  bytesDropped: number;
+}
+
+export interface AppendLogOpenOptions {
+  /** Every line already in the file, in order (the torn last line excluded). */
+  onLine?: (value: unknown, line: number) => void;
+  /** Create the file now if it is missing (otherwise it appears with the first flush). */
+  create?: boolean;
+}
+
+export class AppendLog {
+  private handle: FileHandle | undefined;
+  private waiting: string[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  /** A log on `path`; the file is not read (see open()) and is created by the first flush. */
+  constructor(readonly path: string) {}
+
+  /** Reads and repairs the file (when it exists), then returns the log and the line it cut off, if any. */
+  static async open(path: string, options: AppendLogOpenOptions = {}): Promise<{ log: AppendLog; torn: TornLine | undefined }> {
+    const log = new AppendLog(path);
+    const torn = existsSync(path) ? await readAndRepair(path, options.onLine) : undefined;
+    if (options.create) log.handle = await openForAppend(path);
+    return { log, torn };
+  }
+
+  /** Queues one line (its JSON text, no newline); it is durable after the next flush(). */
+  append(json: string): void {
+    this.waiting.push(json);
+  }
+
+  get pending(): number {
+    return this.waiting.length;
+  }
+
+  /** Writes and fsyncs what is queued; flushes run one at a time, in order. */
+  flush(): Promise<void> {
+    this.writing = this.writing.then(async () => {
+      if (this.waiting.length === 0) return;
+      const lines = this.waiting;
+      this.waiting = [];
+      if (this.closed) throw new Error(`${this.path}: append log is closed`);
+      this.handle ??= await openForAppend(this.path);
+      await this.handle.write(lines.join("\n") + "\n");
+      await this.handle.datasync();
+    });
+    return this.writing;
+  }
+
+  /** Writes what is queued (a failure is left to flush() to report), then closes the file. */
+  async close(): Promise<void> {
+    await this.flush().catch(() => undefined);
+    this.closed = true;
+    const h = this.handle;
+    this.handle = undefined;
+    await h?.close();
+  }
+}
+
+async function openForAppend(path: string): Promise<FileHandle> {
+  mkdirSync(dirname(path), { recursive: true });
+  return open(path, "a");
+}
+
+async function readAndRepair(path: string, onLine: AppendLogOpenOptions["onLine"]): Promise<TornLine | undefined> {
+  let torn: { line: number; offset: number } | undefined;
+  for await (const { line, value } of readJsonLines(path, { onTornLastLine: (l, offset) => (torn = { line: l, offset }) })) onLine?.(value, line);
+  const size = statSync(path).size;
+  if (torn) {
+    truncateSync(path, torn.offset);
+    return { file: path, line: torn.line, bytesDropped: size - torn.offset };
+  }
+  if (size > 0 && lastByte(path, size) !== 0x0a) appendFileSync(path, "\n");
+  return undefined;
+}
+
+function lastByte(file: string, size: number): number {
+  const fd = openSync(file, "r");
+  try {
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, size - 1);
+    return b[0]!;
+  } finally {
+    closeSync(fd);
+  }
+}

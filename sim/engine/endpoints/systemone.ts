@@ -1,0 +1,49 @@
+// POST /v1/systemone: vLLM's structured decisions. Validation (protocol/systemone-request.ts),
+// the context-length check of every read with one output token (vllm/renderers/params.py), the
+// reads on the GPU model, and the answers shaped as question_types.py's QuestionType.answer.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
+import type { EngineContext } from "../context.js";
+import { answerObject } from "../model/pseudo-model.js";
+import { readPrompts, stateText } from "../model/read-prompt.js";
+import { validateSystemOneRequest } from "../protocol/systemone-request.js";
+
+export async function systemone(ctx: EngineContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const parsed = await ctx.inferenceBody(req, res, "/v1/systemone", true);
+  if (!parsed) return;
+  const validated = validateSystemOneRequest(parsed.body, { servedModel: ctx.model, maxQuestions: SYSTEMONE_MAX_QUESTIONS, maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS });
+  if (!validated.ok) return ctx.http.fail(res, validated);
+  const request = validated.request;
+  const reads = readPrompts(request);
+  const tooLong = ctx.readsTooLong(reads);
+  if (tooLong) return ctx.http.fail(res, tooLong);
+  const outcomes = await ctx.runReads(res, reads);
+  if (!outcomes) return;
+  const text = stateText(request.state);
+  const answers: Record<string, unknown> = {};
+  const diagnostics: Record<string, unknown> = {};
+  for (const q of request.questions) {
+    const read = ctx.pseudo.read(request.state, text, q, request.seed);
+    answers[q.id] = answerObject(q, read.probs, read.labelMass);
+    diagnostics[q.id] = { label_mass: read.labelMass, argmax_is_label: true };
+  }
+  const t = ctx.account(outcomes);
+  ctx.http.send(res, 200, {
+    id: `decision-${randomUUID().replace(/-/g, "")}`,
+    object: "structured_decision",
+    created: Math.floor(Date.now() / 1000),
+    model: ctx.model,
+    answers,
+    usage: {
+      input_tokens: t.prompt,
+      output_tokens: t.completion,
+      input_tokens_details: { cached_tokens: t.cached },
+      prompt_tokens: t.prompt,
+      completion_tokens: t.completion,
+      total_tokens: t.prompt + t.completion,
+      prompt_tokens_details: { cached_tokens: t.cached },
+    },
+    diagnostics,
+  });
+}

@@ -1,0 +1,91 @@
+// The simulated vLLM server: the endpoints of endpoints/ on node:http, with vLLM's validation,
+// limits and error bodies. Its model is sim/<name>, and every response says so, so nobody mistakes
+// its numbers for a model's.
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { errorBody } from "../../common/engine-protocol/vllm.js";
+import { EngineContext, type SimEngineOptions, type SimEngineStats } from "./context.js";
+import { chatCompletions } from "./endpoints/chat-completions.js";
+import { completions } from "./endpoints/completions.js";
+import { decisions } from "./endpoints/decisions.js";
+import { modelList } from "./endpoints/models.js";
+import { systemone } from "./endpoints/systemone.js";
+import { tokenize } from "./endpoints/tokenize.js";
+import { router } from "./http.js";
+
+export type { SimEngineOptions, SimEngineStats } from "./context.js";
+
+export interface SimEngine {
+  url: string;
+  host: string;
+  port: number;
+  model: string;
+  close(): Promise<void>;
+  stats(): SimEngineStats;
+}
+
+export async function startSimEngine(options: SimEngineOptions = {}): Promise<SimEngine> {
+  const host = options.host ?? "127.0.0.1";
+  const sockets = new Set<Socket>();
+  let closing: Promise<void> | undefined;
+  const crash = (req: IncomingMessage): void => {
+    ctx.stats.crashed = true;
+    req.socket.destroy();
+    void shutdown().then(() => options.onCrash?.());
+  };
+  const ctx = new EngineContext(options, crash);
+  const { http, metrics } = ctx;
+
+  const server = createServer(
+    router(
+      http,
+      {
+        "/v1/systemone": { method: "POST", handle: (req, res) => systemone(ctx, req, res) },
+        "/v1/decisions": { method: "POST", handle: (req, res) => decisions(ctx, req, res) },
+        "/v1/completions": { method: "POST", handle: (req, res) => completions(ctx, req, res) },
+        "/v1/chat/completions": { method: "POST", handle: (req, res) => chatCompletions(ctx, req, res) },
+        "/tokenize": { method: "POST", handle: (req, res) => tokenize(ctx, req, res) },
+        "/v1/models": { method: "GET", handle: (_req, res) => http.send(res, 200, modelList(ctx)) },
+        "/health": { method: "GET", handle: (_req, res) => http.send(res, 200, undefined, "text/plain") },
+        "/metrics": { method: "GET", handle: async (_req, res) => http.send(res, 200, await metrics.text(), metrics.contentType) },
+      },
+      (message) => errorBody(500, "InternalServerError", message),
+    ),
+  );
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  server.listen(options.port ?? 0, host);
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  function shutdown(): Promise<void> {
+    closing ??= new Promise<void>((resolve) => {
+      ctx.capacity.stop();
+      server.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+    return closing;
+  }
+
+  const { stats } = ctx;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    host,
+    port,
+    model: ctx.model,
+    close: shutdown,
+    stats: () => ({
+      ...stats,
+      byStatus: { ...stats.byStatus },
+      byEndpoint: { ...stats.byEndpoint },
+      faults: { ...stats.faults },
+      running: ctx.capacity.numRunning,
+      waiting: ctx.capacity.numWaiting,
+    }),
+  };
+}

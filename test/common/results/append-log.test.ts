@@ -1,0 +1,76 @@
+// The append log shared by the results store and the scorer's journal: open-time repair, queued
+// lines durable only after flush, lines in order across flushes.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { AppendLog } from "../../../common/results/append-log.js";
+import { trackFilesUnder, trackOfRunId, trackResultsPath } from "../../../common/results/paths.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), "udm-append-log-"));
+  dirs.push(d);
+  return d;
+};
+
+describe("AppendLog", () => {
+  it("reads every line on open, cuts a torn last line and reports it", async () => {
+    const file = join(tmp(), "a.jsonl");
+    writeFileSync(file, '{"n":1}\n{"n":2}\n{"n":3');
+    const seen: Array<[unknown, number]> = [];
+    const { log, torn } = await AppendLog.open(file, { onLine: (v, l) => seen.push([v, l]) });
+    expect(seen).toEqual([[{ n: 1 }, 1], [{ n: 2 }, 2]]);
+    expect(torn).toEqual({ file, line: 3, bytesDropped: 6 });
+    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n');
+    log.append('{"n":3}');
+    await log.close();
+    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n{"n":3}\n');
+  });
+
+  it("ends a complete last line that lacks its newline", async () => {
+    const file = join(tmp(), "a.jsonl");
+    writeFileSync(file, '{"n":1}');
+    const { log, torn } = await AppendLog.open(file);
+    expect(torn).toBeUndefined();
+    log.append('{"n":2}');
+    await log.flush();
+    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n');
+    await log.close();
+  });
+
+  it("writes nothing before flush, creates the file (and folder) lazily unless asked to create it", async () => {
+    const dir = tmp();
+    const lazy = new AppendLog(join(dir, "fam", "t.jsonl"));
+    lazy.append("{}");
+    expect(lazy.pending).toBe(1);
+    expect(existsSync(lazy.path)).toBe(false);
+    await lazy.flush();
+    expect(lazy.pending).toBe(0);
+    expect(readFileSync(lazy.path, "utf8")).toBe("{}\n");
+    await lazy.close();
+    const { log: eager } = await AppendLog.open(join(dir, "j.jsonl"), { create: true });
+    expect(readFileSync(eager.path, "utf8")).toBe("");
+    await eager.close();
+    await expect((eager.append("{}"), eager.flush())).rejects.toThrow(/closed/);
+  });
+});
+
+describe("results paths", () => {
+  it("track file, track of a run_id, track files of an out dir", async () => {
+    const out = tmp();
+    expect(trackResultsPath(out, "fam", "t")).toBe(join(out, "fam", "t.jsonl"));
+    expect(trackOfRunId("t:r:1")).toBe("t");
+    expect(trackOfRunId(":x")).toBe("");
+    expect(trackOfRunId("nocolon")).toBe("");
+    for (const p of [trackResultsPath(out, "b", "y"), trackResultsPath(out, "a", "x"), join(out, ".cache", "z.jsonl")]) {
+      const log = new AppendLog(p);
+      log.append("{}");
+      await log.close();
+    }
+    expect(trackFilesUnder(out)).toEqual([trackResultsPath(out, "a", "x"), trackResultsPath(out, "b", "y")]);
+  });
+});
