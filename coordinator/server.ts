@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { timingSafeEqual } from "node:crypto";
 import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import type { Bus, BusEvent } from "../common/bus/bus.js";
+import { SUMMARY_METRICS, type Bus, type BusEvent, type Subscription } from "../common/bus/bus.js";
 import { UsageError } from "../common/errors.js";
 import type { ResultLine } from "../common/results/format.js";
 import { createLogger, type Logger } from "../common/log.js";
@@ -405,6 +405,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
         });
       });
       index.spill.dispose();
+      await scores?.stop();
       state = "stopped";
       if (publisher) {
         const end = outcome();
@@ -582,6 +583,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
   }, 2_000);
   memoryLog.unref();
   publisher?.start();
+  const scores = options.bus && options.onLiveEvent ? followScores(options.bus, runId, liveEvent, log) : undefined;
   log.info("coordinator running", { address, run_id: runId, tls: options.tls ? (options.tls.requireClientCert ? "mutual" : "server") : "off" });
 
   for (const p of progress.values()) if (p.complete) trackCompleted(p);
@@ -645,4 +647,43 @@ export function pem(value: string | Buffer, what: string): Buffer {
 async function waitFor(cond: () => boolean, ms: number): Promise<void> {
   const until = Date.now() + ms;
   while (!cond() && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * The scorer's final track metrics from the bus, as live events (the page's headline column in a
+ * cluster, where the scorer is another process). Subscribes once the bus is first connected.
+ */
+function followScores(bus: Bus, runId: string, emit: (e: LiveEvent) => void, log: Logger): { stop(): Promise<void> } {
+  let sub: Subscription | undefined;
+  let stopped = false;
+  let subscribing = false;
+  const subscribe = () => {
+    if (subscribing || stopped || bus.state !== "connected") return;
+    subscribing = true;
+    bus
+      .subscribeMetrics(runId, (m) => {
+        if (!m.final || m.track === SUMMARY_METRICS) return;
+        const h = (m.metrics as { headline?: { metric?: unknown; value?: unknown; ci_low?: unknown; ci_high?: unknown } }).headline;
+        if (!h || typeof h.metric !== "string") return;
+        const num = (v: unknown) => (typeof v === "number" ? v : null);
+        emit({ type: "track_scored", at: new Date().toISOString(), track: m.track, metric: h.metric, value: num(h.value), ci_low: num(h.ci_low), ci_high: num(h.ci_high) });
+      })
+      .then((s) => {
+        if (stopped) void s.stop();
+        else sub = s;
+      })
+      .catch((err: unknown) => {
+        subscribing = false;
+        log.debug("scores not followed yet", { error: (err as Error).message });
+      });
+  };
+  const unsubscribe = bus.onStateChange(() => subscribe());
+  subscribe();
+  return {
+    async stop() {
+      stopped = true;
+      unsubscribe();
+      await sub?.stop().catch(() => undefined);
+    },
+  };
 }

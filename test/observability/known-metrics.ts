@@ -5,8 +5,8 @@ import { registerAgentMetrics } from "../../agent/agent-metrics.js";
 import { createProcessRegistry } from "../../common/metrics/process-registry.js";
 import { registerCoordinatorMetrics } from "../../coordinator/observability/coordinator-metrics.js";
 import { registerScorerMetrics } from "../../scorer/scorer-metrics.js";
-import { CapacityModel } from "../../sim/capacity-model.js";
-import { SimMetrics } from "../../sim/metrics.js";
+import { CapacityModel } from "../../sim/engine/model/capacity-model.js";
+import { SimMetrics } from "../../sim/engine/metrics.js";
 import { newCounters } from "../../agent/agent-stats.js";
 
 /** Series Prometheus adds itself for every target. */
@@ -43,7 +43,7 @@ export async function knownMetricNames(): Promise<Set<string>> {
   for (const r of [registry, sim.registry] as Registry[]) {
     for (const m of await r.getMetricsAsJSON()) {
       names.add(m.name);
-      if (m.type === "histogram") for (const suffix of ["_bucket", "_sum", "_count"]) names.add(m.name + suffix);
+      if (String(m.type) === "histogram") for (const suffix of ["_bucket", "_sum", "_count"]) names.add(m.name + suffix);
     }
   }
   capacity.stop();
