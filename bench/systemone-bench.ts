@@ -48,7 +48,7 @@ interface ScenarioResult {
 
 async function scenario(name: string, engineOptions: SimEngineOptions, records: number, questionCount: number, stateWords: number, concurrency: number): Promise<ScenarioResult> {
   const engine = await startSimEngine(engineOptions);
-  const method = new SystemOneMethod({ baseUrl: engine.url, retries: 6, minBackoffMs: 20, maxBackoffMs: 500 });
+  const method = new SystemOneMethod({ baseUrl: engine.url, retry: { retries: 6, minBackoffMs: 20, maxBackoffMs: 500 } });
   const payloads = Array.from({ length: records }, (_, i) => makeRecord(i, questionCount, stateWords));
   let next = 0;
   let requests = 0;

@@ -111,8 +111,6 @@ export function register(program: Command): void {
       const handle = startAgent({
         coordinator,
         method,
-        // The run's seeds decide; --seeds stands in for a run that names none.
-        onRunParams: (run) => method.setSeeds(run.seeds.length > 0 ? run.seeds : seeds),
         engineUrl: engine,
         engineLoad: (signal) => readEngineLoad(engine, signal),
         ...(flags.agentId ? { agentId: flags.agentId } : {}),

@@ -153,7 +153,6 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       const agent = startAgent({
           coordinator: coordinator.address,
           method,
-          onRunParams: (run) => method.setSeeds(run.seeds),
           engineUrl: url,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),

@@ -1,6 +1,6 @@
 // The engine methods the CLI can drive (`agent --method`, `run --method`), built the same way for both.
 import { UsageError } from "../common/errors.js";
-import type { EngineMethod } from "../agent/engine-method.js";
+import type { EngineMethod, RunParams } from "../agent/engine-method.js";
 import type { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
 import { DecisionsMethod } from "../agent/methods/decisions.js";
@@ -18,8 +18,8 @@ export interface MethodSetup {
   seeds: number[];
 }
 
-/** Every method takes the run's label-permutation seeds from the coordinator's Welcome. */
-export type SeededMethod = EngineMethod & { setSeeds(seeds: readonly number[]): void };
+/** Every method takes the run's label-permutation seeds from the coordinator's Welcome (--seeds when the run names none). */
+export type SeededMethod = EngineMethod & { applyRunParams(params: RunParams): void };
 
 /** Engine methods this build can run, by --method name. */
 export const METHODS: Record<string, (setup: MethodSetup) => SeededMethod> = {

@@ -2,8 +2,8 @@
 // /v1/completions request (or /v1/chat/completions, the server applying the chat template) with
 // max_tokens 1, temperature 0, and logprob_token_ids set to the label tokens, so the reply's first
 // token gives the model's probability of each label. Label tokens come from /tokenize once per
-// model. A label of several tokens is read as a trie: one more read per shared prefix, with that
-// prefix appended to the prompt, so
+// model (label-tokens.ts). A label of several tokens is read as a trie (label-trie.ts): one more
+// read per shared prefix, with that prefix appended to the prompt, so
 //   p(option) = P(label's tokens) x P(no longer label continues | label), normalised over options,
 // is exact for the model (the second factor only for a label that is a prefix of another).
 // noul reads the labels "yes" and "no", as vLLM's structured decisions do
@@ -26,37 +26,32 @@ import {
   ChatCompletionResponseSchema,
   CompletionResponseSchema,
   isContextLengthError,
+  isLogprobTokenIdsRejection,
+  maxLogprobsAllowed,
   TokenizeResponseSchema,
   tokenIdOf,
   type CompletionResponse,
   type ChatCompletionResponse,
 } from "../../common/engine-protocol/vllm.js";
-import type { AdaptiveConcurrency } from "../adaptive-concurrency.js";
 import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type CallCounters, type RetryPolicy } from "./engine-call.js";
 import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix, type ListedOption } from "./label-read-template.js";
+import { LabelTokenError, LabelTokenizer, type LabelTokens } from "./label-tokens.js";
+import { labelMasses, pathKey, sameTokens, trieNodes } from "./label-trie.js";
+import type { MethodOptions } from "./method-options.js";
 import { readEngineInfo } from "./model-info.js";
 import { PromiseCache } from "./promise-cache.js";
+import { RunSeeds } from "./run-seeds.js";
 
 /** vllm/sampling_params.py MAX_LOGPROB_TOKEN_IDS. */
 const MAX_IDS_PER_READ = 128;
 /** Tokens a chat template adds around the messages, at most (role markers, generation prompt). */
 const CHAT_TEMPLATE_SLACK = 64;
-/** What the completions prompt ends with; label tokens are what a label adds after it. */
-const ANSWER_TAIL = "Answer:";
 
-export interface LabelReadOptions {
-  baseUrl: string;
-  model?: string;
-  /** Records the engine usefully works on at once (the agent's credit). Default 8. */
-  capacity?: number;
+export interface LabelReadOptions extends MethodOptions {
   /** completions (default): the prompt as token ids; chat: messages, the server's chat template. */
   api?: "completions" | "chat";
-  /** Label-permutation seeds averaged per question; empty = one read in natural order. */
-  seeds?: readonly number[];
-  retry?: Partial<RetryPolicy>;
-  limiter?: AdaptiveConcurrency;
   /** The server's max_logprobs until it says otherwise (top-k fallback). Default 20. */
   maxLogprobs?: number;
 }
@@ -69,12 +64,6 @@ class QuestionFailure extends Error {
   ) {
     super(message);
   }
-}
-
-interface LabelTokens {
-  ids: number[];
-  /** Token strings, for servers that answer with strings rather than "token_id:<id>". */
-  strs: string[];
 }
 
 interface TrieRead {
@@ -90,12 +79,12 @@ export class LabelReadMethod implements EngineMethod {
   private readonly baseUrl: string;
   private readonly policy: RetryPolicy;
   private readonly api: "completions" | "chat";
-  private seeds: number[];
+  private readonly seeds: RunSeeds;
   private info_: EngineInfo | undefined;
   /** undefined until the server showed whether it honours logprob_token_ids. */
   private tokenIdsHonoured: boolean | undefined;
   private maxLogprobs: number;
-  private readonly labelCache = new PromiseCache<LabelTokens>(4096);
+  private readonly labelTokenizer: LabelTokenizer;
   private readonly prefixCache = new PromiseCache<number[]>(1024);
   private readonly questionCache = new PromiseCache<number[]>(8192);
 
@@ -103,17 +92,14 @@ export class LabelReadMethod implements EngineMethod {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry, limiter: options.limiter };
     this.api = options.api ?? "completions";
-    this.seeds = [...(options.seeds ?? [])];
+    this.seeds = new RunSeeds(options.seeds);
     this.maxLogprobs = options.maxLogprobs ?? 20;
+    this.labelTokenizer = new LabelTokenizer(this.api, (body, counters, signal) => this.tokenize(body, counters, signal));
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
   applyRunParams(params: RunParams): void {
-    if (params.seeds.length > 0) this.setSeeds(params.seeds);
-  }
-
-  setSeeds(seeds: readonly number[]): void {
-    this.seeds = [...seeds];
+    this.seeds.apply(params);
   }
 
   /** True once the method fell back to top-k logprobs. */
@@ -171,7 +157,7 @@ export class LabelReadMethod implements EngineMethod {
     const info = await this.ensureInfo(signal);
     const keys = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
     if (keys.length === 0) throw new QuestionFailure("choice without options", false);
-    const seeds = this.seeds.length > 0 ? this.seeds : [0];
+    const seeds = this.seeds.current.length > 0 ? this.seeds.current : [0];
     const sum = new Map<string, number>(keys.map((k) => [k, 0]));
     for (const seed of seeds) {
       const options = listOptions(q, labelPermutation(seed, keys.length));
@@ -188,13 +174,8 @@ export class LabelReadMethod implements EngineMethod {
   /** One read of a question under one label assignment: unnormalised option masses. */
   private async readOnce(record: RecordPayload, q: Question, options: readonly ListedOption[], info: EngineInfo, ctx: ReadContext, signal: AbortSignal): Promise<TrieRead> {
     const labels = await Promise.all(options.map((o) => this.labelTokens(o.label, ctx, signal)));
-    const paths = new Map<string, string>();
-    labels.forEach((l, i) => {
-      const path = l.ids.join(",");
-      const other = paths.get(path);
-      if (other !== undefined) throw new QuestionFailure(`labels ${JSON.stringify(other)} and ${JSON.stringify(options[i]!.label)} are the same tokens for this model`, false);
-      paths.set(path, options[i]!.label);
-    });
+    const same = sameTokens(labels.map((l) => l.ids));
+    if (same) throw new QuestionFailure(`labels ${JSON.stringify(options[same[0]]!.label)} and ${JSON.stringify(options[same[1]]!.label)} are the same tokens for this model`, false);
     const depth = Math.max(...labels.map((l) => l.ids.length));
     const text = questionText(q, options);
     let prompt: Prompt;
@@ -224,44 +205,22 @@ export class LabelReadMethod implements EngineMethod {
     return this.readTrie(prompt, options, labels, ctx, signal);
   }
 
-  /** Reads the label trie level by level; every node with children is one read. */
+  /** Reads every node of the label trie (one read each, all at once) and the options' masses. */
   private async readTrie(prompt: Prompt, options: readonly ListedOption[], labels: readonly LabelTokens[], ctx: ReadContext, signal: AbortSignal): Promise<TrieRead> {
-    // node key (ids so far, joined) -> child ids
-    const children = new Map<string, Set<number>>();
-    for (const l of labels) {
-      for (let d = 0; d < l.ids.length; d++) {
-        const key = l.ids.slice(0, d).join(",");
-        let set = children.get(key);
-        if (!set) children.set(key, (set = new Set()));
-        set.add(l.ids[d]!);
-      }
-    }
     const strs = new Map<number, string>();
     for (const l of labels) l.ids.forEach((id, i) => strs.set(id, l.strs[i] ?? ""));
-    const probs = new Map<string, Map<number, number>>();
+    const reads = new Map<string, Map<number, number>>();
     let approximate = false;
     await Promise.all(
-      [...children.entries()].map(async ([key, set]) => {
-        const path = key === "" ? [] : key.split(",").map(Number);
-        const pathText = path.map((id) => strs.get(id) ?? "").join("");
-        const read = await this.readNext(prompt, path, pathText, [...set], strs, ctx, signal);
+      trieNodes(labels.map((l) => l.ids)).map(async (node) => {
+        const pathText = node.path.map((id) => strs.get(id) ?? "").join("");
+        const read = await this.readNext(prompt, node.path, pathText, node.next, strs, ctx, signal);
         if (read.approximate) approximate = true;
-        probs.set(key, read.probs);
+        reads.set(pathKey(node.path), read.probs);
       }),
     );
-    const mass = new Map<string, number>();
-    labels.forEach((l, i) => {
-      let p = 1;
-      for (let d = 0; d < l.ids.length; d++) p *= probs.get(l.ids.slice(0, d).join(","))?.get(l.ids[d]!) ?? 0;
-      const below = probs.get(l.ids.join(","));
-      if (below) {
-        let continued = 0;
-        for (const v of below.values()) continued += v;
-        p *= Math.max(0, 1 - continued);
-      }
-      mass.set(options[i]!.key, p);
-    });
-    return { mass, approximate };
+    const masses = labelMasses(labels.map((l) => l.ids), reads);
+    return { mass: new Map(options.map((o, i) => [o.key, masses[i]!])), approximate };
   }
 
   /** Probabilities of `ids` as the next token after the prompt and `path`. */
@@ -274,7 +233,7 @@ export class LabelReadMethod implements EngineMethod {
         try {
           got = await this.request(prompt, path, pathText, { ids: chunk }, strs, ctx, signal);
         } catch (err) {
-          if (this.isTokenIdsRejection(err)) {
+          if (err instanceof EngineHttpError && isLogprobTokenIdsRejection(err.status, err.info)) {
             this.tokenIdsHonoured = false;
             return this.readNext(prompt, path, pathText, ids, strs, ctx, signal);
           }
@@ -293,13 +252,6 @@ export class LabelReadMethod implements EngineMethod {
     const got = await this.request(prompt, path, pathText, { topK: this.maxLogprobs }, strs, ctx, signal);
     for (const id of ids) probs.set(id, got.get(id) ?? 0);
     return { probs, approximate: true };
-  }
-
-  private isTokenIdsRejection(err: unknown): boolean {
-    if (!(err instanceof EngineHttpError) || (err.status !== 400 && err.status !== 422) || !err.info) return false;
-    const { message, param } = err.info;
-    if (/greater than max allowed|out-of-vocab/.test(message)) return false;
-    return param === "logprob_token_ids" || message.includes("logprob_token_ids");
   }
 
   /** One read: logprobs of the next token as probabilities by id. Learns max_logprobs from a 400. */
@@ -341,9 +293,9 @@ export class LabelReadMethod implements EngineMethod {
       }
     } catch (err) {
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
-      const allowed = err instanceof EngineHttpError && err.status === 400 ? /sample logprobs of \d+, which is greater than max allowed: (\d+)/.exec(err.info?.message ?? "") : null;
-      if (allowed && Number(allowed[1]) < k) {
-        this.maxLogprobs = Number(allowed[1]);
+      const allowed = err instanceof EngineHttpError ? maxLogprobsAllowed(err.status, err.info) : undefined;
+      if (allowed !== undefined && allowed < k) {
+        this.maxLogprobs = allowed;
         return this.request(prompt, path, pathText, "ids" in want ? want : { topK: this.maxLogprobs }, strs, ctx, signal);
       }
       throw err;
@@ -366,36 +318,21 @@ export class LabelReadMethod implements EngineMethod {
   }
 
   /** Token ids of a label as the reply's first tokens, once per model. */
-  private labelTokens(label: string, ctx: ReadContext, signal: AbortSignal): Promise<LabelTokens> {
-    return this.labelCache.get(`${this.api}\u0000${label}`, async () => {
-      let base: { tokens: number[]; token_strs?: string[] | null | undefined };
-      let full: typeof base;
-      if (this.api === "completions") {
-        [base, full] = await Promise.all([
-          this.labelCache.get(`${this.api}\u0000`, async () => ({ ids: (await this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, ctx, signal)).tokens, strs: [] })).then((b) => ({ tokens: b.ids })),
-          this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, ctx, signal),
-        ]);
-      } else {
-        const user = { role: "user", content: "x" };
-        [base, full] = await Promise.all([
-          this.labelCache.get(`${this.api}\u0000`, async () => ({ ids: (await this.tokenize({ messages: [user], add_generation_prompt: true }, ctx, signal)).tokens, strs: [] })).then((b) => ({ tokens: b.ids })),
-          this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, ctx, signal),
-        ]);
-      }
-      const n = base.tokens.length;
-      if (full.tokens.length <= n || full.tokens.slice(0, n).some((t, i) => t !== base.tokens[i])) {
-        throw new QuestionFailure(`label ${JSON.stringify(label)} does not tokenize as a continuation of the prompt for this model`, false);
-      }
-      return { ids: full.tokens.slice(n), strs: (full.token_strs ?? []).slice(n) };
-    });
+  private async labelTokens(label: string, ctx: ReadContext, signal: AbortSignal): Promise<LabelTokens> {
+    try {
+      return await this.labelTokenizer.tokens(label, ctx, signal);
+    } catch (err) {
+      if (err instanceof LabelTokenError) throw new QuestionFailure(err.message, false);
+      throw err;
+    }
   }
 
   private tokenizeCached(cache: PromiseCache<number[]>, text: string, ctx: ReadContext, signal: AbortSignal, messages?: unknown): Promise<number[]> {
     return cache.get(text, async () => (await this.tokenize(messages ? { messages, add_generation_prompt: true } : { prompt: text, add_special_tokens: false }, ctx, signal)).tokens);
   }
 
-  private async tokenize(body: Record<string, unknown>, ctx: ReadContext, signal: AbortSignal) {
-    return callEngine(`${this.baseUrl}/tokenize`, { ...(this.info_?.model ? { model: this.info_.model } : {}), ...body }, TokenizeResponseSchema, { ...this.policy, limiter: undefined }, ctx, signal);
+  private async tokenize(body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) {
+    return callEngine(`${this.baseUrl}/tokenize`, { ...(this.info_?.model ? { model: this.info_.model } : {}), ...body }, TokenizeResponseSchema, { ...this.policy, limiter: undefined }, counters, signal);
   }
 }
 

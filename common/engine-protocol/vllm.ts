@@ -148,6 +148,29 @@ export function isContextLengthError(status: number, info: ErrorInfo | undefined
   return /maximum context length|context length is only|maximum input length/i.test(info.message);
 }
 
+/**
+ * True when a 400/422 refuses the field logprob_token_ids itself (a vLLM before the field with a
+ * strict proxy in front, or a server that forbids unknown fields), not one of its values: an id
+ * outside the vocabulary or too many ids (vllm/sampling_params.py, MAX_LOGPROB_TOKEN_IDS) are
+ * the request's fault, not a missing feature.
+ */
+export function isLogprobTokenIdsRejection(status: number, info: ErrorInfo | undefined): boolean {
+  if ((status !== 400 && status !== 422) || !info) return false;
+  if (/greater than max allowed|out-of-vocab/.test(info.message)) return false;
+  return info.param === "logprob_token_ids" || info.message.includes("logprob_token_ids");
+}
+
+/**
+ * The server's max_logprobs from a 400 "Requested sample logprobs of N, which is greater than max
+ * allowed: M" (vLLM's logprobs check against --max-logprobs, vllm/v1/engine/processor.py
+ * _validate_logprobs), else undefined.
+ */
+export function maxLogprobsAllowed(status: number, info: ErrorInfo | undefined): number | undefined {
+  if (status !== 400 || !info) return undefined;
+  const m = /sample logprobs of \d+, which is greater than max allowed: (\d+)/.exec(info.message);
+  return m ? Number(m[1]) : undefined;
+}
+
 // ---- /v1/models ----
 
 export const ModelCardSchema = z.looseObject({

@@ -68,7 +68,7 @@ describe("agent with the real coordinator", () => {
     const made = await makeSuite({ out: suiteDir, scale: "small", seed: 5, tracks: TRACKS });
     const coordinator = await startCoordinator({ suiteDir, outDir, heartbeatMs: 200, logger: quiet });
     cleanups.push(() => coordinator.close());
-    const fast = { minBackoffMs: 5, maxBackoffMs: 20, retries: 2 };
+    const fast = { retry: { minBackoffMs: 5, maxBackoffMs: 20, retries: 2 } };
     const crashing = await startSimEngine({ faults: "crash-after=4", tokensPerS: 200_000 });
     cleanups.push(() => crashing.close());
     const doomed = startAgent({

@@ -15,7 +15,7 @@ afterEach(async () => {
 async function setup(sim: SimEngineOptions = {}, method: Partial<SystemOneOptions> = {}): Promise<{ engine: SimEngine; method: SystemOneMethod }> {
   const engine = await startSimEngine({ model: "tiny", ...sim });
   engines.push(engine);
-  return { engine, method: new SystemOneMethod({ baseUrl: engine.url, minBackoffMs: 1, maxBackoffMs: 5, ...method }) };
+  return { engine, method: new SystemOneMethod({ baseUrl: engine.url, ...method, retry: { minBackoffMs: 1, maxBackoffMs: 5, ...method.retry } }) };
 }
 
 const STATE = { text: "Khách hàng phàn nàn rằng đơn hàng đến muộn hai tuần và hộp bị móp.", lang: "vi" };
@@ -88,7 +88,7 @@ describe("SystemOneMethod", () => {
   });
 
   it("retries through 5xx=0.3 and answers every record", async () => {
-    const { engine, method } = await setup({ faults: "5xx=0.3", seed: 5 }, { retries: 10 });
+    const { engine, method } = await setup({ faults: "5xx=0.3", seed: 5 }, { retry: { retries: 10 } });
     let retries = 0;
     for (let i = 0; i < 20; i++) {
       const qs = questions(3);
@@ -103,7 +103,7 @@ describe("SystemOneMethod", () => {
   });
 
   it("puts every question in errors after the last retry when the engine always fails", async () => {
-    const { engine, method } = await setup({ faults: "5xx=1" }, { retries: 2 });
+    const { engine, method } = await setup({ faults: "5xx=1" }, { retry: { retries: 2 } });
     const qs = questions(4);
     const out = await method.answer(record(qs), new AbortController().signal);
     expect(out.probs).toEqual({});
@@ -115,7 +115,7 @@ describe("SystemOneMethod", () => {
   });
 
   it("retries 429 like a 5xx", async () => {
-    const { engine, method } = await setup({ faults: "429=1" }, { retries: 1 });
+    const { engine, method } = await setup({ faults: "429=1" }, { retry: { retries: 1 } });
     const out = await method.answer(record(questions(1)), new AbortController().signal);
     expect(Object.values(out.errors)[0]).toMatch(/failed after 2 attempt\(s\): .*HTTP 429/);
     expect(engine.stats().requests).toBe(2);
@@ -206,14 +206,14 @@ describe("SystemOneMethod", () => {
   });
 
   it("times out a hung engine and retries, then reports the timeout", async () => {
-    const { engine, method } = await setup({ faults: "hang=1" }, { requestTimeoutMs: 200, retries: 1 });
+    const { engine, method } = await setup({ faults: "hang=1" }, { retry: { timeoutMs: 200, retries: 1 } });
     const out = await method.answer(record(questions(1)), new AbortController().signal);
     expect(Object.values(out.errors)[0]).toMatch(/failed after 2 attempt\(s\): .*no answer within 200 ms/);
     expect(engine.stats().faults.hangs).toBe(2);
   });
 
   it("reports an engine that crashed as unreachable", async () => {
-    const { method } = await setup({ faults: "crash-after=1" }, { retries: 2 });
+    const { method } = await setup({ faults: "crash-after=1" }, { retry: { retries: 2 } });
     const first = await method.answer(record(questions(1)), new AbortController().signal);
     expect(first.errors).toEqual({});
     const second = await method.answer(record(questions(1), "r2"), new AbortController().signal);
@@ -222,7 +222,7 @@ describe("SystemOneMethod", () => {
   });
 
   it("rethrows the caller's abort", async () => {
-    const { method } = await setup({ faults: "hang=1" }, { requestTimeoutMs: 60_000 });
+    const { method } = await setup({ faults: "hang=1" }, { retry: { timeoutMs: 60_000 } });
     const ctl = new AbortController();
     const pending = method.answer(record(questions(1)), ctl.signal);
     setTimeout(() => ctl.abort(new Error("unit cancelled")), 50);

@@ -1,0 +1,51 @@
+// The token ids a label adds as the first tokens of the reply, once per model and label-read API:
+// completions: what "Answer: X" adds after "Answer:"; chat: what an assistant message "X" adds
+// after the generation prompt. Asked of the engine's /tokenize, so they are the model's own.
+import type { TokenizeResponse } from "../../common/engine-protocol/vllm.js";
+import type { CallCounters } from "./engine-call.js";
+import { PromiseCache } from "./promise-cache.js";
+
+/** What the completions prompt ends with; label tokens are what a label adds after it. */
+export const ANSWER_TAIL = "Answer:";
+
+export interface LabelTokens {
+  ids: number[];
+  /** Token strings, for servers that answer with strings rather than "token_id:<id>". */
+  strs: string[];
+}
+
+/** A label that does not tokenize as a continuation of the prompt for this model. */
+export class LabelTokenError extends Error {}
+
+export type Tokenize = (body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) => Promise<TokenizeResponse>;
+
+export class LabelTokenizer {
+  private readonly cache = new PromiseCache<LabelTokens>(4096);
+  private readonly tails = new PromiseCache<number[]>(4);
+
+  constructor(
+    private readonly api: "completions" | "chat",
+    private readonly tokenize: Tokenize,
+  ) {}
+
+  tokens(label: string, counters: CallCounters, signal: AbortSignal): Promise<LabelTokens> {
+    return this.cache.get(label, async () => {
+      const user = { role: "user", content: "x" };
+      const [tail, full] =
+        this.api === "completions"
+          ? await Promise.all([
+              this.tails.get(this.api, async () => (await this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, counters, signal)).tokens),
+              this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, counters, signal),
+            ])
+          : await Promise.all([
+              this.tails.get(this.api, async () => (await this.tokenize({ messages: [user], add_generation_prompt: true }, counters, signal)).tokens),
+              this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, counters, signal),
+            ]);
+      const n = tail.length;
+      if (full.tokens.length <= n || full.tokens.slice(0, n).some((t, i) => t !== tail[i])) {
+        throw new LabelTokenError(`label ${JSON.stringify(label)} does not tokenize as a continuation of the prompt for this model`);
+      }
+      return { ids: full.tokens.slice(n), strs: (full.token_strs ?? []).slice(n) };
+    });
+  }
+}
