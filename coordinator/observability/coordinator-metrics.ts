@@ -46,6 +46,30 @@ export interface CoordinatorMetricsSource {
   bus?(): { connected: boolean; publishFailures: number; behind: number };
 }
 
+/** RunStatus.totals as the Status RPC and `status --json` carry them (proto RunTotals). */
+interface WireTotals {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  cached_tokens_known: boolean;
+  gpu_seconds: number;
+  eta_seconds: number;
+  eta_known: boolean;
+}
+
+/** The run totals a RunStatus carries (the coordinator's run progress computes them), if it does. */
+export function totalsOfStatus(status: RunStatus): RunTotalsView | undefined {
+  const t = (status as { totals?: WireTotals | null }).totals;
+  if (!t) return undefined;
+  return {
+    promptTokens: Number(t.prompt_tokens),
+    completionTokens: Number(t.completion_tokens),
+    cachedTokens: t.cached_tokens_known ? Number(t.cached_tokens) : undefined,
+    gpuSeconds: Number(t.gpu_seconds),
+    etaSeconds: t.eta_known ? Number(t.eta_seconds) : undefined,
+  };
+}
+
 export interface CoordinatorMetricsOptions {
   /** Per-agent gauges from heartbeats (one series per agent and gauge). Default true. */
   perAgent?: boolean;
@@ -122,7 +146,9 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
   gauge("udm_run_records_resumed", "Records already committed when this coordinator started (resumed run).", () => Number(status().records_resumed));
   counter("udm_records_committed_total", "Records committed (fsynced result lines on disk), resumed ones included.", () => Number(status().records_committed));
   gauge("udm_records_per_second", "Records committed per second over the last 30 s.", () => status().records_per_second);
-  gauge("udm_run_eta_seconds", "Seconds to the run's last record at the current pace.", () => source.totals?.().etaSeconds);
+  // Run totals come from the run's progress (through the status when no source is given).
+  const totalsSource = source.totals ? source.totals.bind(source) : totalsOfStatus(status()) ? () => totalsOfStatus(status())! : undefined;
+  gauge("udm_run_eta_seconds", "Seconds to the run's last record at the current pace.", () => totalsSource?.().etaSeconds);
   gauge("udm_run_elapsed_seconds", "Seconds since the coordinator began serving agents.", () => status().elapsed_seconds);
 
   const trackGauge = (name: string, help: string, pick: (t: RunStatus["tracks"][number]) => number) =>
@@ -159,8 +185,8 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
     },
   });
 
-  if (source.totals) {
-    const totals = source.totals.bind(source);
+  if (totalsSource) {
+    const totals = totalsSource;
     counter("udm_prompt_tokens_total", "Prompt tokens of committed results, as the engines reported them.", () => totals().promptTokens);
     counter("udm_completion_tokens_total", "Completion tokens of committed results.", () => totals().completionTokens);
     counter("udm_cached_tokens_total", "Prompt tokens served from the engines' prefix cache; 0 while the engines do not report it (see udm_cached_tokens_known).", () => totals().cachedTokens ?? 0);
