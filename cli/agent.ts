@@ -187,7 +187,7 @@ export function register(program: Command): void {
           await supervisor?.stop();
           throw err;
         }
-        logger.info("metrics", { url: `${metricsServer.url}/metrics` });
+        process.stdout.write(`agent ${handle.agentId}: metrics on ${metricsServer.url}/metrics\n`);
       }
 
       let signals = 0;

@@ -56,7 +56,7 @@ export function register(program: Command): void {
     const metricsServer: MetricsServer | undefined = metricsListen
       ? await startMetricsServer({ listen: metricsListen, metrics: () => registry.metrics(), log })
       : undefined;
-    if (metricsServer) log.info("metrics", { url: `${metricsServer.url}/metrics` });
+    if (metricsServer) process.stdout.write(`scorer: metrics on ${metricsServer.url}/metrics\n`);
     let bus: Awaited<ReturnType<typeof openBus>>;
     try {
       bus = await openBus(flags, { logger: createLogger("bus") });

@@ -25,6 +25,7 @@ import type { Registry } from "prom-client";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import { registerCoordinatorMetrics, type CoordinatorMetrics } from "./observability/coordinator-metrics.js";
 import { liveEventOf, type LiveEvent } from "./observability/live-event.js";
+import { followScores, type ScoreFollower } from "./observability/follow-scores.js";
 
 const REJECTIONS_LOGGED = 20;
 
@@ -53,6 +54,10 @@ export class CoordinatorRun implements ServedRun {
   private readonly registry: Registry | undefined;
   private readonly metrics: CoordinatorMetrics | undefined;
   private readonly memoryLog: NodeJS.Timeout;
+  /** unitId -> when it was first leased, for udm_unit_duration_seconds (units in flight only). */
+  private readonly firstLeased = new Map<string, number>();
+  /** The scorer's final track metrics from the bus, as live events (cluster runs with a page). */
+  private scores: ScoreFollower | undefined;
   private readonly startedAt = Date.now();
   private fatal: Error | undefined;
   private resolveDone!: (o: RunOutcome) => void;
@@ -139,6 +144,8 @@ export class CoordinatorRun implements ServedRun {
     this.progress.started(Date.now());
     this.scheduler.startLeaseClock();
     this.publisher?.start();
+    const { bus, onLiveEvent } = this.parts.options;
+    if (bus && onLiveEvent) this.scores = followScores(bus, this.runId, (e) => this.liveEvent(e), this.parts.log);
     this.progress.announceResumed(Date.now());
   }
 
@@ -254,6 +261,7 @@ export class CoordinatorRun implements ServedRun {
       });
     });
     index.spill.dispose();
+    await this.scores?.stop();
     this.lifecycle = "stopped";
     if (this.publisher) {
       const end = this.outcome();
@@ -270,8 +278,12 @@ export class CoordinatorRun implements ServedRun {
     const agentIdOf = (key: string) => this.scheduler.agent(key)?.info.agentId ?? key;
     return new Scheduler(units, {
       leaseMs,
-      onUnitComplete: (unit, key) =>
-        this.publishEvent({ type: "unit_done", at: now(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length }),
+      onUnitComplete: (unit, key) => {
+        const leasedAt = this.firstLeased.get(unit.unitId);
+        this.firstLeased.delete(unit.unitId);
+        if (leasedAt !== undefined) this.metrics?.unitDuration((Date.now() - leasedAt) / 1000);
+        this.publishEvent({ type: "unit_done", at: now(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length });
+      },
       onLeaseExpired: (unitId, key) =>
         this.publishEvent({ type: "unit_expired", at: now(), unitId, track: unitId.slice(0, unitId.lastIndexOf("/")), agentId: agentIdOf(key) }),
       lookup: (r) => index.byRunId.get(r)?.record,
@@ -312,6 +324,7 @@ export class CoordinatorRun implements ServedRun {
   }
 
   private publishEvent(e: BusEvent): void {
+    if (e.type === "unit_leased" && this.metrics && !this.firstLeased.has(e.unitId)) this.firstLeased.set(e.unitId, Date.now());
     this.publisher?.event(e);
     const live = this.parts.options.onLiveEvent && liveEventOf(e);
     if (live) this.liveEvent(live);

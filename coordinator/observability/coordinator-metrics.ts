@@ -45,7 +45,12 @@ export interface CoordinatorMetricsOptions {
 export interface CoordinatorMetrics {
   /** One committed result's engine latency. */
   recordLatency(seconds: number): void;
+  /** A unit completed `seconds` after it was first leased. */
+  unitDuration(seconds: number): void;
 }
+
+/** Units take from a second (a few cached records) to tens of minutes (a large unit on a busy engine). */
+export const UNIT_DURATION_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 
 export function registerCoordinatorMetrics(registry: Registry, source: CoordinatorMetricsSource, options: CoordinatorMetricsOptions = {}): CoordinatorMetrics {
   const registers = [registry];
@@ -187,5 +192,11 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
     buckets: RECORD_LATENCY_BUCKETS,
     registers,
   });
-  return { recordLatency: (seconds) => latency.observe(seconds) };
+  const unitDuration = new Histogram({
+    name: "udm_unit_duration_seconds",
+    help: "Time from a work unit's first lease to its last record committed.",
+    buckets: UNIT_DURATION_BUCKETS,
+    registers,
+  });
+  return { recordLatency: (seconds) => latency.observe(seconds), unitDuration: (seconds) => unitDuration.observe(seconds) };
 }

@@ -126,7 +126,8 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     $("progress-fill").style.width = (total > 0 ? (100 * committed) / total : 0).toFixed(2) + "%";
     $("progress-text").textContent = fmt(committed) + " / " + fmt(total) + " records" + (total > 0 ? " (" + fmt((100 * committed) / total, 1) + "%)" : "");
     $("rate").textContent = fmt(s.records_per_second, 1);
-    var eta = num(s.eta_seconds);
+    var t = s.totals || {};
+    var eta = t.eta_known ? num(t.eta_seconds) : undefined;
     $("eta").textContent = committed >= total && total > 0 ? "done" : dur(eta);
     $("tracks-done").textContent = s.tracks.filter(function (t) { return t.complete; }).length + " / " + s.tracks.length;
     $("agents-ready").textContent = s.agents.filter(function (a) { return a.ready; }).length + " / " + s.agents.length;
@@ -152,14 +153,15 @@ export const LIVE_PAGE_HTML = `<!doctype html>
       ["duplicates dropped", fmt(num(s.results_duplicate))], ["records given up", fmt(num(s.records_given_up))]
     ]);
 
-    var gpu = num(s.gpu_seconds), price = run ? run.gpuHourUsd : 0;
+    var gpu = num(t.gpu_seconds), price = run ? run.gpuHourUsd : 0;
     var usd = gpu !== undefined && price > 0 ? (gpu / 3600) * price : undefined;
     var done = committed - num(s.records_resumed);
     $("cost").tBodies[0].innerHTML = kvRows([
       ["GPU-seconds", fmt(gpu, 0)], ["USD", usd === undefined ? (price > 0 ? "-" : "price unknown (--gpu-hour-usd)") : "$" + fmt(usd, 2)],
       ["USD per 1,000 records", usd !== undefined && done > 0 ? "$" + fmt((1000 * usd) / done, 3) : "-"],
-      ["prompt tokens", fmt(num(s.prompt_tokens))], ["completion tokens", fmt(num(s.completion_tokens))],
-      ["cached tokens", s.cached_tokens === undefined || s.cached_tokens === null ? "unknown" : fmt(num(s.cached_tokens))]
+      ["prompt tokens", fmt(num(t.prompt_tokens))], ["completion tokens", fmt(num(t.completion_tokens))],
+      ["cached tokens", t.cached_tokens_known ? fmt(num(t.cached_tokens)) : "unknown"],
+      ["record latency p50 / p95", t.latency_count ? fmt(num(t.latency_p50_ms) / 1000, 2) + " s / " + fmt(num(t.latency_p95_ms) / 1000, 2) + " s" : "-"]
     ]);
   }
 

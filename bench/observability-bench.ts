@@ -1,0 +1,165 @@
+// Benchmark of observability during a distributed run (issue 10): the coordinator, N agents and N
+// zero-latency simulated engines as `udm-orch` processes, run once with --metrics on (while a
+// poller reads /metrics and /api/status, as Prometheus and the live page do) and once with
+// --metrics off.
+//
+//   node dist/bench/observability-bench.js --suite DIR [--agents 4] [--poll-ms 1000] [--repeat 1] [--out bench/out/observability.json]
+//
+// Figures: /metrics and /api/status response times during the run (p50, p95, max; target p95 <=
+// 50 ms) and the coordinator's CPU-seconds per 1,000 records with metrics on vs off (target:
+// overhead <= 5%). The CPU of serving the polls is the coordinator's and is counted.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ProcessWatch } from "./proc-sample.js";
+import { arg } from "./bench-args.js";
+
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
+
+function startCli(args: string[]): { child: ChildProcess; line: (re: RegExp) => Promise<RegExpMatchArray>; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, UDM_LOG_LEVEL: "warn", UDM_NO_PROGRESS: "1" } });
+  let out = "";
+  const waiters: Array<() => void> = [];
+  const onData = (b: Buffer) => {
+    out += b.toString();
+    for (const w of waiters) w();
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  return {
+    child,
+    exited,
+    line: (re) =>
+      new Promise((res, rej) => {
+        const check = () => {
+          const m = out.match(re);
+          if (m) res(m);
+        };
+        waiters.push(check);
+        check();
+        void exited.then((code) => rej(new Error(`${args[0]} exited (${code}) before ${re}:\n${out.slice(-2000)}`)));
+      }),
+  };
+}
+
+function percentiles(ms: number[]): { n: number; p50_ms: number | null; p95_ms: number | null; max_ms: number | null } {
+  const s = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]! : null);
+  return { n: s.length, p50_ms: at(0.5), p95_ms: at(0.95), max_ms: s.length ? s[s.length - 1]! : null };
+}
+
+interface RunFigures {
+  metrics: "on" | "off";
+  records: number;
+  wall_s: number;
+  coordinator_cpu_s: number | null;
+  coordinator_cpu_s_per_1000_records: number | null;
+  coordinator_peak_rss_mib: number | null;
+  polls?: { metrics: ReturnType<typeof percentiles>; status: ReturnType<typeof percentiles>; metrics_bytes: number; failures: number };
+}
+
+async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs: number): Promise<RunFigures> {
+  const outDir = mkdtempSync(join(tmpdir(), "udm-obs-bench-"));
+  const sims = Array.from({ length: agents }, () => startCli(["sim-engine", "--port", "0", "--tokens-per-s", "0"]));
+  const urls = await Promise.all(sims.map((s) => s.line(/^(http:\/\/127\.0\.0\.1:\d+)$/m).then((m) => m[1]!)));
+  const t0 = performance.now();
+  const coord = startCli(["coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", metricsOn ? "127.0.0.1:0" : "off"]);
+  const watch = new ProcessWatch(coord.child.pid!);
+  const page = metricsOn ? (await coord.line(/live page: (http:\/\/127\.0\.0\.1:\d+)\//))[1]! : undefined;
+  const address = (await coord.line(/listening on (127\.0\.0\.1:\d+)/))[1]!;
+  const agentProcs = urls.map((url) => startCli(["agent", "--coordinator", address, "--engine", url]));
+
+  const metricsMs: number[] = [];
+  const statusMs: number[] = [];
+  let bytes = 0;
+  let failures = 0;
+  let polling = page !== undefined;
+  const poll = async (path: string, into: number[]) => {
+    while (polling) {
+      const t = performance.now();
+      try {
+        const res = await fetch(page + path);
+        const body = await res.text();
+        if (res.ok) {
+          into.push(performance.now() - t);
+          if (path === "/metrics") bytes = body.length;
+        } else failures++;
+      } catch {
+        failures++;
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+  const pollers = page ? [poll("/metrics", metricsMs), poll("/api/status", statusMs)] : [];
+  const summary = await coord.line(/complete: (\d+)\/(\d+) records committed/);
+  polling = false;
+  const code = await coord.exited;
+  const wall = (performance.now() - t0) / 1000;
+  const c = watch.stop();
+  await Promise.allSettled(pollers);
+  await Promise.all(agentProcs.map((a) => a.exited));
+  for (const s of sims) s.child.kill("SIGTERM");
+  await Promise.all(sims.map((s) => s.exited));
+  rmSync(outDir, { recursive: true, force: true });
+  if (code !== 0) throw new Error(`coordinator exited with ${code}`);
+  const records = Number(summary[1]);
+  return {
+    metrics: metricsOn ? "on" : "off",
+    records,
+    wall_s: wall,
+    coordinator_cpu_s: c?.cpuS ?? null,
+    coordinator_cpu_s_per_1000_records: c ? (c.cpuS / records) * 1000 : null,
+    coordinator_peak_rss_mib: c ? c.hwmKb / 1024 : null,
+    ...(metricsOn ? { polls: { metrics: percentiles(metricsMs), status: percentiles(statusMs), metrics_bytes: bytes, failures } } : {}),
+  };
+}
+
+async function main(): Promise<void> {
+  const suite = resolve(arg("suite"));
+  const agents = Number(arg("agents", "4"));
+  const pollMs = Number(arg("poll-ms", "1000"));
+  const repeat = Number(arg("repeat", "1"));
+  const outFile = arg("out", "bench/out/observability.json");
+  const runs: RunFigures[] = [];
+  // Alternating order, so a machine getting busier does not favour one side.
+  for (let i = 0; i < repeat; i++) {
+    for (const on of i % 2 === 0 ? [true, false] : [false, true]) {
+      const r = await oneRun(suite, agents, on, pollMs);
+      process.stderr.write(`metrics ${r.metrics}: ${r.records} records in ${r.wall_s.toFixed(1)} s, coordinator ${r.coordinator_cpu_s?.toFixed(1)} CPU-s\n`);
+      runs.push(r);
+    }
+  }
+  const cpuPer1000 = (side: "on" | "off") => {
+    const xs = runs.filter((r) => r.metrics === side).map((r) => r.coordinator_cpu_s_per_1000_records!);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const on = cpuPer1000("on");
+  const off = cpuPer1000("off");
+  const allMetrics = runs.flatMap((r) => (r.polls ? [r.polls.metrics] : []));
+  const allStatus = runs.flatMap((r) => (r.polls ? [r.polls.status] : []));
+  const figures = {
+    bench: "observability",
+    suite,
+    agents,
+    poll_ms: pollMs,
+    engines: "sim-engine --tokens-per-s 0 (zero latency)",
+    machine: { cpus: cpus().length, loadavg_at_end: loadavg() },
+    runs,
+    summary: {
+      metrics_p95_ms: Math.max(...allMetrics.map((p) => p.p95_ms ?? 0)),
+      status_p95_ms: Math.max(...allStatus.map((p) => p.p95_ms ?? 0)),
+      coordinator_cpu_s_per_1000_records_on: on,
+      coordinator_cpu_s_per_1000_records_off: off,
+      cpu_overhead_ratio: off > 0 ? on / off - 1 : null,
+    },
+    targets: { p95_ms_max: 50, cpu_overhead_ratio_max: 0.05 },
+  };
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, JSON.stringify(figures, null, 2) + "\n");
+  process.stdout.write(JSON.stringify(figures, null, 2) + "\n");
+}
+
+await main();

@@ -1,0 +1,142 @@
+// The Grafana dashboard and the Prometheus alert rules: every PromQL expression parses (Prometheus's
+// own parser through promtool, and lezer-promql) and names only metrics our processes or vLLM export.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parser } from "@prometheus-io/lezer-promql";
+import { beforeAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/cli-process.js";
+import { toolTestMode } from "../support/real-tool.js";
+import { knownMetricNames } from "./known-metrics.js";
+
+const DASHBOARD = join(REPO_ROOT, "deploy", "grafana", "udm-orch.json");
+const RULES = join(REPO_ROOT, "deploy", "prometheus", "udm-orch-rules.yml");
+const SCRAPE = join(REPO_ROOT, "deploy", "prometheus", "prometheus.yml");
+
+interface Panel {
+  type: string;
+  title: string;
+  targets?: Array<{ expr: string }>;
+  datasource?: { uid?: string };
+}
+interface Dashboard {
+  uid: string;
+  panels: Panel[];
+  templating: { list: Array<{ name: string; type: string; query?: unknown; definition?: string }> };
+}
+
+const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8")) as Dashboard;
+
+/** Grafana's interval variables become durations; the others are inside label matchers' strings. */
+function promql(expr: string): string {
+  return expr.replace(/\$__rate_interval|\$__interval|\$__range/g, "5m");
+}
+
+function dashboardExpressions(): Array<{ where: string; expr: string }> {
+  const out: Array<{ where: string; expr: string }> = [];
+  for (const p of dashboard.panels) for (const t of p.targets ?? []) out.push({ where: `panel "${p.title}"`, expr: promql(t.expr) });
+  for (const v of dashboard.templating.list) {
+    if (v.type !== "query" || !v.definition) continue;
+    // label_values(SELECTOR, label) is Grafana's; its selector is PromQL.
+    const m = /^label_values\((.+),\s*\w+\)$/.exec(v.definition);
+    expect(m, `variable ${v.name}: ${v.definition}`).not.toBeNull();
+    out.push({ where: `variable $${v.name}`, expr: m![1]! });
+  }
+  return out;
+}
+
+function ruleExpressions(): Array<{ where: string; expr: string }> {
+  const text = readFileSync(RULES, "utf8");
+  const out: Array<{ where: string; expr: string }> = [];
+  // The rules file's exprs are either one line or a `|` block indented under `expr:`.
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^(\s*)expr:\s*(.*)$/.exec(lines[i]!);
+    if (!m) continue;
+    if (m[2] !== "|") {
+      out.push({ where: `${RULES}:${i + 1}`, expr: m[2]! });
+      continue;
+    }
+    const block: string[] = [];
+    for (let j = i + 1; j < lines.length && (lines[j]!.trim() === "" || lines[j]!.search(/\S/) > m[1]!.length); j++) block.push(lines[j]!.trim());
+    out.push({ where: `${RULES}:${i + 1}`, expr: block.join(" ").trim() });
+  }
+  return out;
+}
+
+/** Metric names a PromQL expression selects; throws on a syntax error. */
+function metricNames(expr: string): string[] {
+  const tree = parser.parse(expr);
+  const names: string[] = [];
+  let error: number | undefined;
+  tree.iterate({
+    enter(node) {
+      if (node.type.isError) error ??= node.from;
+      if (node.name === "Identifier" && node.node.parent?.name === "VectorSelector") names.push(expr.slice(node.from, node.to));
+    },
+  });
+  if (error !== undefined) throw new Error(`PromQL syntax error at ${error}: ${expr}`);
+  return names;
+}
+
+describe("Grafana dashboard and Prometheus rules", () => {
+  let known: Set<string>;
+  beforeAll(async () => {
+    known = await knownMetricNames();
+  });
+
+  it("the dashboard has a fixed uid, a Prometheus datasource variable and run/family/track/agent variables", () => {
+    expect(dashboard.uid).toBe("udm-orch-run");
+    const vars = Object.fromEntries(dashboard.templating.list.map((v) => [v.name, v]));
+    expect(vars.datasource).toMatchObject({ type: "datasource", query: "prometheus" });
+    for (const name of ["run", "family", "track", "agent"]) expect(vars[name], name).toMatchObject({ type: "query" });
+    const rows = dashboard.panels.filter((p) => p.type === "row").map((p) => p.title);
+    expect(rows).toEqual(["Run overview", "Throughput", "Tracks", "Scheduler health", "Latency", "Engines", "Scores", "Bus and scorer", "Process"]);
+    for (const p of dashboard.panels.filter((p) => p.type !== "row")) expect(p.datasource?.uid, p.title).toBe("${datasource}");
+    expect(dashboard.panels.some((p) => p.type === "heatmap")).toBe(true);
+  });
+
+  it("every expression parses (lezer-promql) and names only metrics our processes or vLLM export", () => {
+    const exprs = [...dashboardExpressions(), ...ruleExpressions()];
+    expect(exprs.length).toBeGreaterThan(40);
+    const unknown: string[] = [];
+    let vllm = 0;
+    for (const { where, expr } of exprs) {
+      const names = metricNames(expr);
+      expect(names.length, `${where}: ${expr}`).toBeGreaterThan(0);
+      for (const n of names) {
+        if (!known.has(n)) unknown.push(`${where}: ${n}`);
+        if (n.startsWith("vllm:")) vllm++;
+      }
+    }
+    expect(unknown).toEqual([]);
+    expect(vllm).toBeGreaterThan(0);
+  });
+
+  it("catches a misspelt metric and a syntax error (the check can fail)", () => {
+    expect(metricNames("rate(udm_records_comitted_total[5m])").every((n) => known.has(n))).toBe(false);
+    expect(() => metricNames("sum(rate(udm_records_committed_total[5m])")).toThrow(/syntax error/);
+  });
+
+  const mode = toolTestMode(["promtool"], "prometheus");
+  it.skipIf(mode === "skip")("promtool accepts the rules, the scrape config and every dashboard expression", () => {
+    expect(mode, "promtool missing under CI=true: .ci/run must install Debian's prometheus").toBe("run");
+    const rules = spawnSync("promtool", ["check", "rules", RULES], { encoding: "utf8" });
+    expect(rules.status, rules.stdout + rules.stderr).toBe(0);
+    const config = spawnSync("promtool", ["check", "config", "--syntax-only", SCRAPE], { encoding: "utf8" });
+    expect(config.status, config.stdout + config.stderr).toBe(0);
+    // Prometheus's own parser reads the dashboard's expressions as recording rules.
+    const dir = mkdtempSync(join(tmpdir(), "udm-promql-"));
+    const file = join(dir, "dashboard-rules.yml");
+    const body = dashboardExpressions()
+      .map((e, i) => `      - record: udm_dashboard_expr_${i}\n        expr: ${JSON.stringify(e.expr)}`)
+      .join("\n");
+    writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${body}\n`);
+    const dash = spawnSync("promtool", ["check", "rules", file], { encoding: "utf8" });
+    expect(dash.status, dash.stdout + dash.stderr).toBe(0);
+    const bad = join(dir, "bad.yml");
+    writeFileSync(bad, `groups:\n  - name: bad\n    rules:\n      - record: x\n        expr: "sum(rate(udm_records_committed_total[5m])"\n`);
+    expect(spawnSync("promtool", ["check", "rules", bad], { encoding: "utf8" }).status).not.toBe(0);
+  });
+});
