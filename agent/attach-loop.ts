@@ -39,6 +39,8 @@ export interface AgentOptions {
   heartbeatMs?: number;
   /** Engine probe intervals in ms while ready / while down (defaults 5000 / 1000). */
   probeMs?: { ready?: number; down?: number };
+  /** An engine not ready this long is reported in the log (default 60000). */
+  engineReadyWarnMs?: number;
   /** Engine load for heartbeats (vllm:num_requests_waiting/running); reported as 0 when absent. */
   engineLoad?: (signal: AbortSignal) => Promise<EngineLoad>;
   /**
@@ -47,6 +49,11 @@ export interface AgentOptions {
    * without them.
    */
   onRunParams?: (params: RunWelcome) => void;
+  /**
+   * Largest message accepted from the coordinator, in bytes (default 256 MiB). gRPC's own 4 MiB
+   * default refused a unit holding a large record, and the agent reattached forever (issue 14).
+   */
+  maxMessageBytes?: number;
   /** Extra gRPC channel options (merged over the keepalive defaults). */
   channelOptions?: grpc.ChannelOptions;
   logger?: Logger;
@@ -80,6 +87,8 @@ export function defaultAgentId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
 }
 
+export const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+
 export function startAgent(options: AgentOptions): AgentHandle {
   const agentId = options.agentId ?? defaultAgentId();
   const logger = (options.logger ?? createLogger("udm-orch")).child(`agent ${agentId}`);
@@ -87,7 +96,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
   const counters = newCounters();
   const probe = new EngineProbe(
     options.method,
-    { readyIntervalMs: options.probeMs?.ready ?? 5_000, downIntervalMs: options.probeMs?.down ?? 1_000, timeoutMs: 10_000 },
+    { readyIntervalMs: options.probeMs?.ready ?? 5_000, downIntervalMs: options.probeMs?.down ?? 1_000, timeoutMs: 10_000, notReadyWarnMs: options.engineReadyWarnMs ?? 60_000 },
     logger,
   );
 
@@ -141,7 +150,10 @@ export function startAgent(options: AgentOptions): AgentHandle {
         slots = new RecordSlots(concurrency);
         logger.info("capacity", { units: capacity, recordsInFlight: concurrency });
       }
-      client = createCoordinatorClient(options.coordinator, credentials, options.channelOptions);
+      client = createCoordinatorClient(options.coordinator, credentials, {
+        "grpc.max_receive_message_length": options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        ...options.channelOptions,
+      });
       counters.attaches++;
       logger.info("attaching", { coordinator: options.coordinator, ready: probe.ready });
       // Until the engine's capacity is known the session grants no credit, so one slot is enough.

@@ -1,5 +1,6 @@
 // The gRPC client of the coordinator: credentials (insecure, TLS, mutual TLS) and keepalive.
 import { readFileSync } from "node:fs";
+import { X509Certificate, createPrivateKey } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { UsageError } from "../common/errors.js";
 import { loadPackageDefinition } from "../proto/loader.js";
@@ -20,12 +21,21 @@ export const KEEPALIVE_OPTIONS: grpc.ChannelOptions = {
   "grpc.keepalive_permit_without_calls": 1,
 };
 
-function readPem(what: string, file: string): Buffer {
+/** Reads a PEM file and checks that it is what it claims, so a garbage file is a usage error, not an endless reattach. */
+function readPem(what: "CA" | "key" | "certificate", file: string): Buffer {
+  let pem: Buffer;
   try {
-    return readFileSync(file);
+    pem = readFileSync(file);
   } catch (err) {
     throw new UsageError(`cannot read TLS ${what} ${file}: ${(err as Error).message}`, { cause: err });
   }
+  try {
+    if (what === "key") createPrivateKey(pem);
+    else new X509Certificate(pem);
+  } catch (err) {
+    throw new UsageError(`TLS ${what} ${file} is not a PEM ${what === "key" ? "private key" : "certificate"}: ${(err as Error).message}`, { cause: err });
+  }
+  return pem;
 }
 
 export function channelCredentials(tls: TlsFiles | undefined): grpc.ChannelCredentials {

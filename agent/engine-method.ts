@@ -14,7 +14,13 @@ export interface RecordPayload {
 
 export interface TokenUsage {
   promptTokens: number;
-  cachedTokens: number;
+  /**
+   * Prompt tokens the engine's prefix cache served; null when unknown: some request of the record
+   * was answered without a cached count (vLLM's /v1/systemone DecisionUsage has only
+   * input_tokens/output_tokens, and completions report prompt_tokens_details only when the server
+   * runs with --enable-prompt-tokens-details).
+   */
+  cachedTokens: number | null;
   completionTokens: number;
   /** HTTP requests sent to the engine for this record, retries included. */
   requests: number;
@@ -56,6 +62,13 @@ export interface EngineMethod {
 export interface RunParams {
   /** Label-permutation seeds averaged per question; empty = the agent's own (--seeds), else one read. */
   seeds: readonly number[];
+}
+
+/** Adds one engine response's token counts; an unknown cached count makes the record's unknown. */
+export function addUsage(usage: TokenUsage, add: { prompt: number; completion: number; cached: number | undefined }): void {
+  usage.promptTokens += add.prompt;
+  usage.completionTokens += add.completion;
+  usage.cachedTokens = usage.cachedTokens === null || add.cached === undefined ? null : usage.cachedTokens + add.cached;
 }
 
 /** An answer with nothing in it yet, for a method to fill in. */

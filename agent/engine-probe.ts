@@ -10,6 +10,8 @@ export interface EngineProbeOptions {
   downIntervalMs: number;
   /** Time allowed for one info() call, in ms. */
   timeoutMs: number;
+  /** An engine not ready this long after start() (or after it went down) is reported once with its last error. */
+  notReadyWarnMs?: number;
 }
 
 export type EngineChangeListener = (ready: boolean, info: EngineInfo | undefined) => void;
@@ -22,6 +24,8 @@ export class EngineProbe {
   private running = false;
   private readonly stopper = new AbortController();
   private readonly listeners = new Set<EngineChangeListener>();
+  /** Since when the engine has not been ready (start, or the last ready -> down); undefined once reported or while ready. */
+  private downSince: number | undefined;
 
   constructor(
     private readonly method: EngineMethod,
@@ -66,6 +70,12 @@ export class EngineProbe {
       this.readyNow = false;
       this.errorNow = error;
     }
+    if (this.readyNow) this.downSince = undefined;
+    else if (wasReady) this.downSince = Date.now();
+    else if (this.downSince !== undefined && this.options.notReadyWarnMs !== undefined && Date.now() - this.downSince >= this.options.notReadyWarnMs) {
+      this.downSince = undefined;
+      this.logger.warn(`engine not ready after ${Math.round(this.options.notReadyWarnMs / 1000)} s (still trying): ${error?.message ?? "no answer"}`, { error: error?.message });
+    }
     if (wasReady !== this.readyNow) {
       if (this.readyNow) this.logger.info("engine ready", { model: info?.model, maxModelLen: info?.maxModelLen, capacity: info?.capacity });
       else this.logger.warn("engine not ready", { error: error?.message });
@@ -81,6 +91,7 @@ export class EngineProbe {
   start(): void {
     if (this.running) return;
     this.running = true;
+    if (!this.readyNow) this.downSince = Date.now();
     this.schedule();
   }
 

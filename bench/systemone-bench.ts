@@ -67,7 +67,7 @@ async function scenario(name: string, engineOptions: SimEngineOptions, records: 
         retries += out.retries;
         answered += Object.keys(out.probs).length;
         prompt += out.usage.promptTokens;
-        cached += out.usage.cachedTokens;
+        cached += out.usage.cachedTokens ?? 0;
         latencies.push(out.latencyMs);
       }
     }),

@@ -14,7 +14,10 @@ import { registerAgentMetrics } from "../agent/agent-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import { AGENT_METRICS_EXAMPLE, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 import { startMetricsServer, type MetricsServer } from "../common/metrics/metrics-server.js";
-import { METHODS, methodFactory, parseSeeds } from "./engine-methods.js";
+import { METHODS, engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
+import { EngineTimeouts } from "../agent/engine-timeouts.js";
+import { channelCredentials } from "../agent/coordinator-channel.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 
 interface AgentFlags {
   coordinator: string;
@@ -34,17 +37,10 @@ interface AgentFlags {
   maxConcurrency?: string;
   vllmCmd?: string;
   metrics: string;
-}
-
-function engineUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError(`--engine must be a URL such as http://127.0.0.1:8000, got ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--engine must be http(s), got ${JSON.stringify(value)}`);
-  return value.replace(/\/+$/, "");
+  requestTimeoutMs?: string;
+  retries?: string;
+  engineReadyTimeoutMs?: string;
+  maxMessageMb?: string;
 }
 
 function coordinatorAddress(value: string): string {
@@ -83,6 +79,10 @@ export function register(program: Command): void {
     .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2 (default: the run's, else one read)"))
     .addOption(opt("--max-concurrency <n>", "upper bound of the adaptive (AIMD) limit on requests in flight to the engine (default 256)"))
     .addOption(opt("--vllm-cmd <command>", 'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain'))
+    .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
+    .addOption(opt("--retries <n>", `retries of a failed engine request before the question is reported as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", "report an engine that is not ready after this long (the agent keeps trying; default 60000)"))
+    .addOption(opt("--max-message-mb <mb>", "largest work unit accepted from the coordinator, in MiB (default 256)"))
     .addOption(opt("--metrics <host:port>", `serve Prometheus metrics on /metrics (off by default; deployments pass e.g. ${AGENT_METRICS_EXAMPLE})`, "off"))
     .action(async (flags: AgentFlags) => {
       const metricsListen = parseMetricsListen(flags.metrics);
@@ -99,6 +99,11 @@ export function register(program: Command): void {
       const seeds = parseSeeds(flags.seeds);
       const maxConcurrency = intArg("max-concurrency", flags.maxConcurrency, 1);
       const tls = flags.tlsCa || flags.tlsCert ? { ca: flags.tlsCa, cert: flags.tlsCert, key: flags.tlsKey } : undefined;
+      channelCredentials(tls); // unreadable or garbage PEM files: exit 2 now, not a reattach loop
+      const timeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1) ?? DEFAULT_RETRY_POLICY.timeoutMs;
+      const retries = intArg("retries", flags.retries, 0) ?? DEFAULT_RETRY_POLICY.retries;
+      const engineReadyWarnMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
+      const maxMessageMb = intArg("max-message-mb", flags.maxMessageMb, 4, 2047);
 
       const logger = createLogger("udm-orch");
       const supervisor = flags.vllmCmd ? new VllmSupervisor({ command: flags.vllmCmd, healthUrl: `${engine}/health`, logger }) : undefined;
@@ -107,7 +112,9 @@ export function register(program: Command): void {
         ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
         readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
       });
-      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds });
+      const timeouts = new EngineTimeouts(engine, timeoutMs, logger);
+      const retry = { timeoutMs, retries, onTimeout: () => timeouts.record() };
+      const method = makeMethod({ baseUrl: engine, model: flags.model, capacity, api: flags.labelReadApi, limiter, seeds, retry, logger });
       const handle = startAgent({
         coordinator,
         method,
@@ -119,6 +126,8 @@ export function register(program: Command): void {
         ...(capacity !== undefined ? { capacity } : {}),
         ...(concurrency !== undefined ? { concurrency } : {}),
         ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
+        ...(engineReadyWarnMs !== undefined ? { engineReadyWarnMs } : {}),
+        ...(maxMessageMb !== undefined ? { maxMessageBytes: maxMessageMb * 1024 * 1024 } : {}),
         logger,
       });
 
@@ -168,7 +177,7 @@ export function register(program: Command): void {
       }
       const s = handle.stats();
       process.stdout.write(
-        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects\n`,
+        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects, ${timeouts.total} engine timeouts\n`,
       );
       if (outcome.kind === "failed") throw outcome.error;
       if (outcome.kind === "stopped") throw new UdmError("agent stopped before draining; units in hand were returned to the coordinator");

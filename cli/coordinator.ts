@@ -9,7 +9,8 @@ import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-
 import type { RunOutcome, TlsOptions } from "../coordinator/server.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
 import type { RunStatus } from "../coordinator/run-status.js";
-import { csv, intArg, numberArg, opt } from "./options.js";
+import { csv, intArg, numberArg, opt, portArg } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
@@ -78,10 +79,12 @@ export function register(program: Command): void {
   command.action(async (flags: CoordinatorFlags) => {
     if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
     if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
+    portArg("listen port", flags.listen.slice(flags.listen.lastIndexOf(":") + 1));
     if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
     if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
     if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
     const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
+    ensureWritableDir("out", flags.out);
     const tls: TlsOptions | undefined = flags.tlsCert
       ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
       : undefined;

@@ -1,6 +1,6 @@
 // One machine, one process: the coordinator, one agent per engine (or per in-process simulated
-// engine) and the live scorer. What `run` and `demo` share. Rerunning with the same --out resumes.
-import { join } from "node:path";
+// engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
+// `run` and `demo` share. Rerunning with the same --out resumes.
 import { createLogger, type Logger } from "../common/log.js";
 import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
@@ -12,10 +12,14 @@ import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine/server.js";
-import { LiveScorer } from "../scorer/live-scorer.js";
-import type { MetricsJson } from "../scorer/score-results.js";
+import { CommitScorer } from "../scorer/commit-scorer.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
+import type { RunScorer } from "../scorer/run-scorer.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
+import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.js";
+import { EngineTimeouts } from "../agent/engine-timeouts.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 import { registerAgentMetrics } from "../agent/agent-metrics.js";
 import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
@@ -37,6 +41,11 @@ export interface EmbeddedRunOptions {
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
   leaseMs?: number;
+  /** Per engine request, and retries after the first attempt (agent/methods/engine-call.ts defaults). */
+  requestTimeoutMs?: number;
+  retries?: number;
+  /** Engines not ready within this are reported; none ready fails the run (default 120000). */
+  engineReadyTimeoutMs?: number;
   /** Print each track's headline as soon as the track is scored. */
   printTracks?: boolean;
   /**
@@ -57,6 +66,8 @@ export interface EmbeddedRunResult {
   outcome: RunOutcome;
   metrics: MetricsJson | undefined;
   metricsPath: string;
+  /** The scorer core of the run: per-track progress and headlines, counts of applied, duplicate and unmatched results. */
+  scorer: RunScorer | undefined;
 }
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
@@ -65,23 +76,22 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const log = options.logger ?? createLogger("run", logLevel);
   const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
-  const metricsPath = join(options.outDir, "metrics.json");
   const bar = createProgressBar("run");
   const registry = options.metrics ? createProcessRegistry("run") : undefined;
   let web: ObservabilityServer | undefined;
-  const scorer: LiveScorer = new LiveScorer({
+  const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
-    resultsDir: options.outDir,
-    metricsPath,
+    outDir: options.outDir,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
     onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
-    onTrackMetrics: (track, m) => {
+    onTrackFinal: (track, m) => {
       web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
+  const metricsPath = scorer.metricsPath;
 
   const scorerMetrics = registry
     ? registerScorerMetrics(registry, { metrics: () => scorer.current(), tracksInScope: () => scorer.tracksInScope })
@@ -90,7 +100,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const agents: AgentHandle[] = [];
   let coordinator: BoundedCoordinator | undefined;
   let progress: NodeJS.Timeout | undefined;
+  let readiness: EngineReadiness | undefined;
+  let noEngine: Error | undefined;
   const stopAll = async () => {
+    readiness?.stop();
     if (progress) clearInterval(progress);
     for (const a of agents) a.stop();
     await Promise.allSettled(agents.map((a) => a.done));
@@ -108,6 +121,9 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    // The scorer reads the suite's gold while the coordinator thread indexes the suite.
+    const scorerLoaded = scorer.load();
+    scorerLoaded.catch(() => undefined);
     if (options.metrics && registry) {
       web = await startObservabilityServer({
         listen: options.metrics,
@@ -129,18 +145,22 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-      onTrackComplete: (track, family) => scorer.trackComplete(track, family),
+      onCommitted: (line) => scorer.committed(line),
       ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web!.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel,
     });
     web?.attach(coordinator, coordinator.runId);
     const status = coordinator.initialStatus;
-    scorer.setSuite(status.suite_identity, status.tracks.length);
+    await scorerLoaded;
+    await scorer.replayCommitted();
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
+    const timeoutMs = options.requestTimeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs;
+    const watched: Array<{ url: string; method: ReturnType<typeof makeMethod> }> = [];
     for (const url of urls) {
+      const timeouts = new EngineTimeouts(url, timeoutMs, log);
       const limiter = new AdaptiveConcurrency({ readWaiting: async (signal) => (await readEngineLoad(url, signal)).waiting });
       const method = makeMethod({
         baseUrl: url,
@@ -149,7 +169,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         api: "completions",
         limiter,
         seeds: [...(options.method?.seeds ?? [])],
+        retry: { timeoutMs, ...(options.retries !== undefined ? { retries: options.retries } : {}), onTimeout: () => timeouts.record() },
+        logger: log.child(`agent${agents.length}`),
       });
+      watched.push({ url, method });
       const agent = startAgent({
           coordinator: coordinator.address,
           method,
@@ -163,6 +186,12 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     }
 
     const c = coordinator;
+    const readyTimeoutMs = options.engineReadyTimeoutMs ?? 120_000;
+    readiness = watchEngineReadiness(watched, readyTimeoutMs, (m) => bar.log(`warning: ${m}`));
+    readiness.anyReady.catch((err: Error) => {
+      noEngine = err;
+      c.drain();
+    });
     progress = setInterval(async () => {
       const s = await c.status();
       bar.update({
@@ -181,11 +210,12 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     await stopAll();
     bar.stop();
     if (outcome.state !== "complete") {
+      if (noEngine) throw noEngine;
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
-    const metrics = await scorer.finish();
-    return { outcome, metrics, metricsPath };
+    const metrics = scorer.finish();
+    return { outcome, metrics, metricsPath, scorer: scorer.core };
   } catch (err) {
     await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();

@@ -2,10 +2,12 @@
 import { UsageError } from "../common/errors.js";
 import type { EngineMethod, RunParams } from "../agent/engine-method.js";
 import type { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
+import type { RetryPolicy } from "../agent/methods/engine-call.js";
 import { SystemOneMethod } from "../agent/methods/systemone.js";
 import { DecisionsMethod } from "../agent/methods/decisions.js";
 import { LabelReadMethod } from "../agent/methods/label-read.js";
 import { csv } from "./options.js";
+import type { Logger } from "../common/log.js";
 
 export interface MethodSetup {
   baseUrl: string;
@@ -16,6 +18,10 @@ export interface MethodSetup {
   limiter: AdaptiveConcurrency;
   /** --seeds: label-permutation seeds until the run's Welcome names its own. */
   seeds: number[];
+  /** --request-timeout-ms, --retries, and who hears of timeouts. */
+  retry?: Partial<RetryPolicy>;
+  /** Where a method says what it found out about the engine (seed support). */
+  logger?: Logger;
 }
 
 /** Every method takes the run's label-permutation seeds from the coordinator's Welcome (--seeds when the run names none). */
@@ -23,10 +29,23 @@ export type SeededMethod = EngineMethod & { applyRunParams(params: RunParams): v
 
 /** Engine methods this build can run, by --method name. */
 export const METHODS: Record<string, (setup: MethodSetup) => SeededMethod> = {
-  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter }),
-  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter }),
-  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter }),
+  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
+  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
+  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
 };
+
+/** --engine: an http(s) base URL, checked at start (exit 2) rather than failing every request. */
+export function engineUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--engine must be a URL such as http://127.0.0.1:8000, got ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--engine must be http(s), got ${JSON.stringify(value)}`);
+  if (url.port !== "" && (Number(url.port) < 1 || Number(url.port) > 65535)) throw new UsageError(`--engine port must be 1..65535, got ${JSON.stringify(value)}`);
+  return value.replace(/\/+$/, "");
+}
 
 export function parseSeeds(value: string | undefined): number[] {
   if (value === undefined) return [];

@@ -18,11 +18,19 @@ export function csv(value: string | undefined): string[] | undefined {
   return value.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
-export function intArg(name: string, value: string | undefined, min = Number.MIN_SAFE_INTEGER): number | undefined {
+export function intArg(name: string, value: string | undefined, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  const n = value.trim() === "" ? NaN : Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `in ${min}..${max}`;
+    throw new UsageError(`--${name} must be an integer ${range}, got ${JSON.stringify(value)}`);
+  }
   return n;
+}
+
+/** A TCP port: 0 (any free port) to 65535. */
+export function portArg(name: string, value: string | undefined): number | undefined {
+  return intArg(name, value, 0, 65535);
 }
 
 export function numberArg(name: string, value: string | undefined, min = -Infinity): number | undefined {

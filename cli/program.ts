@@ -37,6 +37,13 @@ export function exitCodeOf(err: unknown): number {
     process.stderr.write(`udm-orch: ${err.message}\n`);
     return err.exitCode;
   }
+  const sys = err as NodeJS.ErrnoException;
+  if (err instanceof Error && typeof sys.code === "string" && typeof sys.syscall === "string") {
+    // A filesystem or network failure during the work (disk full, directory removed): say what
+    // failed on which path, not a stack trace; what was committed before it is kept.
+    process.stderr.write(`udm-orch: ${sys.syscall}${sys.path ? ` ${sys.path}` : ""} failed: ${sys.code}${sys.code === "ENOSPC" ? " (disk full)" : ""}\n`);
+    return EXIT.failed;
+  }
   process.stderr.write(`udm-orch: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   return EXIT.failed;
 }

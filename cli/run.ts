@@ -3,8 +3,10 @@ import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
-import { methodFactory, parseSeeds } from "./engine-methods.js";
+import { engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
@@ -26,6 +28,9 @@ interface RunFlags extends MetricsFlagValues {
   simFaults?: string;
   simOracle?: string;
   simAccuracy?: string;
+  requestTimeoutMs?: string;
+  retries?: string;
+  engineReadyTimeoutMs?: string;
 }
 
 export function register(program: Command): void {
@@ -33,7 +38,7 @@ export function register(program: Command): void {
     .command("run")
     .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
-    .addOption(opt("--out <dir>", "results directory (results/<family>/<track>.jsonl, run.json, metrics.json)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json (rerun with the same --out to resume)").makeOptionMandatory())
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
     .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"))
     .addOption(opt("--model <name>", "model to ask the engines for (default: the one each serves)"))
@@ -44,6 +49,9 @@ export function register(program: Command): void {
     .addOption(opt("--force", "resume even when run.json pins another suite, scope or method"))
     .addOption(opt("--capacity <n>", "units each agent holds at once (default: the engine's capacity)"))
     .addOption(opt("--lease-ms <ms>", "lease of a work unit, renewed by heartbeats (default 30000)"))
+    .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
+    .addOption(opt("--retries <n>", `retries of a failed engine request before the question is recorded as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", "engines not ready after this long are reported; when none is, the run fails (default 120000)"))
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
@@ -51,7 +59,10 @@ export function register(program: Command): void {
     .addOption(opt("--token <token>", "bearer token the live page's /api routes require"));
   for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API")) command.addOption(o);
   command.action(async (flags: RunFlags) => {
-      const engines = csv(flags.engine);
+      const engines = csv(flags.engine)?.map(engineUrl);
+      const requestTimeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1);
+      const retries = intArg("retries", flags.retries, 0);
+      const engineReadyTimeoutMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
       methodFactory(flags.method);
@@ -63,6 +74,7 @@ export function register(program: Command): void {
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
       const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
+      ensureWritableDir("out", flags.out);
       const metrics = parseMetricsListen(flags.metrics);
       const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
       const perAgentMetrics = boolArg("per-agent-metrics", flags.perAgentMetrics);
@@ -83,6 +95,9 @@ export function register(program: Command): void {
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
+        ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+        ...(retries !== undefined ? { retries } : {}),
+        ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
         ...(metrics ? { metrics } : {}),
         ...(flags.token ? { token: flags.token } : {}),
         gpuHourUsd,

@@ -1,9 +1,11 @@
 // udm-orch score --suite DIR --results DIR [--out FILE] [--tracks a,b] [--families f,g]
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Command } from "commander";
-import { scoreResults, type MetricsJson } from "../scorer/score-results.js";
+import { METRICS_FILE, writeMetricsJson, type MetricsJson } from "../scorer/metrics-json.js";
+import { scoreResults } from "../scorer/score-results.js";
 import { csv, opt } from "./options.js";
+import { ensureWritableFile } from "./out-path.js";
 
 interface ScoreFlags {
   suite: string;
@@ -25,17 +27,16 @@ export function register(program: Command): void {
     .action(async (flags: ScoreFlags) => {
       const tracks = csv(flags.tracks);
       const families = csv(flags.families);
+      const out = flags.out ?? join(flags.results, METRICS_FILE);
+      // The default lies in --results: a missing results directory is scoreResults' error to name.
+      if (flags.out || existsSync(flags.results)) ensureWritableFile(flags.out ? "out" : "results", out);
       const metrics = await scoreResults({
         suiteDir: flags.suite,
         resultsDir: flags.results,
         ...(tracks ? { tracks } : {}),
         ...(families ? { families } : {}),
       });
-      const out = flags.out ?? join(flags.results, "metrics.json");
-      mkdirSync(dirname(out), { recursive: true });
-      // Write then rename, so a reader never sees half a file.
-      writeFileSync(`${out}.tmp`, JSON.stringify(metrics, null, 2) + "\n");
-      renameSync(`${out}.tmp`, out);
+      writeMetricsJson(out, metrics);
       process.stdout.write(formatReport(metrics) + `wrote ${out}\n`);
     });
 }

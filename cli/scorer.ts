@@ -11,6 +11,7 @@ import { natsCliOptions, type NatsFlagValues } from "./nats-options.js";
 import { openBus } from "./open-bus.js";
 import { chooseRun, StreamingScorer } from "../scorer/streaming-scorer.js";
 import { intArg, opt } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
 import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
@@ -41,6 +42,7 @@ export function register(program: Command): void {
     if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
     const progressEveryMs = intArg("progress-ms", flags.progressMs, 100);
     const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
+    ensureWritableDir("out", flags.out);
     const metricsListen = parseMetricsListen(flags.metrics);
     const log = createLogger("scorer");
     let scorer: StreamingScorer | undefined;

@@ -7,7 +7,7 @@ import { createLogger } from "../common/log.js";
 import { startSimEngine } from "../sim/engine/server.js";
 import { parseFaults } from "../sim/engine/faults.js";
 import { Oracle, oracleFromSuite } from "../sim/engine/model/oracle.js";
-import { intArg, numberArg, opt } from "./options.js";
+import { intArg, numberArg, opt, portArg } from "./options.js";
 
 interface SimEngineFlags {
   port: string;
@@ -62,7 +62,7 @@ export function register(program: Command): void {
       let crashed!: () => void;
       const crashedPromise = new Promise<void>((resolve) => (crashed = resolve));
       const engine = await startSimEngine({
-        port: intArg("port", flags.port, 0)!,
+        port: portArg("port", flags.port)!,
         host: flags.host,
         model: flags.model,
         seed: intArg("seed", flags.seed)!,

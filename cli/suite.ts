@@ -4,6 +4,7 @@ import { CheckFailedError, UsageError } from "../common/errors.js";
 import { verifySuite } from "../common/suite/verify.js";
 import { makeSuite, type SuiteScale } from "../sim/suite-maker/suite-maker.js";
 import { csv, intArg, opt } from "./options.js";
+import { ensureWritableDir } from "./out-path.js";
 
 export function register(program: Command): void {
   const suite = program.command("suite").description("make or verify a suite");
@@ -21,6 +22,7 @@ export function register(program: Command): void {
       if (o.scale !== "small" && o.scale !== "full") throw new UsageError(`--scale must be small or full, got ${JSON.stringify(o.scale)}`);
       const gzipLevel = intArg("gzip-level", o.gzipLevel, 1) ?? 6;
       if (gzipLevel > 9) throw new UsageError(`--gzip-level must be 1..9, got ${gzipLevel}`);
+      ensureWritableDir("out", o.out);
       const started = performance.now();
       const made = await makeSuite({
         out: o.out,

@@ -1,5 +1,5 @@
 // Whole-file writes that a crash never leaves half done: write a sibling temp file, fsync, rename.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export function writeFileAtomic(path: string, text: string): void {
@@ -7,12 +7,18 @@ export function writeFileAtomic(path: string, text: string): void {
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, "w");
   try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    // A full disk or a directory in the way: no half-written temp file stays behind.
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  renameSync(tmp, path);
 }
 
 export function writeJsonAtomic(path: string, value: unknown): void {

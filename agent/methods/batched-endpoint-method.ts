@@ -9,9 +9,10 @@
 import type { z } from "zod";
 import type { Distribution } from "../../common/results/format.js";
 import type { Question } from "../../common/suite/schema.js";
-import { isContextLengthError, usageTokens, type SystemOneUsage } from "../../common/engine-protocol/vllm.js";
-import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
+import { contextLengthExcess, isContextLengthError, maxQuestionsAllowed, usageTokens, type ErrorInfo, type SystemOneUsage } from "../../common/engine-protocol/vllm.js";
+import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
+import { EngineSettingsCheck } from "../engine-settings.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
 import { LabelReadMethod } from "./label-read.js";
 import type { MethodOptions } from "./method-options.js";
@@ -19,6 +20,7 @@ import { readEngineInfo } from "./model-info.js";
 import { RunSeeds } from "./run-seeds.js";
 import { combineSeedReads, inQuestionOrder, type SeedRead as BaseSeedRead } from "./seed-reads.js";
 import { StateFit } from "./state-fit.js";
+import { systemOneHonoursSeed } from "./seed-probe.js";
 
 export interface BatchedMethodOptions extends MethodOptions {
   /** Questions per request, at most the endpoint's own limit (the default). */
@@ -43,6 +45,11 @@ export interface DecisionEndpoint<R extends EndpointResponse, A = unknown> {
   path: string;
   /** Questions per request the endpoint takes. */
   maxQuestions: number;
+  /**
+   * Seeds go to the engine as the request's `seed` field (systemone), which not every engine
+   * honours; otherwise the body applies them itself (decisions reorders the options).
+   */
+  seedField: boolean;
   responseSchema: z.ZodType<R>;
   /** Whether the endpoint can take the question at all. */
   route(question: Question): QuestionRoute;
@@ -71,13 +78,19 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   readonly name: "systemone" | "decisions";
   protected readonly baseUrl: string;
   protected readonly policy: RetryPolicy;
-  private readonly maxQuestions: number;
+  /** Questions per request: the endpoint's limit, lowered when the server names a smaller one. */
+  private maxQuestions: number;
   private readonly seeds: RunSeeds;
   private labelReadMethod: LabelReadMethod | undefined;
   private readonly stateFit: StateFit;
+  private readonly settings: EngineSettingsCheck;
   private info_: EngineInfo | undefined;
   /** Set when the engine answered 501: every question goes to label-read from then on. */
   private unsupported = false;
+  /** Whether the engine honours the seed field (seedField endpoints), once asked. */
+  private seedHonoured: Promise<boolean> | undefined;
+  /** The run's seeds arrived after startup: ask on the next record. */
+  private seedProbeWanted = false;
 
   constructor(
     protected readonly options: BatchedMethodOptions,
@@ -90,17 +103,65 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     this.seeds = new RunSeeds(options.seeds);
     this.labelReadMethod = options.labelRead;
     this.stateFit = new StateFit(this.baseUrl, options.model, this.policy.timeoutMs);
+    this.settings = new EngineSettingsCheck(this.baseUrl, options.logger);
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
   applyRunParams(params: RunParams): void {
     this.seeds.apply(params);
     this.labelReadMethod?.applyRunParams(params);
+    if (this.needsSeedField) this.seedProbeWanted = true;
   }
 
+  /** The engine's model and limits; at startup with seeds, also whether it honours the seed field. */
   async info(signal?: AbortSignal): Promise<EngineInfo> {
+    const info = await this.readInfo(signal);
+    await this.settings.check(info, signal);
+    if (this.needsSeedField) await this.seedFieldHonoured(signal);
+    return info;
+  }
+
+  private async readInfo(signal?: AbortSignal): Promise<EngineInfo> {
     this.info_ = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
     return this.info_;
+  }
+
+  private get needsSeedField(): boolean {
+    return this.endpoint.seedField && this.seeds.current.length > 0;
+  }
+
+  /**
+   * Whether the engine honours the seed field, asked once (seed-probe.ts) and said once. Where it
+   * does not, the seeds are read through label-read's label permutations instead.
+   */
+  private seedFieldHonoured(signal?: AbortSignal): Promise<boolean> {
+    this.seedProbeWanted = false;
+    this.seedHonoured ??= systemOneHonoursSeed(this.baseUrl, this.options.model, this.policy, signal).then(
+      (honoured) => {
+        if (honoured === false) {
+          this.options.logger?.warn(`the engine ignores \`seed\` on ${this.endpoint.path} (two seeds gave identical answers): label-permutation seeds are read through label-read instead`);
+        } else if (honoured) this.options.logger?.info(`the engine honours \`seed\` on ${this.endpoint.path}`);
+        return honoured !== false;
+      },
+      (err: unknown) => {
+        // Asked again at the next startup probe or record.
+        this.seedHonoured = undefined;
+        this.seedProbeWanted = true;
+        throw err;
+      },
+    );
+    return this.seedHonoured;
+  }
+
+  /** True when this record's seeds must be read by label-read (the engine ignores the seed field). */
+  private async seedsByLabelRead(signal: AbortSignal): Promise<boolean> {
+    if (!this.needsSeedField || (!this.seedHonoured && !this.seedProbeWanted)) return false;
+    try {
+      return !(await this.seedFieldHonoured(signal));
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      return false;
+    }
   }
 
   private get labelRead(): LabelReadMethod {
@@ -115,11 +176,12 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
     const started = performance.now();
     const out = emptyAnswer();
-    const info = this.info_ ?? (await this.info(signal));
+    const info = this.info_ ?? (await this.readInfo(signal));
+    const allToLabelRead = this.unsupported || (await this.seedsByLabelRead(signal));
     const keys: string[] = [];
     const toLabelRead: string[] = [];
     for (const [key, q] of Object.entries(record.questions)) {
-      if (this.unsupported || this.endpoint.route(q).to === "fallback") toLabelRead.push(key);
+      if (allToLabelRead || this.endpoint.route(q).to === "fallback") toLabelRead.push(key);
       else keys.push(key);
     }
     if (keys.length > 0 && (await this.stateFit.cannotFit(record.state, info.maxModelLen, out, signal))) {
@@ -130,13 +192,19 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     for (const seed of seeds) {
       const read: SeedRead = { probs: {}, errors: {}, skipped: new Set(), unsupported: new Set() };
       // Sequential on purpose: the first request prefills the state, the later ones hit the cache.
-      for (let b = 0; b < keys.length; b += this.maxQuestions) await this.readBatch(record, keys.slice(b, b + this.maxQuestions), seed, info, read, out, signal);
+      for (const batch of inBatches(keys, this.maxQuestions)) await this.readBatch(record, batch, seed, info, read, out, signal);
       reads.push(read);
     }
     combineSeedReads(keys, reads, this.name, out, toLabelRead);
     if (toLabelRead.length > 0) await this.labelRead.answerQuestions(record, inQuestionOrder(record, toLabelRead), out, signal);
     out.latencyMs = performance.now() - started;
     return out;
+  }
+
+  private async readHalves(record: RecordPayload, keys: string[], seed: number | null, info: EngineInfo, read: SeedRead, out: RecordAnswer, signal: AbortSignal): Promise<void> {
+    const mid = Math.ceil(keys.length / 2);
+    await this.readBatch(record, keys.slice(0, mid), seed, info, read, out, signal);
+    await this.readBatch(record, keys.slice(mid), seed, info, read, out, signal);
   }
 
   /** One request for `keys`; what it cannot answer lands in the seed's read. */
@@ -146,16 +214,25 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
       response = await callEngine(`${this.baseUrl}${this.endpoint.path}`, this.endpoint.body(record, keys, { seed, info, model: this.options.model }), this.endpoint.responseSchema, this.policy, out, signal);
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && keys.length > 1) {
-        // vLLM rejects the whole request for one bad or oversized question: split to isolate it.
-        const mid = Math.ceil(keys.length / 2);
-        await this.readBatch(record, keys.slice(0, mid), seed, info, read, out, signal);
-        await this.readBatch(record, keys.slice(mid), seed, info, read, out, signal);
+      if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) {
+        // Recognised before any split: when no question of the batch can fit, splitting would
+        // only repeat the 400 for every half.
+        if (keys.length === 1 || noQuestionFits(record, keys, err.info!)) {
+          for (const k of keys) read.skipped.add(k);
+          return;
+        }
+        return this.readHalves(record, keys, seed, info, read, out, signal);
+      }
+      const allowed = err instanceof EngineHttpError ? maxQuestionsAllowed(err.status, err.info) : undefined;
+      if (allowed !== undefined && allowed >= 1 && allowed < keys.length) {
+        // A server with a smaller limit than vLLM's 64: from now on batches of its size.
+        this.maxQuestions = Math.min(this.maxQuestions, allowed);
+        for (const batch of inBatches(keys, allowed)) await this.readBatch(record, batch, seed, info, read, out, signal);
         return;
       }
-      if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) {
-        for (const k of keys) read.skipped.add(k);
-        return;
+      if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && keys.length > 1) {
+        // vLLM rejects the whole request for one bad question: split to isolate it.
+        return this.readHalves(record, keys, seed, info, read, out, signal);
       }
       if (err instanceof EngineHttpError && err.status === 501) {
         // No structured decisions for this model (vLLM answers 501): label-read takes over.
@@ -166,10 +243,7 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
       for (const k of keys) read.errors[k] = (err as Error).message;
       return;
     }
-    const tokens = usageTokens(response.usage);
-    out.usage.promptTokens += tokens.prompt;
-    out.usage.cachedTokens += tokens.cached;
-    out.usage.completionTokens += tokens.completion;
+    addUsage(out.usage, usageTokens(response.usage));
     keys.forEach((key, i) => {
       const answer = this.endpoint.answerOf(response, key, i);
       const dist = answer ? this.endpoint.distribution(record.questions[key]!, answer) : "engine returned no answer for this question";
@@ -177,4 +251,34 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
       else read.probs[key] = dist;
     });
   }
+}
+
+/** `keys` cut into batches of at most `size`, decided before the first request. */
+function inBatches(keys: readonly string[], size: number): string[][] {
+  const out: string[][] = [];
+  for (let b = 0; b < keys.length; b += size) out.push(keys.slice(b, b + size));
+  return out;
+}
+
+/**
+ * Most characters a question can add to its prompt: its text and options, with room for the
+ * template's labels and lines. A token is at least one character, so it adds at most this many
+ * tokens too.
+ */
+function questionCharsBound(question: Question): number {
+  const options = question.type === "choice" ? Object.keys(question.criteria).length : 2;
+  return JSON.stringify({ instructions: question.instructions, criteria: question.criteria }).length + 8 * options + 128;
+}
+
+/**
+ * Whether a context-length 400 on a batch shows that none of its questions fits. The server
+ * renders a batch's questions in order and answers for the first prompt that is too long (vLLM
+ * strategies.py NextTokenStrategy.read, renderers/params.py); every prompt is the shared part
+ * (template, state) plus the question's own. When the prompt is over by more than any question of
+ * the batch can add, the shared part alone is too long, and so is every prompt of the batch.
+ */
+function noQuestionFits(record: RecordPayload, keys: readonly string[], error: ErrorInfo): boolean {
+  const excess = contextLengthExcess(error);
+  if (excess === undefined) return false;
+  return keys.every((k) => excess > questionCharsBound(record.questions[k]!));
 }

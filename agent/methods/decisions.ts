@@ -32,6 +32,7 @@ const DECISIONS_ENDPOINT: DecisionEndpoint<DecisionResponse, DecisionAnswer> = {
   method: "decisions",
   path: "/v1/decisions",
   maxQuestions: DECISIONS_MAX_QUESTIONS,
+  seedField: false,
   responseSchema: DecisionResponseSchema,
   route(question) {
     const n = question.type === "choice" ? Object.keys(question.criteria).length : 2;

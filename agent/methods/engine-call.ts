@@ -17,6 +17,8 @@ export interface RetryPolicy {
   /** Per attempt. */
   timeoutMs: number;
   limiter?: AdaptiveConcurrency | undefined;
+  /** Told of every attempt that ran past timeoutMs (EngineTimeouts logs them). */
+  onTimeout?: (() => void) | undefined;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { retries: 4, minBackoffMs: 250, maxBackoffMs: 8000, timeoutMs: 120_000 };
@@ -45,6 +47,7 @@ export async function callEngine<S extends z.ZodType>(
           raw = await requestJson(url, { method: "POST", body, timeoutMs: policy.timeoutMs, signal });
           release?.({ latencyMs: performance.now() - started, overloaded: false });
         } catch (err) {
+          if (err instanceof EngineTimeoutError) policy.onTimeout?.();
           const overloaded = err instanceof EngineTimeoutError || (err instanceof EngineHttpError && (err.status === 429 || err.status === 503));
           release?.({ latencyMs: performance.now() - started, overloaded, failed: true });
           throw err;

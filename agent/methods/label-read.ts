@@ -30,11 +30,13 @@ import {
   maxLogprobsAllowed,
   TokenizeResponseSchema,
   tokenIdOf,
+  usageTokens,
   type CompletionResponse,
   type ChatCompletionResponse,
 } from "../../common/engine-protocol/vllm.js";
-import { emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
+import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
+import { EngineSettingsCheck } from "../engine-settings.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type CallCounters, type RetryPolicy } from "./engine-call.js";
 import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix, type ListedOption } from "./label-read-template.js";
 import { LabelTokenError, LabelTokenizer, type LabelTokens } from "./label-tokens.js";
@@ -85,8 +87,13 @@ export class LabelReadMethod implements EngineMethod {
   private tokenIdsHonoured: boolean | undefined;
   private maxLogprobs: number;
   private readonly labelTokenizer: LabelTokenizer;
+  private readonly settings: EngineSettingsCheck;
+  /** Token ids of a record's state prefix, with the special tokens the server adds (BOS). */
   private readonly prefixCache = new PromiseCache<number[]>(1024);
+  /** Token ids of a question's own text, or of a chat prompt's messages. */
   private readonly questionCache = new PromiseCache<number[]>(8192);
+  /** Token ids of a whole completions prompt as the server tokenizes it, for the reads after a label's first tokens. */
+  private readonly promptCache = new PromiseCache<number[]>(8192);
 
   constructor(private readonly options: LabelReadOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -94,6 +101,7 @@ export class LabelReadMethod implements EngineMethod {
     this.api = options.api ?? "completions";
     this.seeds = new RunSeeds(options.seeds);
     this.maxLogprobs = options.maxLogprobs ?? 20;
+    this.settings = new EngineSettingsCheck(this.baseUrl, options.logger);
     this.labelTokenizer = new LabelTokenizer(this.api, (body, counters, signal) => this.tokenize(body, counters, signal));
   }
 
@@ -109,6 +117,7 @@ export class LabelReadMethod implements EngineMethod {
 
   async info(signal?: AbortSignal): Promise<EngineInfo> {
     this.info_ = await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
+    await this.settings.check(this.info_, signal);
     return this.info_;
   }
 
@@ -149,8 +158,10 @@ export class LabelReadMethod implements EngineMethod {
     out.skipped.sort((a, b) => keys.indexOf(a) - keys.indexOf(b));
   }
 
+  /** The engine's model and limits without the startup checks (a record read before info()). */
   private async ensureInfo(signal: AbortSignal): Promise<EngineInfo> {
-    return this.info_ ?? (await this.info(signal));
+    this.info_ ??= await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
+    return this.info_;
   }
 
   private async readQuestion(record: RecordPayload, q: Question, ctx: ReadContext, signal: AbortSignal): Promise<Distribution> {
@@ -186,7 +197,10 @@ export class LabelReadMethod implements EngineMethod {
       const prefixText = statePrefix(record.state);
       const full = prefixText + text;
       if (full.length > limit) {
-        const [prefix, question] = await Promise.all([this.tokenizeCached(this.prefixCache, prefixText, ctx, signal), this.tokenizeCached(this.questionCache, text, ctx, signal)]);
+        const [prefix, question] = await Promise.all([
+          this.tokenizeCached(this.prefixCache, prefixText, { prompt: prefixText }, ctx, signal),
+          this.tokenizeCached(this.questionCache, text, { prompt: text, add_special_tokens: false }, ctx, signal),
+        ]);
         const length = prefix.length + question.length;
         if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
       }
@@ -197,7 +211,7 @@ export class LabelReadMethod implements EngineMethod {
         { role: "user", content: `${JSON.stringify(record.state)}\n\n${text}` },
       ];
       if (messages.reduce((n, m) => n + m.content.length, 0) + CHAT_TEMPLATE_SLACK > limit) {
-        const length = (await this.tokenizeCached(this.questionCache, JSON.stringify(messages), ctx, signal, messages)).length;
+        const length = (await this.tokenizeCached(this.questionCache, JSON.stringify(messages), { messages, add_generation_prompt: true }, ctx, signal)).length;
         if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
       }
       prompt = { kind: "messages", messages };
@@ -278,9 +292,14 @@ export class LabelReadMethod implements EngineMethod {
     let entries: Array<[string, number]>;
     try {
       if (prompt.kind === "text") {
-        // The first read sends text; a read after a label's first tokens sends the prompt's ids
-        // (tokenized once, the same ids the server made of the text) plus those tokens.
-        const body = path.length ? [...(await this.tokenizeCached(this.questionCache, prompt.text, ctx, signal)), ...path] : prompt.text;
+        // The first read sends text, which the server tokenizes with its default special tokens
+        // (BOS on Llama, Gemma: CompletionRequest.add_special_tokens defaults to true). A read after
+        // a label's first tokens sends the prompt's ids plus those tokens; the ids come from
+        // /tokenize with the same default (TokenizeCompletionRequest.add_special_tokens, true), so
+        // they are exactly the ids of the first read, BOS included, and the read hits the prefix
+        // cache the first read filled (vllm/entrypoints/openai/completion/protocol.py,
+        // vllm/entrypoints/serve/tokenize/protocol.py).
+        const body = path.length ? [...(await this.tokenizeCached(this.promptCache, prompt.text, { prompt: prompt.text }, ctx, signal)), ...path] : prompt.text;
         const res: CompletionResponse = await callEngine(`${this.baseUrl}/v1/completions`, { ...common, prompt: body, logprobs: k }, CompletionResponseSchema, this.policy, ctx, signal);
         this.count(res.usage, ctx);
         entries = Object.entries(res.choices[0]?.logprobs?.top_logprobs?.[0] ?? {});
@@ -311,10 +330,7 @@ export class LabelReadMethod implements EngineMethod {
   }
 
   private count(usage: CompletionResponse["usage"], ctx: ReadContext): void {
-    if (!usage) return;
-    ctx.usage.promptTokens += usage.prompt_tokens ?? 0;
-    ctx.usage.completionTokens += usage.completion_tokens ?? 0;
-    ctx.usage.cachedTokens += usage.prompt_tokens_details?.cached_tokens ?? 0;
+    addUsage(ctx.usage, usageTokens(usage));
   }
 
   /** Token ids of a label as the reply's first tokens, once per model. */
@@ -327,8 +343,9 @@ export class LabelReadMethod implements EngineMethod {
     }
   }
 
-  private tokenizeCached(cache: PromiseCache<number[]>, text: string, ctx: ReadContext, signal: AbortSignal, messages?: unknown): Promise<number[]> {
-    return cache.get(text, async () => (await this.tokenize(messages ? { messages, add_generation_prompt: true } : { prompt: text, add_special_tokens: false }, ctx, signal)).tokens);
+  /** /tokenize of `body` once per `key`; a prompt without add_special_tokens gets the server's default, as an inference request would. */
+  private tokenizeCached(cache: PromiseCache<number[]>, key: string, body: Record<string, unknown>, ctx: ReadContext, signal: AbortSignal): Promise<number[]> {
+    return cache.get(key, async () => (await this.tokenize(body, ctx, signal)).tokens);
   }
 
   private async tokenize(body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) {

@@ -25,7 +25,8 @@ export class StateFit {
       const tokens = await this.counts.get(text, async () => {
         out.usage.requests++;
         const url = `${this.baseUrl}/tokenize`;
-        const body = { ...(this.model ? { model: this.model } : {}), prompt: text, add_special_tokens: false };
+        // The server's default special tokens (BOS), as the prompts that carry the state get them.
+        const body = { ...(this.model ? { model: this.model } : {}), prompt: text };
         const parsed = TokenizeResponseSchema.safeParse(await requestJson(url, { method: "POST", body, timeoutMs: this.timeoutMs, signal }));
         if (!parsed.success) throw new EngineProtocolError(url, "not a tokenize response");
         return parsed.data.count;

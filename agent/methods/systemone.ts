@@ -44,6 +44,7 @@ const SYSTEMONE_ENDPOINT: DecisionEndpoint<SystemOneResponse, SystemOneAnswer> =
   method: "systemone",
   path: "/v1/systemone",
   maxQuestions: SYSTEMONE_MAX_QUESTIONS,
+  seedField: true,
   responseSchema: SystemOneResponseSchema,
   route(question) {
     const route = routeSystemOne(question);

@@ -65,7 +65,7 @@ export const SystemOneUsageSchema = z.looseObject({
   output_tokens: z.number().optional(),
   input_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
   prompt_tokens: z.number().optional(),
-  completion_tokens: z.number().optional(),
+  completion_tokens: z.number().nullish(),
   total_tokens: z.number().optional(),
   prompt_tokens_details: z.looseObject({ cached_tokens: z.number().nullish() }).nullish(),
 });
@@ -82,13 +82,18 @@ export const SystemOneResponseSchema = z.looseObject({
 });
 export type SystemOneResponse = z.infer<typeof SystemOneResponseSchema>;
 
-/** Token counts of a usage block, whichever naming the server used. */
-export function usageTokens(usage: SystemOneUsage | undefined): { prompt: number; completion: number; cached: number } {
-  if (!usage) return { prompt: 0, completion: 0, cached: 0 };
+/**
+ * Token counts of a usage block, whichever naming the server used; `cached` is undefined when the
+ * block has no cached count (vllm/entrypoints/generate/structured_decisions/protocol.py
+ * DecisionUsage never has one; completions only with --enable-prompt-tokens-details), never 0
+ * for "not reported".
+ */
+export function usageTokens(usage: SystemOneUsage | null | undefined): { prompt: number; completion: number; cached: number | undefined } {
+  if (!usage) return { prompt: 0, completion: 0, cached: undefined };
   return {
     prompt: usage.input_tokens ?? usage.prompt_tokens ?? 0,
     completion: usage.output_tokens ?? usage.completion_tokens ?? 0,
-    cached: usage.input_tokens_details?.cached_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? 0,
+    cached: usage.input_tokens_details?.cached_tokens ?? usage.prompt_tokens_details?.cached_tokens ?? undefined,
   };
 }
 
@@ -168,6 +173,35 @@ export function isLogprobTokenIdsRejection(status: number, info: ErrorInfo | und
 export function maxLogprobsAllowed(status: number, info: ErrorInfo | undefined): number | undefined {
   if (status !== 400 || !info) return undefined;
   const m = /sample logprobs of \d+, which is greater than max allowed: (\d+)/.exec(info.message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * How many tokens (or, for a check on characters, characters) a context-length 400 says the
+ * prompt is over its limit, from the message: vllm/renderers/params.py _token_len_check "You
+ * passed N input tokens ... maximum input length of M tokens" and _text_len_check "You passed N
+ * input characters ... (at most X characters)"; older vLLM "This model's maximum context length
+ * is L tokens. However, you requested N tokens" / "your request has N input tokens". Undefined
+ * when the message gives no figures.
+ */
+export function contextLengthExcess(info: ErrorInfo): number | undefined {
+  const m = info.message;
+  const chars = /You passed (\d+) input characters.*at most (\d+) characters/s.exec(m);
+  if (chars) return Number(chars[1]) - Number(chars[2]);
+  const tokens = /You passed (\d+) input tokens.*maximum input length of (\d+) tokens/s.exec(m);
+  if (tokens) return Number(tokens[1]) - Number(tokens[2]);
+  const older = /maximum context length is (\d+) tokens.*(?:you requested|your request has) (\d+)/s.exec(m);
+  if (older) return Number(older[2]) - Number(older[1]);
+  return undefined;
+}
+
+/**
+ * The server's questions-per-request limit from a 400 "questions: at most N for this model"
+ * (vllm/entrypoints/openai/decisions/serving.py), else undefined.
+ */
+export function maxQuestionsAllowed(status: number, info: ErrorInfo | undefined): number | undefined {
+  if (status !== 400 || !info) return undefined;
+  const m = /questions: at most (\d+) for this model/.exec(info.message);
   return m ? Number(m[1]) : undefined;
 }
 
@@ -263,5 +297,10 @@ export const DecisionResponseSchema = z.looseObject({
 });
 export type DecisionResponse = z.infer<typeof DecisionResponseSchema>;
 
-/** Questions per /v1/decisions request (DecisionRequest.questions max_length). */
-export const DECISIONS_MAX_QUESTIONS = 200;
+/**
+ * Questions per /v1/decisions request. DecisionRequest allows up to 200, but the serving backend
+ * refuses more than its read strategy's limit with a 400 "questions: at most 64 for this model"
+ * (vllm/entrypoints/openai/decisions/serving.py create_decisions; strategies.py
+ * NextTokenStrategy.limits() max_questions=64).
+ */
+export const DECISIONS_MAX_QUESTIONS = 64;

@@ -74,8 +74,7 @@ async function verdicts(suite: string): Promise<{ verify: string[]; score: { cod
   const score = await cli(["score", "--suite", suite, "--results", tempDir()]);
   const out = tempDir();
   const run = await cli(["run", "--suite", suite, "--out", out, "--sim", "1"]);
-  const results = join(out, "results");
-  const resultFiles = existsSync(results) ? readdirSync(results, { recursive: true }).filter((f) => String(f).endsWith(".jsonl")).length : 0;
+  const resultFiles = existsSync(out) ? readdirSync(out, { recursive: true }).filter((f) => String(f).endsWith(".jsonl")).length : 0;
   let coordinator: string | undefined;
   const spillDir = tempDir();
   try {

@@ -1,0 +1,54 @@
+// `run`'s start-up wait for its engines: an engine not ready within --engine-ready-timeout-ms is
+// reported by URL with its last error; when none is ready the run fails (exit 1) instead of
+// waiting at 0% forever.
+import { UdmError } from "../common/errors.js";
+import type { EngineMethod } from "../agent/engine-method.js";
+
+const POLL_MS = 500;
+
+export interface EngineReadiness {
+  /** Resolves once any engine is ready; rejects with a UdmError naming every engine when none is within the time. */
+  anyReady: Promise<void>;
+  stop(): void;
+}
+
+export function watchEngineReadiness(
+  engines: ReadonlyArray<{ url: string; method: Pick<EngineMethod, "info"> }>,
+  timeoutMs: number,
+  warn: (message: string) => void,
+): EngineReadiness {
+  const stopper = new AbortController();
+  const deadline = Date.now() + timeoutMs;
+  const lastError = new Map<string, string>();
+  const waitOne = async (url: string, method: Pick<EngineMethod, "info">): Promise<boolean> => {
+    for (;;) {
+      if (stopper.signal.aborted) return false;
+      try {
+        const left = Math.max(1, deadline - Date.now());
+        await method.info(AbortSignal.any([stopper.signal, AbortSignal.timeout(Math.min(left, 10_000))]));
+        return true;
+      } catch (err) {
+        lastError.set(url, (err as Error).message);
+      }
+      if (Date.now() >= deadline) {
+        warn(`engine ${url} not ready after ${timeoutMs} ms: ${lastError.get(url) ?? "no answer"}`);
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
+    }
+  };
+  const anyReady = new Promise<void>((resolve, reject) => {
+    let settled = 0;
+    for (const { url, method } of engines) {
+      void waitOne(url, method).then((ready) => {
+        settled++;
+        if (ready) resolve();
+        else if (settled === engines.length && !stopper.signal.aborted) {
+          reject(new UdmError(`no engine became ready within ${timeoutMs} ms (--engine-ready-timeout-ms): ${engines.map((e) => `${e.url}: ${lastError.get(e.url) ?? "no answer"}`).join("; ")}`));
+        }
+      });
+    }
+  });
+  anyReady.catch(() => undefined);
+  return { anyReady, stop: () => stopper.abort() };
+}
