@@ -173,6 +173,8 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       const shm = (podSpec(agents).volumes as Any[]).find((v) => v.name === (vllm.volumeMounts as Any[]).find((m) => m.mountPath === "/dev/shm").name);
       expect(shm.emptyDir.medium).toBe("Memory");
       expect(vllm.volumeMounts.map((m: Any) => m.name)).toContain("model-cache");
+      // The flags a run needs (README "Running vLLM under the agent").
+      expect(vllm.args).toEqual(expect.arrayContaining(["--enable-prefix-caching", "--max-logprobs", "--enable-prompt-tokens-details"]));
       const vllmPort = flagValue(vllm.args, "--port");
       expect(flagValue(agent.args, "--engine")).toBe(`http://127.0.0.1:${vllmPort}`);
       expect(flagValue(agent.args, "--coordinator")).toBe(`${coordinatorSvc.metadata.name}.${NAMESPACE}.svc:${grpcPort}`);
