@@ -86,6 +86,7 @@ describe("deploy/compose/compose.yaml", () => {
       expect(svc.ipc).toBe("host");
       expect(svc.healthcheck.test.join(" ")).toContain("/health");
       expect(svc.entrypoint).toEqual(["vllm", "serve"]);
+      expect(svc.command).toEqual(expect.arrayContaining(["--enable-prefix-caching", "--max-logprobs", "--enable-prompt-tokens-details"]));
       const port = flagValue(svc.command, "--port");
       const n = name.split("-")[1];
       const agent = services[`agent-${n}`];

@@ -2,7 +2,7 @@
 // dockerfile-utils), every file it copies exists and is in the build context (.dockerignore), and
 // its runtime stage, replayed in a clean temp dir (npm ci --omit=dev, the copies, the build's
 // dist/), runs `udm-orch --help` through its ENTRYPOINT as a non-root user would.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -177,6 +177,31 @@ describe("deploy/docker/Dockerfile", () => {
       expect(which.stdout.trim()).toBe(join(root, "app", "bin", "udm-orch"));
       const status = spawnSync(entrypoint[0]!, ["status", "--coordinator", "127.0.0.1:1", "--timeout-ms", "200"], { env, encoding: "utf8" });
       expect(status.stderr).not.toMatch(/proto not found|Cannot find module/);
+    });
+
+    it("serves: the image's sim-engine answers /v1/models", async () => {
+      const child = spawn(entrypoint[0]!, [...entrypoint.slice(1), "sim-engine", "--port", "0"], { cwd: tmpdir(), env, stdio: ["ignore", "pipe", "pipe"] });
+      try {
+        let out = "";
+        const url = await new Promise<string>((res, rej) => {
+          const timer = setTimeout(() => rej(new Error(`no URL printed: ${out}`)), 30_000);
+          child.stdout!.on("data", (b: Buffer) => {
+            out += b.toString();
+            const m = out.match(/^(http:\/\/\S+)$/m);
+            if (m) {
+              clearTimeout(timer);
+              res(m[1]!);
+            }
+          });
+          child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
+          child.once("exit", (code) => rej(new Error(`sim-engine exited ${code}: ${out}`)));
+        });
+        const res = await fetch(`${url}/v1/models`);
+        expect(res.status).toBe(200);
+        expect(((await res.json()) as { data: Array<{ id: string }> }).data[0]!.id).toMatch(/^sim\//);
+      } finally {
+        child.kill("SIGTERM");
+      }
     });
   });
 });
