@@ -303,18 +303,10 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
   it("ships the observability alert rules as a PrometheusRule", async () => {
     const source = join(REPO_ROOT, "deploy", "prometheus", "udm-orch-rules.yml");
     const copy = join(CHART, "rules", "udm-orch-rules.yml");
-    if (existsSync(source)) {
-      expect(existsSync(copy), `copy ${source} to ${copy}`).toBe(true);
-      expect(readFileSync(copy, "utf8"), `${copy} differs from ${source}: copy it again`).toBe(readFileSync(source, "utf8"));
-    }
+    expect(existsSync(copy), `copy ${source} to ${copy}`).toBe(true);
+    expect(readFileSync(copy, "utf8"), `${copy} differs from ${source}: copy it again`).toBe(readFileSync(source, "utf8"));
     const enabled = valuesFile("rules.yaml", "metrics:\n  prometheusRule:\n    enabled: true\n    additionalLabels:\n      release: kube-prometheus-stack\n");
     const out = template([join(CHART, "ci", "small-values.yaml"), enabled]);
-    if (!existsSync(copy)) {
-      // Until the observability rules land in deploy/prometheus/, enabling them says what is missing.
-      expect(out.status).not.toBe(0);
-      expect(out.stderr).toContain("rules/*.yml");
-      return;
-    }
     expect(out.status, out.stderr).toBe(0);
     const rule = parseManifests(out.stdout).find((o) => o.kind === "PrometheusRule")!;
     await validateObject(rule);
@@ -327,18 +319,10 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     const source = join(REPO_ROOT, "deploy", "grafana", "udm-orch.json");
     const copy = join(CHART, "dashboards", "udm-orch.json");
     // The chart carries its own copy (helm packages only the chart folder); it must be the observability one.
-    if (existsSync(source)) {
-      expect(existsSync(copy), `copy ${source} to ${copy}`).toBe(true);
-      expect(readFileSync(copy, "utf8"), `${copy} differs from ${source}: copy it again`).toBe(readFileSync(source, "utf8"));
-    }
+    expect(existsSync(copy), `copy ${source} to ${copy}`).toBe(true);
+    expect(readFileSync(copy, "utf8"), `${copy} differs from ${source}: copy it again`).toBe(readFileSync(source, "utf8"));
     const enabled = valuesFile("dashboards.yaml", "grafana:\n  dashboards:\n    enabled: true\n    annotations:\n      grafana_folder: udm-orch\n");
     const out = template([join(CHART, "ci", "small-values.yaml"), enabled]);
-    if (!existsSync(copy)) {
-      // Until the observability dashboard lands in deploy/grafana/, enabling it says what is missing.
-      expect(out.status).not.toBe(0);
-      expect(out.stderr).toContain("dashboards/*.json");
-      return;
-    }
     expect(out.status, out.stderr).toBe(0);
     const cm = parseManifests(out.stdout).find((o) => o.kind === "ConfigMap" && o.metadata.labels?.grafana_dashboard === "1")!;
     expect(cm.metadata.annotations).toEqual({ grafana_folder: "udm-orch" });
