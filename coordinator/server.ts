@@ -19,7 +19,7 @@ import { HealthService } from "./health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ThroughputMeter } from "./throughput-meter.js";
 import { runEnd, statusState, type CoordinatorState, type RunEnd } from "./lifecycle.js";
-import { DEFAULT_PLAN_LIMITS, planUnits, type PlanLimits } from "./planner.js";
+import { DEFAULT_PLAN_LIMITS, oversizeRecords, payloadBytes, planUnits, type PlanLimits } from "./planner.js";
 import { givenUpLine, resultLine } from "./result-line.js";
 import { ResultsStore, type StoredResultLine } from "./results-store.js";
 import { openRunManifest, type MethodConfig, type RunManifest } from "./run-manifest.js";
@@ -87,6 +87,8 @@ export interface RunOutcome {
   recordsTotal: number;
   recordsCommitted: number;
   recordsResumed: number;
+  /** Committed records whose line has errors (a question the engine failed); a rerun redoes them. */
+  recordsErrored: number;
   counters: SchedulerCounters;
   elapsedSeconds: number;
   /** Why the run failed, when it did. */
@@ -236,14 +238,25 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     progress.set(t.track, { track: t.track, family: t.family, records: t.records.length, committed: done, complete: pending.length === 0 });
     return { track: t.track, family: t.family, records: pending };
   });
-  const units = planUnits(toPlan, { ...DEFAULT_PLAN_LIMITS, ...options.planLimits });
+  const limits: Required<PlanLimits> = { ...DEFAULT_PLAN_LIMITS, ...options.planLimits };
+  // A record too large to send is committed once with an error per question naming its size,
+  // never offered to an agent (which would refuse the message and reattach for it forever).
+  const oversize = toPlan.flatMap((t) => [...oversizeRecords(t.records, limits)].map((record) => ({ record, track: t.track, family: t.family })));
+  for (const t of toPlan) if (oversize.length > 0) t.records = t.records.filter((r) => payloadBytes(r) <= limits.maxRecordBytes);
+  const units = planUnits(toPlan, limits);
   let recordsCommitted = recordsResumed;
+  for (const { record, track, family } of oversize) {
+    const reason = `record payload is ${payloadBytes(record)} bytes, over the limit of ${limits.maxRecordBytes} bytes a work unit may carry`;
+    log.warn("record too large to send; committed with every question in errors", { run_id: record.runId, bytes: payloadBytes(record) });
+    store.append(givenUpLine(record, track, family, reason));
+  }
   log.info(manifest.resumes > 0 ? "resuming run" : "new run", {
     run_id: runId,
     records: index.totalRecords,
     committed: recordsResumed,
     units: units.length,
     repaired: store.repaired.length,
+    retrying_errored: store.retrying,
   });
 
   const publisher = options.bus
@@ -311,6 +324,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     recordsTotal: index.totalRecords,
     recordsCommitted,
     recordsResumed,
+    recordsErrored: store.erroredCount,
     counters: { ...scheduler.counters, rejectedByReason: { ...scheduler.counters.rejectedByReason } },
     elapsedSeconds: (Date.now() - startedAt) / 1000,
     ...(fatal ? { error: fatal.message } : {}),
