@@ -1,6 +1,6 @@
 // One machine, one process: the coordinator, one agent per engine (or per in-process simulated
-// engine) and the live scorer. What `run` and `demo` share. Rerunning with the same --out resumes.
-import { join } from "node:path";
+// engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
+// `run` and `demo` share. Rerunning with the same --out resumes.
 import { createLogger, type Logger } from "../common/log.js";
 import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
@@ -12,8 +12,9 @@ import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
 import { readEngineLoad } from "../agent/engine-load.js";
 import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine/server.js";
-import { LiveScorer } from "../scorer/live-scorer.js";
-import type { MetricsJson } from "../scorer/score-results.js";
+import { CommitScorer } from "../scorer/commit-scorer.js";
+import type { MetricsJson } from "../scorer/metrics-json.js";
+import type { RunScorer } from "../scorer/run-scorer.js";
 import { createProgressBar } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
 import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.js";
@@ -65,6 +66,8 @@ export interface EmbeddedRunResult {
   outcome: RunOutcome;
   metrics: MetricsJson | undefined;
   metricsPath: string;
+  /** The scorer core of the run: per-track progress and headlines, counts of applied, duplicate and unmatched results. */
+  scorer: RunScorer | undefined;
 }
 
 export async function runEmbedded(options: EmbeddedRunOptions): Promise<EmbeddedRunResult> {
@@ -73,23 +76,22 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const log = options.logger ?? createLogger("run", logLevel);
   const engineCount = (options.engines?.length ?? 0) + (options.sim ?? 0);
   if (engineCount === 0) throw new UsageError("no engine: give --engine URL[,URL...] or --sim N");
-  const metricsPath = join(options.outDir, "metrics.json");
   const bar = createProgressBar("run");
   const registry = options.metrics ? createProcessRegistry("run") : undefined;
   let web: ObservabilityServer | undefined;
-  const scorer: LiveScorer = new LiveScorer({
+  const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
-    resultsDir: options.outDir,
-    metricsPath,
+    outDir: options.outDir,
     ...(options.tracks ? { tracks: options.tracks } : {}),
     ...(options.families ? { families: options.families } : {}),
     log,
     onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
-    onTrackMetrics: (track, m) => {
+    onTrackFinal: (track, m) => {
       web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });
+  const metricsPath = scorer.metricsPath;
 
   const scorerMetrics = registry
     ? registerScorerMetrics(registry, { metrics: () => scorer.current(), tracksInScope: () => scorer.tracksInScope })
@@ -119,6 +121,9 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    // The scorer reads the suite's gold while the coordinator thread indexes the suite.
+    const scorerLoaded = scorer.load();
+    scorerLoaded.catch(() => undefined);
     if (options.metrics && registry) {
       web = await startObservabilityServer({
         listen: options.metrics,
@@ -140,14 +145,15 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
-      onTrackComplete: (track, family) => scorer.trackComplete(track, family),
+      onCommitted: (line) => scorer.committed(line),
       ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web!.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel,
     });
     web?.attach(coordinator, coordinator.runId);
     const status = coordinator.initialStatus;
-    scorer.setSuite(status.suite_identity, status.tracks.length);
+    await scorerLoaded;
+    await scorer.replayCommitted();
     if (status.records_resumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.records_resumed} of ${status.records_total} records already committed`);
 
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
@@ -208,8 +214,8 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       if (interrupted) throw new UdmError(`interrupted by ${interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${options.outDir}; rerun the same command to resume`);
       throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
     }
-    const metrics = await scorer.finish();
-    return { outcome, metrics, metricsPath };
+    const metrics = scorer.finish();
+    return { outcome, metrics, metricsPath, scorer: scorer.core };
   } catch (err) {
     await Promise.resolve(coordinator?.close()).catch(() => undefined);
     await stopAll();

@@ -2,8 +2,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { scoreResults, type MetricsJson } from "../scorer/score-results.js";
-import { writeFileAtomic } from "../common/atomic-file.js";
+import { METRICS_FILE, writeMetricsJson, type MetricsJson } from "../scorer/metrics-json.js";
+import { scoreResults } from "../scorer/score-results.js";
 import { csv, opt } from "./options.js";
 import { ensureWritableFile } from "./out-path.js";
 
@@ -27,7 +27,7 @@ export function register(program: Command): void {
     .action(async (flags: ScoreFlags) => {
       const tracks = csv(flags.tracks);
       const families = csv(flags.families);
-      const out = flags.out ?? join(flags.results, "metrics.json");
+      const out = flags.out ?? join(flags.results, METRICS_FILE);
       // The default lies in --results: a missing results directory is scoreResults' error to name.
       if (flags.out || existsSync(flags.results)) ensureWritableFile(flags.out ? "out" : "results", out);
       const metrics = await scoreResults({
@@ -36,8 +36,7 @@ export function register(program: Command): void {
         ...(tracks ? { tracks } : {}),
         ...(families ? { families } : {}),
       });
-      // Write then rename, so a reader never sees half a file.
-      writeFileAtomic(out, JSON.stringify(metrics, null, 2) + "\n");
+      writeMetricsJson(out, metrics);
       process.stdout.write(formatReport(metrics) + `wrote ${out}\n`);
     });
 }

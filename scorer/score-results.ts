@@ -1,27 +1,16 @@
-// Scores result files against a suite (what `udm-orch score` runs): the same TrackAccumulators as the live
-// scorer, fed from disk. Suite files are verified against the manifest while they are read.
+// `udm-orch score`: result files scored against a suite by the scorer core (run-scorer.ts), in this
+// thread or, for a large suite, in worker threads that each score a shard of the tracks (their JSON
+// parse dominates and splits by track file); the shards' final track metrics are then assembled
+// into one metrics.json. Suite files are verified against the manifest while they are read.
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
-import { decompressedSha256, selectFiles, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
+import { selectFiles, type TrackFile } from "../common/suite/suite.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
-import { aggregate, type GroupMean, type PillarMean, type Summary } from "./aggregate.js";
-import { scoreShard } from "./score-shard.js";
+import type { MetricsJson } from "./metrics-json.js";
+import { applyResultFiles, resultFiles } from "./result-files.js";
+import { RunScorer, type FinalTrack } from "./run-scorer.js";
 import { scoreShardsInWorkers } from "./score-worker-client.js";
-import { resultFiles } from "./result-files.js";
-import type { TrackMetrics } from "./track-metrics.js";
-
-/** Bump when the meaning of a field of metrics.json changes. */
-export const METRICS_FORMAT = 1;
-
-export interface MetricsJson {
-  format: number;
-  suite: { identity: string; tracks: number };
-  tracks: Record<string, TrackMetrics>;
-  families: Record<string, GroupMean>;
-  pillars: Record<string, PillarMean>;
-  summary: Summary;
-}
 
 export interface ScoreOptions {
   suiteDir: string;
@@ -37,32 +26,23 @@ export async function scoreResults(options: ScoreOptions): Promise<MetricsJson> 
   const log = options.log ?? createLogger("score");
   const suite = openCheckedSuite(options.suiteDir);
   const filter = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}) };
-  const selected = selectFiles(suite, filter);
-  const shards = planShards(selected, options.workers ?? defaultWorkers(selected));
-  const common = { suiteDir: options.suiteDir, resultsDir: options.resultsDir, resultFiles: resultFiles(options.resultsDir) };
-  const outputs =
-    shards.length <= 1
-      ? [await scoreShard({ ...common, tracks: selected.map((f) => f.track), warnTornLines: true }, log)]
-      : await scoreShardsInWorkers(shards.map((tracks, i) => ({ ...common, tracks, warnTornLines: i === 0 })));
-
+  const scope = selectFiles(suite, filter);
+  const shards = planShards(scope, options.workers ?? defaultWorkers(scope));
+  const files = resultFiles(options.resultsDir);
+  if (shards.length <= 1) {
+    const scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log });
+    await applyResultFiles(scorer, files, { warnTornLines: true, log });
+    return scorer.final();
+  }
+  const common = { suiteDir: options.suiteDir, resultsDir: options.resultsDir, resultFiles: files };
+  const outputs = await scoreShardsInWorkers(shards.map((tracks, i) => ({ ...common, tracks, warnTornLines: i === 0 })));
+  const finals = new Map<string, FinalTrack>();
   const hashes: Record<string, string> = {};
-  const resamples = new Map<string, Float64Array>();
-  const byName = new Map<string, TrackMetrics>();
   for (const out of outputs) {
     Object.assign(hashes, out.hashes);
-    for (const t of out.tracks) {
-      byName.set(t.track, t.metrics);
-      resamples.set(t.track, t.resamples);
-    }
+    for (const { track, ...final } of out.tracks) finals.set(track, final);
   }
-  for (const file of suite.files) {
-    hashes[file.relPath] ??= suite.manifest?.files[file.relPath]?.sha256.toLowerCase() ?? (await decompressedSha256(file.path));
-  }
-  // Suite order (family folder, then track), whatever shard scored a track.
-  const tracks: Record<string, TrackMetrics> = {};
-  for (const f of selected) tracks[f.track] = byName.get(f.track)!;
-  const { families, pillars, summary } = aggregate(tracks, (t) => resamples.get(t)!);
-  return { format: METRICS_FORMAT, suite: { identity: suiteIdentity(hashes), tracks: suite.files.length }, tracks, families, pillars, summary };
+  return (await RunScorer.assemble({ suite, scope, log }, finals, hashes)).final();
 }
 
 /**

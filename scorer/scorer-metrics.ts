@@ -3,7 +3,7 @@
 // pending, and how long a track's metrics take to come out once its last result is in. Values are
 // read in collect() from the scorer's own metrics (metrics.json as it stands), never recomputed.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { MetricsJson } from "./score-results.js";
+import type { MetricsJson } from "./metrics-json.js";
 
 /** Last result in -> metrics out: milliseconds for a small track, seconds for a large one. */
 export const EMIT_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -1,12 +1,11 @@
-// The scorer as its own process in a cluster (`udm-orch scorer`): consumes a run's results from the
-// bus with a durable consumer, applies each line to its track's accumulator, journals it (fsync)
-// and only then acks it. The moment a track's last record is in it publishes the track's final
-// metrics (`udm.<run>.metrics.<track>`) and rewrites metrics.json; tracks in progress get running
-// metrics every few seconds; the summary goes out once every track is in. metrics.json at the end
-// is what `udm-orch score` computes from the same results (same accumulators, same aggregate).
+// The bus as a source of the scorer core (`udm-orch scorer`, the scorer of a cluster as its own
+// process): consumes a run's results with a durable consumer, applies each line to the RunScorer,
+// journals it (fsync) and only then acks it. The moment a track's last record is in it publishes
+// the track's final metrics (`udm.<run>.metrics.<track>`) and rewrites metrics.json; tracks in
+// progress get running metrics every few seconds; the summary goes out once every track is in.
 //
 // Redelivery never counts a result twice: a run_id already applied is acked and skipped (the
-// coordinator commits one line per run_id), and a restarted scorer rebuilds that set from its journal.
+// coordinator commits one line per run_id), and a restarted scorer replays its journal first.
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -16,21 +15,16 @@ import { SUMMARY_METRICS, type Bus, type ResultConsumer, type RunStatusRecord } 
 import { UsageError } from "../common/errors.js";
 import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
-import type { ResultLine } from "../common/results/format.js";
-import { decompressedSha256, suiteIdentity, type TrackFile } from "../common/suite/suite.js";
-import { openCheckedSuite } from "../common/suite/suite-check.js";
-import { aggregate } from "./aggregate.js";
-import { openAppliedJournal } from "./applied-journal.js";
 import type { AppendLog } from "../common/results/append-log.js";
-import { METRICS_FORMAT, type MetricsJson } from "./score-results.js";
-import { TrackAccumulator } from "./track-accumulator.js";
-import type { ResultInput } from "../common/results/format.js";
-import { loadTrackGold } from "./track-gold.js";
+import type { ResultInput, ResultLine } from "../common/results/format.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
+import { openAppliedJournal } from "./applied-journal.js";
+import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
+import { RunScorer } from "./run-scorer.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
 export const JOURNAL_FILE = "scorer-journal.jsonl";
 export const STATE_FILE = "scorer-state.json";
-export const METRICS_FILE = "metrics.json";
 
 /** Lines applied before the journal is flushed and they are acked, at most. */
 const FLUSH_LINES = 256;
@@ -69,34 +63,17 @@ export interface StreamingScorerResult {
   replayed: number;
 }
 
-interface TrackState {
-  file: TrackFile;
-  acc: TrackAccumulator;
-  final: { metrics: TrackMetrics; resamples: Float64Array } | undefined;
-  /** Results applied since the last running-metrics message. */
-  changed: boolean;
-}
-
 export class StreamingScorer {
   private readonly log: Logger;
-  private readonly tracks = new Map<string, TrackState>();
-  /** Suite order of the tracks in scope (metrics.json lists them so, as `score` does). */
-  private order: string[] = [];
-  private readonly applied = new Set<string>();
+  private scorer: RunScorer | undefined;
   private journal: AppendLog | undefined;
   private consumer: ResultConsumer | undefined;
   private acks: Array<() => void> = [];
-  private completed: string[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
+  /** Deliveries the consumer could not read as results. */
+  private consumerErrors = 0;
   private flushing: Promise<void> = Promise.resolve();
   private progressTimer: NodeJS.Timeout | undefined;
-  private identity = "";
-  private suiteTracks = 0;
-  private counts = { applied: 0, duplicates: 0, replayed: 0, invalid: 0 };
-  /** When each completed track's last result was applied (performance.now()). */
-  private readonly completedAt = new Map<string, number>();
-  /** metrics.json as last written. */
-  private latest: MetricsJson | undefined;
   private resolveDone!: (m: MetricsJson) => void;
   private rejectDone!: (e: Error) => void;
   private finished = false;
@@ -122,10 +99,11 @@ export class StreamingScorer {
     const { bus, runId } = this.options;
     const status = await this.waitForStatus();
     await this.loadSuite(status);
-    const state = this.openState();
+    const scorer = this.scorer!;
+    const state = this.openState(scorer.suiteIdentity);
     this.journal = await openAppliedJournal(join(this.options.outDir, JOURNAL_FILE), (line) => this.apply(line, true), this.log);
-    if (this.counts.replayed > 0) this.log.info("journal replayed", { lines: this.counts.replayed });
-    for (const name of this.order) if (this.tracks.get(name)!.acc.isComplete()) this.completed.push(name);
+    if (scorer.counts.replayed > 0) this.log.info("journal replayed", { lines: scorer.counts.replayed });
+    scorer.queueComplete();
     await this.finishCompleted();
     if (this.finished) return;
     this.consumer = await bus.consumeResults(runId, {
@@ -133,13 +111,14 @@ export class StreamingScorer {
       ...(this.options.ackWaitMs !== undefined ? { ackWaitMs: this.options.ackWaitMs } : {}),
       onResult: (line, ack) => this.received(line, ack),
       onError: (err, d) => {
-        this.counts.invalid++;
+        this.consumerErrors++;
         this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message });
       },
     });
     this.progressTimer = setInterval(() => void this.publishProgress(), this.options.progressEveryMs ?? DEFAULT_PROGRESS_MS);
     this.progressTimer.unref();
-    this.log.info("consuming results", { run: runId, durable: state.durable, tracks: this.order.length, pending: this.order.filter((t) => !this.tracks.get(t)!.final).length });
+    const pending = scorer.progress().filter((t) => t.headline === null).length;
+    this.log.info("consuming results", { run: runId, durable: state.durable, tracks: scorer.trackNames.length, pending });
   }
 
   /** Stops consuming; applied lines are flushed and acked first. The durable keeps the rest. */
@@ -154,7 +133,13 @@ export class StreamingScorer {
   }
 
   result(): StreamingScorerResult {
-    return { metrics: this.partial(), applied: this.counts.applied, duplicates: this.counts.duplicates, replayed: this.counts.replayed };
+    const counts = this.scorer?.counts ?? { applied: 0, duplicates: 0, replayed: 0 };
+    return { metrics: this.scorer!.partial(), applied: counts.applied, duplicates: counts.duplicates, replayed: counts.replayed };
+  }
+
+  /** The scorer core (after start()): per-track progress, counts, partial metrics. */
+  get core(): RunScorer | undefined {
+    return this.scorer;
   }
 
   // ---- setup ----------------------------------------------------------------------------------
@@ -186,31 +171,20 @@ export class StreamingScorer {
       }
     }
     const inScope = scope ? new Set(scope.map((t) => t.track)) : undefined;
-    const selected = suite.files.filter((f) => !inScope || inScope.has(f.track));
-    const hashes: Record<string, string> = {};
-    for (const file of selected) {
-      const { accumulator: acc, sha256 } = await loadTrackGold(suite, file);
-      hashes[file.relPath] = sha256;
-      const expected = scope?.find((t) => t.track === file.track)?.records;
-      if (expected !== undefined && expected !== acc.recordCount) {
-        throw new UsageError(`track ${file.track}: the run has ${expected} records, the suite ${suite.root} has ${acc.recordCount}: is it the run's suite?`);
-      }
-      this.tracks.set(file.track, { file, acc, final: undefined, changed: false });
+    const scorer = await RunScorer.load({ suite, scope: suite.files.filter((f) => !inScope || inScope.has(f.track)), duplicates: "skip", log: this.log });
+    for (const t of scope ?? []) {
+      const records = scorer.recordCount(t.track);
+      if (t.records !== records) throw new UsageError(`track ${t.track}: the run has ${t.records} records, the suite ${suite.root} has ${records}: is it the run's suite?`);
     }
-    for (const file of suite.files) {
-      hashes[file.relPath] ??= suite.manifest?.files[file.relPath]?.sha256.toLowerCase() ?? (await decompressedSha256(file.path));
-    }
-    this.order = selected.map((f) => f.track);
-    this.identity = suiteIdentity(hashes);
-    this.suiteTracks = suite.files.length;
+    this.scorer = scorer;
     const runIdentity = (status as { suiteIdentity?: unknown }).suiteIdentity;
-    if (typeof runIdentity === "string" && runIdentity !== "" && runIdentity !== this.identity) {
-      this.log.warn("the run's suite identity differs from this suite's (record counts match; scoring anyway)", { run: runIdentity, suite: this.identity });
+    if (typeof runIdentity === "string" && runIdentity !== "" && runIdentity !== scorer.suiteIdentity) {
+      this.log.warn("the run's suite identity differs from this suite's (record counts match; scoring anyway)", { run: runIdentity, suite: scorer.suiteIdentity });
     }
   }
 
   /** The out dir belongs to one run; its durable consumer name is made once and kept, so a restart resumes it. */
-  private openState(): z.infer<typeof StateSchema> {
+  private openState(suiteIdentity: string): z.infer<typeof StateSchema> {
     mkdirSync(this.options.outDir, { recursive: true });
     const path = join(this.options.outDir, STATE_FILE);
     if (existsSync(path)) {
@@ -221,7 +195,7 @@ export class StreamingScorer {
       return state;
     }
     // A fresh out dir gets a fresh durable, which starts at the beginning of the run's results.
-    const state = { runId: this.options.runId, durable: `scorer-${randomUUID().slice(0, 8)}`, suiteIdentity: this.identity };
+    const state = { runId: this.options.runId, durable: `scorer-${randomUUID().slice(0, 8)}`, suiteIdentity };
     writeJsonAtomic(path, state);
     return state;
   }
@@ -230,48 +204,25 @@ export class StreamingScorer {
 
   private received(line: ResultLine, ack: () => void): void {
     if (this.stopped) return; // not acked: redelivered to the next scorer
-    if (this.applied.has(line.run_id)) {
-      this.counts.duplicates++;
-      this.acks.push(ack);
-      this.scheduleFlush();
-      return;
-    }
-    if (!this.apply({ run_id: line.run_id, probs: line.probs, skipped: line.skipped, ...(line.errors ? { errors: line.errors } : {}) }, false)) {
-      // Cannot ever apply (another suite, a track outside the run): acked so it does not come back forever.
-      this.counts.invalid++;
-      this.acks.push(ack);
-      this.scheduleFlush();
-      return;
-    }
-    this.journal!.append(JSON.stringify(line));
+    const outcome = this.apply({ run_id: line.run_id, probs: line.probs, skipped: line.skipped, ...(line.errors ? { errors: line.errors } : {}) }, false);
     this.acks.push(ack);
-    if (this.journal!.pending >= FLUSH_LINES) void this.flush();
-    else this.scheduleFlush();
+    // A duplicate, or a line that cannot ever apply (another suite, a track outside the run), is
+    // acked unjournaled so it does not come back forever.
+    if (outcome === "applied") {
+      this.journal!.append(JSON.stringify(line));
+      if (this.journal!.pending >= FLUSH_LINES) return void this.flush();
+    }
+    this.scheduleFlush();
   }
 
-  /** Applies one result to its track; false when it matches no record in scope. */
-  private apply(line: ResultInput, replay: boolean): boolean {
-    const colon = line.run_id.indexOf(":");
-    const track = colon > 0 ? line.run_id.slice(0, colon) : "";
-    const t = this.tracks.get(track);
-    if (!t || !t.acc.hasRecord(line.run_id)) {
-      if (replay) throw new UsageError(`journal ${JOURNAL_FILE}: run_id ${JSON.stringify(line.run_id)} matches no record of the run's tracks`);
-      this.log.warn("result for a record outside the run's tracks dropped", { run_id: line.run_id });
-      return false;
-    }
-    const wasComplete = t.acc.isComplete();
-    t.acc.addResult(line);
-    this.applied.add(line.run_id);
-    t.changed = true;
-    if (replay) this.counts.replayed++;
-    else {
-      this.counts.applied++;
-      if (!wasComplete && t.acc.isComplete()) {
-        this.completed.push(track);
-        this.completedAt.set(track, performance.now());
-      }
-    }
-    return true;
+  /** Applies one result to its track; a line outside the run's tracks is dropped (a journal with one is refused). */
+  private apply(line: ResultInput, replay: boolean): "applied" | "duplicate" | "dropped" {
+    const outcome = this.scorer!.apply(line, replay);
+    if (outcome === "applied") return "applied";
+    if (outcome === "duplicate" || outcome === "replaced") return "duplicate";
+    if (replay) throw new UsageError(`journal ${JOURNAL_FILE}: run_id ${JSON.stringify(line.run_id)} matches no record of the run's tracks`);
+    this.log.warn("result for a record outside the run's tracks dropped", { run_id: line.run_id });
+    return "dropped";
   }
 
   private scheduleFlush(): void {
@@ -305,26 +256,20 @@ export class StreamingScorer {
   }
 
   private async finishCompleted(): Promise<void> {
-    if (this.completed.length === 0) return;
-    const names = this.completed;
-    this.completed = [];
-    for (const name of names) {
-      const t = this.tracks.get(name)!;
-      const metrics = t.acc.finish();
-      t.final = { metrics, resamples: t.acc.headlineResamples() };
-      t.changed = false;
-      const outcome = await this.options.bus.publishMetrics(this.options.runId, name, { track: name, final: true, records: t.acc.recordCount, metrics });
-      if (!outcome.ok) this.log.warn("final metrics not published (they are in metrics.json)", { track: name, error: outcome.error.message });
-      this.log.info("track scored", { track: name, records: t.acc.recordCount, [metrics.headline.metric]: metrics.headline.value });
-      this.options.onTrackFinal?.(name, metrics);
-      const at = this.completedAt.get(name);
-      if (at !== undefined) this.options.onEmitted?.(name, (performance.now() - at) / 1000);
+    const scorer = this.scorer!;
+    const done = scorer.finishCompleted();
+    if (done.length === 0) return;
+    for (const { track, metrics, secondsSinceComplete } of done) {
+      const records = scorer.recordCount(track);
+      const outcome = await this.options.bus.publishMetrics(this.options.runId, track, { track, final: true, records, metrics });
+      if (!outcome.ok) this.log.warn("final metrics not published (they are in metrics.json)", { track, error: outcome.error.message });
+      this.log.info("track scored", { track, records, [metrics.headline.metric]: metrics.headline.value });
+      this.options.onTrackFinal?.(track, metrics);
+      if (secondsSinceComplete !== undefined) this.options.onEmitted?.(track, secondsSinceComplete);
     }
-    const json = this.partial();
-    this.latest = json;
-    writeJsonAtomic(this.metricsPath, json);
-    if (this.order.every((n) => this.tracks.get(n)!.final)) {
-      const records = this.order.reduce((n, t) => n + this.tracks.get(t)!.acc.recordCount, 0);
+    const json = scorer.writeMetrics(this.metricsPath);
+    if (scorer.allFinal) {
+      const records = scorer.trackNames.reduce((n, t) => n + scorer.recordCount(t), 0);
       const outcome = await this.options.bus.publishMetrics(this.options.runId, SUMMARY_METRICS, {
         track: SUMMARY_METRICS,
         final: true,
@@ -340,34 +285,21 @@ export class StreamingScorer {
 
   /** For metrics: the tracks scored so far, result counts and lines not yet acked. */
   snapshot(): { metrics: MetricsJson | undefined; tracks: number; counts: { applied: number; duplicates: number; invalid: number }; pending: number } {
+    const c = this.scorer?.counts;
     return {
-      metrics: this.latest,
-      tracks: this.order.length,
-      counts: { applied: this.counts.applied, duplicates: this.counts.duplicates, invalid: this.counts.invalid },
+      metrics: this.scorer?.lastWritten,
+      tracks: this.scorer?.trackNames.length ?? 0,
+      counts: { applied: c?.applied ?? 0, duplicates: c?.duplicates ?? 0, invalid: (c?.unknown ?? 0) + (c?.outOfScope ?? 0) + this.consumerErrors },
       pending: this.acks.length,
     };
-  }
-
-  /** metrics.json of the tracks whose last record is in, in suite order (all of them at the end). */
-  private partial(): MetricsJson {
-    const tracks: Record<string, TrackMetrics> = {};
-    for (const name of this.order) {
-      const f = this.tracks.get(name)!.final;
-      if (f) tracks[name] = f.metrics;
-    }
-    const { families, pillars, summary } = aggregate(tracks, (t) => this.tracks.get(t)!.final!.resamples);
-    return { format: METRICS_FORMAT, suite: { identity: this.identity, tracks: this.suiteTracks }, tracks, families, pillars, summary };
   }
 
   /** Running metrics of tracks with new results since the last message (missing records count as missing). */
   private async publishProgress(): Promise<void> {
     if (this.stopped || this.finished || this.options.bus.state !== "connected") return;
-    for (const name of this.order) {
-      const t = this.tracks.get(name)!;
-      if (t.final || !t.changed) continue;
-      t.changed = false;
-      const outcome = await this.options.bus.publishMetrics(this.options.runId, name, { track: name, final: false, records: t.acc.resultCount, metrics: t.acc.finish() });
-      if (!outcome.ok) this.log.debug("running metrics not published", { track: name, error: outcome.error.message });
+    for (const { track, results, metrics } of this.scorer!.takeRunning()) {
+      const outcome = await this.options.bus.publishMetrics(this.options.runId, track, { track, final: false, records: results, metrics });
+      if (!outcome.ok) this.log.debug("running metrics not published", { track, error: outcome.error.message });
     }
   }
 }

@@ -134,6 +134,11 @@ export class TrackAccumulator {
     return this.records.has(runId);
   }
 
+  /** A result for this record has been added. */
+  hasResult(runId: string): boolean {
+    return this.records.get(runId)?.answered === true;
+  }
+
   /** Adds or replaces the result of one record. */
   addResult(result: ResultInput): void {
     const state = this.records.get(result.run_id);

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
 import type { SuiteRecord } from "../../common/suite/schema.js";
 import { V1_SCORED_TRACKS } from "../../common/catalogue.js";
-import { scoreResults, type MetricsJson } from "../../scorer/score-results.js";
+import type { MetricsJson } from "../../scorer/metrics-json.js";
+import { scoreResults } from "../../scorer/score-results.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { noul, peaked, tempDir, writeResults } from "./suite-fixture.js";
 

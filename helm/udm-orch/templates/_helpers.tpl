@@ -1,0 +1,197 @@
+{{/* Names, labels and the pieces of the udm-orch command lines shared by the templates. */}}
+
+{{- define "udm-orch.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "udm-orch.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels of every object; call with (dict "ctx" $ "component" "coordinator"). */}}
+{{- define "udm-orch.labels" -}}
+helm.sh/chart: {{ include "udm-orch.chart" .ctx }}
+{{ include "udm-orch.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+app.kubernetes.io/part-of: udm-orch
+{{- end }}
+
+{{- define "udm-orch.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "udm-orch.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "udm-orch.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "udm-orch.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "udm-orch.coordinatorService" -}}
+{{- printf "%s-coordinator" (include "udm-orch.fullname" .) }}
+{{- end }}
+
+{{/* host:port agents and status clients dial. */}}
+{{- define "udm-orch.coordinatorAddress" -}}
+{{- printf "%s.%s.svc:%d" (include "udm-orch.coordinatorService" .) .Release.Namespace (int .Values.coordinator.grpcPort) }}
+{{- end }}
+
+{{- define "udm-orch.natsService" -}}
+{{- printf "%s-nats" (include "udm-orch.fullname" .) }}
+{{- end }}
+
+{{/* The NATS URL, or "" when the run has no NATS. */}}
+{{- define "udm-orch.natsUrl" -}}
+{{- if .Values.nats.enabled }}
+{{- printf "nats://%s.%s.svc:%d" (include "udm-orch.natsService" .) .Release.Namespace (int .Values.nats.port) }}
+{{- else }}
+{{- .Values.externalNats.url }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.tokenSecretName" -}}
+{{- if .Values.auth.existingSecret }}
+{{- .Values.auth.existingSecret }}
+{{- else if .Values.auth.token }}
+{{- printf "%s-token" (include "udm-orch.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.tokenSecretKey" -}}
+{{- if .Values.auth.existingSecret }}{{ .Values.auth.existingSecretKey }}{{ else }}token{{ end }}
+{{- end }}
+
+{{/* UDM_TOKEN from the token Secret: every udm-orch flag reads UDM_<FLAG>, so --token stays off the command line. */}}
+{{- define "udm-orch.tokenEnv" -}}
+{{- if include "udm-orch.tokenSecretName" . }}
+- name: UDM_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "udm-orch.tokenSecretName" . }}
+      key: {{ include "udm-orch.tokenSecretKey" . }}
+{{- end }}
+{{- end }}
+
+{{/* --nats and its credentials and TLS flags (coordinator and scorer). */}}
+{{- define "udm-orch.natsArgs" -}}
+{{- $url := include "udm-orch.natsUrl" . }}
+{{- if $url }}
+- --nats
+- {{ $url | quote }}
+{{- if and (not .Values.nats.enabled) .Values.externalNats.credentialsSecret }}
+- --nats-creds
+- /etc/udm-orch/nats-creds/{{ .Values.externalNats.credentialsKey }}
+{{- end }}
+{{- if and (not .Values.nats.enabled) .Values.externalNats.tlsCaSecret }}
+- --nats-tls-ca
+- /etc/udm-orch/nats-tls/ca.crt
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.natsVolumeMounts" -}}
+{{- if and (not .Values.nats.enabled) .Values.externalNats.credentialsSecret }}
+- name: nats-creds
+  mountPath: /etc/udm-orch/nats-creds
+  readOnly: true
+{{- end }}
+{{- if and (not .Values.nats.enabled) .Values.externalNats.tlsCaSecret }}
+- name: nats-tls
+  mountPath: /etc/udm-orch/nats-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.natsVolumes" -}}
+{{- if and (not .Values.nats.enabled) .Values.externalNats.credentialsSecret }}
+- name: nats-creds
+  secret:
+    secretName: {{ .Values.externalNats.credentialsSecret }}
+{{- end }}
+{{- if and (not .Values.nats.enabled) .Values.externalNats.tlsCaSecret }}
+- name: nats-tls
+  secret:
+    secretName: {{ .Values.externalNats.tlsCaSecret }}
+{{- end }}
+{{- end }}
+
+{{/* The suite volume (read-only) of the coordinator and the scorer. */}}
+{{- define "udm-orch.suiteVolume" -}}
+- name: suite
+  persistentVolumeClaim:
+    claimName: {{ required "suite.existingClaim: the PersistentVolumeClaim holding the suite is required" .Values.suite.existingClaim }}
+    readOnly: true
+{{- end }}
+
+{{- define "udm-orch.suiteVolumeMount" -}}
+- name: suite
+  mountPath: {{ .Values.suite.mountPath }}
+  readOnly: true
+  {{- with .Values.suite.subPath }}
+  subPath: {{ . }}
+  {{- end }}
+{{- end }}
+
+{{/* Flags of a client of the coordinator's TLS (agents, the helm test). */}}
+{{- define "udm-orch.clientTlsArgs" -}}
+{{- if .Values.tls.enabled }}
+- --tls-ca
+- /etc/udm-orch/tls/ca.crt
+{{- if .Values.tls.mtls }}
+- --tls-cert
+- /etc/udm-orch/client-tls/tls.crt
+- --tls-key
+- /etc/udm-orch/client-tls/tls.key
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.clientTlsVolumeMounts" -}}
+{{- if .Values.tls.enabled }}
+- name: tls
+  mountPath: /etc/udm-orch/tls
+  readOnly: true
+{{- if .Values.tls.mtls }}
+- name: client-tls
+  mountPath: /etc/udm-orch/client-tls
+  readOnly: true
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "udm-orch.clientTlsVolumes" -}}
+{{- if .Values.tls.enabled }}
+- name: tls
+  secret:
+    secretName: {{ required "tls.existingSecret is required when tls.enabled" .Values.tls.existingSecret }}
+    items:
+      - key: ca.crt
+        path: ca.crt
+{{- if .Values.tls.mtls }}
+- name: client-tls
+  secret:
+    secretName: {{ required "tls.clientSecret is required when tls.mtls" .Values.tls.clientSecret }}
+{{- end }}
+{{- end }}
+{{- end }}

