@@ -175,12 +175,13 @@ export function register(program: Command): void {
       const c = outcome.counters;
       process.stdout.write(
         `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
-          `(${outcome.recordsResumed} resumed), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
+          `(${outcome.recordsResumed} resumed, ${outcome.recordsErrored} with errors), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
           `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n` +
           `run card ${sealed.cardPath} (${sealed.card.status}, fingerprint ${sealed.card.fingerprint.slice(0, 12)})\n`,
       );
       if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
       if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
+      if (outcome.recordsErrored > 0) throw new UdmError(`${outcome.recordsErrored} of ${outcome.recordsTotal} records ended with errors; start again with the same --out to retry them`);
       process.exitCode = EXIT.ok;
     } catch (err) {
       await cardSession.failed();

@@ -1,6 +1,6 @@
 // udm-orch run: coordinator, agents and scorer in one process. Rerunning the same command resumes.
 import type { Command } from "commander";
-import { UsageError } from "../common/errors.js";
+import { UdmError, UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
@@ -110,10 +110,11 @@ export function register(program: Command): void {
       const o = result.outcome;
       process.stdout.write(
         (result.metrics ? formatReport(result.metrics) : "") +
-          `run ${o.runId} ${o.state}: ${o.recordsTotal} records (${o.recordsResumed} resumed) in ${o.elapsedSeconds.toFixed(1)} s; ` +
+          `run ${o.runId} ${o.state}: ${o.recordsTotal} records (${o.recordsResumed} resumed, ${o.recordsErrored} with errors) in ${o.elapsedSeconds.toFixed(1)} s; ` +
           `${o.counters.rejected} results rejected, ${o.counters.leasesExpired} leases expired, ${o.counters.backupUnits} backup units\n` +
           `wrote ${result.metricsPath}\n` +
           `run card ${result.cardPath} (fingerprint ${result.card.fingerprint.slice(0, 12)}, hash ${result.card.run_card_hash.slice(0, 12)})\n`,
       );
+      if (o.recordsErrored > 0) throw new UdmError(`${o.recordsErrored} of ${o.recordsTotal} records ended with errors (see "errors" in their result lines); rerun the same command to retry them`);
     });
 }

@@ -10,6 +10,8 @@ export interface RunOutcome {
   recordsTotal: number;
   recordsCommitted: number;
   recordsResumed: number;
+  /** Committed records whose line has errors (a question the engine failed); a rerun redoes them. */
+  recordsErrored: number;
   counters: SchedulerCounters;
   elapsedSeconds: number;
   /** Why the run failed, when it did. */

@@ -12,7 +12,8 @@ import type { AttachStream, AgentSessionInput, ServedRun } from "./grpc-service.
 import type { HealthService } from "./health.js";
 import { runEnd, statusState, type CoordinatorState } from "./lifecycle.js";
 import type { OutDirLock } from "./out-dir-lock.js";
-import { DEFAULT_PLAN_LIMITS, planUnits } from "./planner.js";
+import { DEFAULT_PLAN_LIMITS, oversizeRecords, payloadBytes, planUnits, type PlanLimits } from "./planner.js";
+import type { RecordEntry } from "./suite-index.js";
 import { givenUpLine, resultLine } from "./result-line.js";
 import type { ResultsStore } from "./results-store.js";
 import type { MethodConfig, RunManifest } from "./run-manifest.js";
@@ -56,6 +57,8 @@ export class CoordinatorRun implements ServedRun {
   private readonly memoryLog: NodeJS.Timeout;
   /** unitId -> when it was first leased, for udm_unit_duration_seconds (units in flight only). */
   private readonly firstLeased = new Map<string, number>();
+  /** Records over the unit size limit, committed as errors at start(). */
+  private readonly oversize: ReadonlyArray<{ record: RecordEntry; track: string; family: string }>;
   /** The scorer's final track metrics from the bus, as live events (cluster runs with a page). */
   private scores: ScoreFollower | undefined;
   private readonly startedAt = Date.now();
@@ -93,13 +96,20 @@ export class CoordinatorRun implements ServedRun {
       },
       onRunComplete: () => this.runComplete(),
     });
-    const units = planUnits(toPlan, { ...DEFAULT_PLAN_LIMITS, ...options.planLimits });
+    const limits: Required<PlanLimits> = { ...DEFAULT_PLAN_LIMITS, ...options.planLimits };
+    // A record too large to send is committed once with an error per question naming its size
+    // (at start()), never offered to an agent, which would refuse the message and reattach for it forever.
+    this.oversize = toPlan.flatMap((t) => [...oversizeRecords(t.records, limits)].map((record) => ({ record, track: t.track, family: t.family })));
+    if (this.oversize.length > 0) for (const t of toPlan) t.records = t.records.filter((r) => payloadBytes(r) <= limits.maxRecordBytes);
+    const units = planUnits(toPlan, limits);
     log.info(parts.manifest.resumes > 0 ? "resuming run" : "new run", {
       run_id: this.runId,
       records: index.totalRecords,
       committed: this.progress.recordsResumed,
       units: units.length,
       repaired: store.repaired.length,
+      retrying_errored: store.retrying,
+      oversize: this.oversize.length,
     });
 
     this.publisher = options.bus
@@ -144,6 +154,12 @@ export class CoordinatorRun implements ServedRun {
     this.progress.started(Date.now());
     this.scheduler.startLeaseClock();
     this.publisher?.start();
+    const { log, store, planLimits } = { ...this.parts, planLimits: { ...DEFAULT_PLAN_LIMITS, ...this.parts.options.planLimits } };
+    for (const { record, track, family } of this.oversize) {
+      const bytes = payloadBytes(record);
+      log.warn("record too large to send; committed with every question in errors", { run_id: record.runId, bytes });
+      store.append(givenUpLine(record, track, family, `record payload is ${bytes} bytes, over the limit of ${planLimits.maxRecordBytes} bytes a work unit may carry`));
+    }
     const { bus, onLiveEvent } = this.parts.options;
     if (bus && onLiveEvent) this.scores = followScores(bus, this.runId, (e) => this.liveEvent(e), this.parts.log);
     this.progress.announceResumed(Date.now());
@@ -219,6 +235,7 @@ export class CoordinatorRun implements ServedRun {
       recordsTotal: progress.recordsTotal,
       recordsCommitted: progress.recordsCommitted,
       recordsResumed: progress.recordsResumed,
+      recordsErrored: this.parts.store.erroredCount,
       counters: { ...this.scheduler.counters, rejectedByReason: { ...this.scheduler.counters.rejectedByReason } },
       elapsedSeconds: (Date.now() - this.startedAt) / 1000,
       ...(this.fatal ? { error: this.fatal.message } : {}),

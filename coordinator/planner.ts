@@ -1,6 +1,7 @@
 // Cuts the records in scope into work units: one whole group (metadata.group_id), or several small
-// groups of one track; a group is never split, so the chunks of a reranking query share an agent
-// and its prefix cache. Units come out longest first, a track's units together.
+// groups of one track; a group is split only when its payload is over maxGroupBytes (otherwise the
+// chunks of a reranking query share an agent and its prefix cache). Units come out longest first,
+// a track's units together. Records over maxRecordBytes are never sent (see oversizeRecords).
 import type { RecordEntry } from "./suite-index.js";
 
 export interface PlannedUnit {
@@ -25,9 +26,25 @@ export interface PlanLimits {
    * 4 MiB receive limit unless one group alone is bigger.
    */
   maxPayloadBytes: number;
+  /**
+   * A group with more payload than this is cut into units by bytes (default 16 MiB): sent whole, a
+   * huge group made a message no agent would take (issue 14).
+   */
+  maxGroupBytes?: number;
+  /** A record with more payload than this is never sent; it is committed with an error per question (default 128 MiB, under the agent's 256 MiB receive limit). */
+  maxRecordBytes?: number;
 }
 
-export const DEFAULT_PLAN_LIMITS: PlanLimits = { maxRecords: 64, maxQuestions: 512, maxPayloadBytes: 1 << 20 };
+export const DEFAULT_PLAN_LIMITS: Required<PlanLimits> = { maxRecords: 64, maxQuestions: 512, maxPayloadBytes: 1 << 20, maxGroupBytes: 16 << 20, maxRecordBytes: 128 << 20 };
+
+export function payloadBytes(r: RecordEntry): number {
+  return r.stateBytes + r.questionsBytes;
+}
+
+/** Records too large to send: the coordinator commits them with an error naming their size instead. */
+export function oversizeRecords(records: readonly RecordEntry[], limits: Pick<PlanLimits, "maxRecordBytes">): Set<RecordEntry> {
+  return new Set(records.filter((r) => payloadBytes(r) > (limits.maxRecordBytes ?? DEFAULT_PLAN_LIMITS.maxRecordBytes)));
+}
 
 /** Tokens (roughly bytes) an engine reads per question beyond its text: the label read itself. */
 const PER_QUESTION_COST = 16;
@@ -78,6 +95,7 @@ function unitsOfTrack(t: TrackToPlan, limits: PlanLimits): PlannedUnit[] {
     g.bytes += r.stateBytes + r.questionsBytes;
   }
   const units: PlannedUnit[] = [];
+  const pieces = [...groups.values()].flatMap((g) => (g.bytes > (limits.maxGroupBytes ?? DEFAULT_PLAN_LIMITS.maxGroupBytes) && g.records.length > 1 ? cutGroup(g, limits.maxGroupBytes ?? DEFAULT_PLAN_LIMITS.maxGroupBytes) : [g]));
   let open: Group[] = [];
   const close = () => {
     if (open.length === 0) return;
@@ -96,7 +114,7 @@ function unitsOfTrack(t: TrackToPlan, limits: PlanLimits): PlannedUnit[] {
   let recs = 0;
   let qs = 0;
   let bytes = 0;
-  for (const g of groups.values()) {
+  for (const g of pieces) {
     const fits =
       recs + g.records.length <= limits.maxRecords &&
       qs + g.questions <= limits.maxQuestions &&
@@ -112,6 +130,21 @@ function unitsOfTrack(t: TrackToPlan, limits: PlanLimits): PlannedUnit[] {
   }
   close();
   return units;
+}
+
+/** Pieces of one group of at most `maxBytes` payload each (a single record beyond it alone), in file order. */
+function cutGroup(g: Group, maxBytes: number): Group[] {
+  const out: Group[] = [];
+  let cur: Group | undefined;
+  for (const r of g.records) {
+    const b = payloadBytes(r);
+    if (!cur || cur.bytes + b > maxBytes) out.push((cur = { id: g.id, records: [], cost: 0, questions: 0, bytes: 0 }));
+    cur.records.push(r);
+    cur.cost += recordCost(r);
+    cur.questions += r.questionCount;
+    cur.bytes += b;
+  }
+  return out;
 }
 
 function compareIds(a: string, b: string): number {

@@ -32,6 +32,8 @@ interface TrackFileState {
 
 export class ResultsStore {
   private readonly committed = new Set<string>();
+  /** Committed records whose latest line has errors (issue 14: counted, and redone by the next start). */
+  private readonly errored = new Set<string>();
   private readonly waiting = new Set<string>();
   private readonly files = new Map<string, TrackFileState>();
   /** The log of every track file, by path: those found at open, then those written. */
@@ -51,7 +53,11 @@ export class ResultsStore {
     mkdirSync(options.outDir, { recursive: true });
     for (const file of trackFilesUnder(options.outDir)) {
       const { log, torn } = await AppendLog.open(file, {
-        onLine: (value, line) => store.committed.add(parseResultLine(file, line, value, "not a results line: ").run_id),
+        onLine: (value, line) => {
+          const parsed = parseResultLine(file, line, value, "not a results line: ");
+          store.committed.add(parsed.run_id);
+          store.noteErrors(parsed.run_id, parsed.errors);
+        },
       });
       store.logs.set(file, log);
       if (torn) {
@@ -59,7 +65,25 @@ export class ResultsStore {
         options.logger?.warn("torn last line cut off (crash mid-write?); its record will be redone", { file, line: torn.line, bytes_dropped: torn.bytesDropped });
       }
     }
+    // A record whose latest line has errors is not done: this start redoes it, and its new line
+    // supersedes the old one (the results format: the later line of a run_id wins).
+    for (const runId of store.errored) store.committed.delete(runId);
+    store.retrying = store.errored.size;
+    store.errored.clear();
     return store;
+  }
+
+  /** Records whose latest line had errors when the store was opened (redone by this start). */
+  retrying = 0;
+
+  /** Committed records whose latest line has errors. */
+  get erroredCount(): number {
+    return this.errored.size;
+  }
+
+  private noteErrors(runId: string, errors: Readonly<Record<string, unknown>> | undefined): void {
+    if (errors && Object.keys(errors).length > 0) this.errored.add(runId);
+    else this.errored.delete(runId);
   }
 
   /** Committed (fsynced) or waiting to be: a second line for this run_id would be a duplicate. */
@@ -133,6 +157,7 @@ export class ResultsStore {
       for (const l of lines) {
         this.waiting.delete(l.run_id);
         this.committed.add(l.run_id);
+        this.noteErrors(l.run_id, l.errors);
       }
       for (const l of lines) this.options.onCommitted?.(l);
     }

@@ -84,10 +84,21 @@ describe("a hung engine", () => {
     const first = r.stderr.split("\n").filter((l) => /a request got no answer within 200 ms/.test(l));
     expect(first).toHaveLength(1);
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    // Every record was answered (with errors) exactly once.
+    // Every record was answered (with errors) exactly once; the last line and the exit status say so (case 3).
     const ids = resultRunIds(out);
     expect(ids.length).toBeGreaterThan(0);
     expect(new Set(ids).size).toBe(ids.length);
+    expect(r.stdout).toMatch(new RegExp(`\\(0 resumed, ${ids.length} with errors\\)`));
+    expect(r.stderr).toMatch(new RegExp(`${ids.length} of ${ids.length} records ended with errors .*rerun the same command to retry them`));
+    expect(r.code).toBe(1);
+
+    // The same command against a healthy engine retries every one of them: a new line each, exit 0.
+    const again = await cli(["run", "--suite", suite, "--out", out, "--sim", "1"]);
+    expect(again.stdout).toMatch(/\(0 resumed, 0 with errors\)/);
+    expect(again.code).toBe(0);
+    const after = resultRunIds(out);
+    expect(after).toHaveLength(2 * ids.length);
+    expect(new Set(after)).toEqual(new Set(ids));
   }, 120_000);
 
   it("EngineTimeouts: the first timeout at once, then at most one line a minute with the count", () => {
