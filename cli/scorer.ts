@@ -59,7 +59,7 @@ export function register(program: Command): void {
     if (metricsServer) process.stdout.write(`scorer: metrics on ${metricsServer.url}/metrics\n`);
     let bus: Awaited<ReturnType<typeof openBus>>;
     try {
-      bus = await openBus(flags, { logger: createLogger("bus") });
+      bus = await openBusWhenUp(flags, log);
     } catch (err) {
       await metricsServer?.close();
       throw err;
@@ -105,4 +105,27 @@ export function register(program: Command): void {
       await metricsServer?.close();
     }
   });
+}
+
+/**
+ * A scorer started while NATS is down (restarting, not yet up) waits for it, as a running scorer
+ * does through an outage; refused credentials, a bad URL or a server without JetStream still fail
+ * at once.
+ */
+async function openBusWhenUp(flags: ScorerFlags, log: ReturnType<typeof createLogger>): Promise<Awaited<ReturnType<typeof openBus>>> {
+  let delayMs = 250;
+  let said = false;
+  for (;;) {
+    try {
+      const bus = await openBus(flags, { logger: createLogger("bus") });
+      if (said) log.info("NATS reachable: connected");
+      return bus;
+    } catch (err) {
+      if (!/connection refused|ECONNREFUSED|CONNECTION_REFUSED|timeout/i.test((err as Error).message)) throw err;
+      if (!said) log.warn("NATS unreachable; waiting for it (SIGTERM stops)", { error: (err as Error).message });
+      said = true;
+      await new Promise((r) => setTimeout(r, delayMs));
+      delayMs = Math.min(delayMs * 2, 5_000);
+    }
+  }
 }

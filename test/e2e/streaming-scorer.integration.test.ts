@@ -209,6 +209,22 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
     expect(metricsJson(out)).toEqual(await scoreOf(results));
   }, 180_000);
 
+  it("a scorer started while nats-server is down waits for it, then scores the run", async () => {
+    const results = join(root, "order");
+    const runId = ((await watcher.listStatuses()).find((x) => x.state === "complete") as { runId: string }).runId;
+    const out = join(root, "late-nats-scorer");
+    await server.halt();
+    let s: CliProcess;
+    try {
+      s = scorer(out, runId);
+      await s.waitFor(/NATS unreachable; waiting for it/, 30_000);
+    } finally {
+      await server.start();
+    }
+    expect((await s.exited).code, s.output()).toBe(0);
+    expect(metricsJson(out)).toEqual(await scoreOf(results));
+  }, 120_000);
+
   it("a result published twice (another message id, past the duplicate window) is counted once", async () => {
     // The lines of the first test's run, published for a run of our own, 25 of them twice.
     const results = join(root, "order");
