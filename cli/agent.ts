@@ -42,7 +42,11 @@ interface AgentFlags {
   retries?: string;
   engineReadyTimeoutMs?: string;
   maxMessageMb?: string;
+  drainTimeoutMs?: string;
 }
+
+/** How long a signalled agent finishes its units before it stops anyway. */
+const DEFAULT_SIGNAL_DRAIN_MS = 5_000;
 
 function coordinatorAddress(value: string): string {
   if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(value)) throw new UsageError(`--coordinator must be HOST:PORT, got ${JSON.stringify(value)}`);
@@ -98,6 +102,7 @@ export function register(program: Command): void {
     .addOption(opt("--retries <n>", `retries of a failed engine request before the question is reported as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
     .addOption(opt("--engine-ready-timeout-ms <ms>", "report an engine that is not ready after this long (the agent keeps trying; default 60000)"))
     .addOption(opt("--max-message-mb <mb>", "largest work unit accepted from the coordinator, in MiB (default 256)"))
+    .addOption(opt("--drain-timeout-ms <ms>", `after SIGTERM, how long to finish the units in hand before stopping anyway; what is unfinished goes back to the coordinator (default ${DEFAULT_SIGNAL_DRAIN_MS})`))
     .addOption(opt("--metrics <host:port>", `serve Prometheus metrics on /metrics (off by default; deployments pass e.g. ${AGENT_METRICS_EXAMPLE})`, "off"))
     .action(async (flags: AgentFlags) => {
       const metricsListen = parseMetricsListen(flags.metrics);
@@ -120,6 +125,7 @@ export function register(program: Command): void {
       const retries = intArg("retries", flags.retries, 0) ?? DEFAULT_RETRY_POLICY.retries;
       const engineReadyWarnMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const maxMessageMb = intArg("max-message-mb", flags.maxMessageMb, 4, 2047);
+      const drainTimeoutMs = intArg("drain-timeout-ms", flags.drainTimeoutMs, 0) ?? DEFAULT_SIGNAL_DRAIN_MS;
 
       const logger = createLogger("udm-orch");
       // A template names no model until --model or the run's Welcome does; then the engine is started with it.
@@ -194,8 +200,14 @@ export function register(program: Command): void {
       const onSignal = (signal: NodeJS.Signals) => {
         signals++;
         if (signals === 1 || signal === "SIGTERM") {
-          logger.info(`${signal}: draining (finishing the units in hand); SIGINT again to stop now`);
+          if (signals > 1) return;
+          logger.info(`${signal}: draining (finishing the units in hand, at most ${drainTimeoutMs} ms); SIGINT again to stop now`);
           void handle.drain();
+          // An engine that hangs must not hold the agent for minutes (request timeout x retries).
+          setTimeout(() => {
+            logger.warn(`drain not finished within ${drainTimeoutMs} ms (--drain-timeout-ms): stopping; units in hand go back to the coordinator`);
+            handle.stop();
+          }, drainTimeoutMs).unref();
         } else {
           logger.warn(`${signal}: stopping now; units in hand go back to the coordinator`);
           handle.stop();

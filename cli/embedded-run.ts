@@ -29,6 +29,9 @@ import type { MethodClass, RunCard } from "../card/run-card.js";
 import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
 
+/** After SIGTERM/SIGINT, how long the embedded agents finish their units before they stop anyway. */
+const SIGNAL_DRAIN_MS = 5_000;
+
 export interface EmbeddedRunOptions {
   suiteDir: string;
   outDir: string;
@@ -127,6 +130,11 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     interrupted = signal;
     log.warn(`${signal}: draining; committed results are kept, rerun the same command to resume`);
     void coordinator?.drain();
+    // Agents behind a hung engine would hold the drain for request timeout x retries: after a few
+    // seconds they stop, and what they held stays uncommitted for the rerun.
+    setTimeout(() => {
+      for (const a of agents) a.stop();
+    }, SIGNAL_DRAIN_MS).unref();
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
