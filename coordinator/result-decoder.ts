@@ -152,7 +152,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
     skipped: [],
     errors: {},
     promptTokens: 0,
-    cachedTokens: 0,
+    cachedTokens: null,
     completionTokens: 0,
     requests: 0,
     latencyMs: 0,

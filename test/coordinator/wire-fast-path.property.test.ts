@@ -35,7 +35,7 @@ const result: fc.Arbitrary<RecordResult> = fc.record({
   probs: fc.dictionary(key, fc.record({ p: fc.dictionary(key, num, { maxKeys: 5 }) }), { maxKeys: 4 }),
   skipped: fc.array(key, { maxLength: 3 }),
   errors: fc.dictionary(key, key, { maxKeys: 3 }),
-  usage: fc.record({ prompt_tokens: fc.nat(), cached_tokens: fc.nat(), completion_tokens: fc.nat(), requests: fc.nat() }),
+  usage: fc.record({ prompt_tokens: fc.nat(), cached_tokens: fc.option(fc.nat(), { nil: undefined }), completion_tokens: fc.nat(), requests: fc.nat() }, { requiredKeys: ["prompt_tokens", "completion_tokens", "requests"] }),
   latency_ms: num,
   payload_sha256: key,
   answered_by: fc.dictionary(key, key, { maxKeys: 3 }),
