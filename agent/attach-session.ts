@@ -10,7 +10,7 @@ import type { EngineLoad } from "./engine-load.js";
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./stream-writer.js";
-import { failedAnswer, fromWire, toWire, welcomeFromWire, type AssignedUnit, type RunWelcome, type UnreadablePayload } from "./wire.js";
+import { failedAnswer, fromWire, toCompactWire, toWire, welcomeFromWire, type AssignedUnit, type RunWelcome, type UnreadablePayload } from "./wire.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
 import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
@@ -56,6 +56,10 @@ export type SessionEnd =
   | { kind: "stopped" };
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
+/** Results go out together (one ResultBatch): at this many, ... */
+const BATCH_RESULTS = 64;
+/** ... or this long after the first of them waited, or when their unit is done. */
+const BATCH_MS = 50;
 /** How long a drained session waits for the coordinator to close its side before cancelling. */
 const CLOSE_GRACE_MS = 5_000;
 
@@ -87,6 +91,10 @@ export class AttachSession {
   private unsubscribeProbe: () => void = () => {};
   /** Set once the units in hand are sent and our side is closed. */
   private pendingDrainReason: string | undefined;
+  /** Results waiting to go out in the next ResultBatch, with who waits for them to be written. */
+  private batch: RecordResult[] = [];
+  private batchSent: Array<(sent: boolean) => void> = [];
+  private batchTimer: NodeJS.Timeout | undefined;
   welcome: RunWelcome | undefined;
 
   constructor(client: CoordinatorClient, private readonly o: SessionOptions) {
@@ -257,6 +265,7 @@ export class AttachSession {
     }
     held.cancelled = true;
     this.o.stats.unitsCancelled++;
+    this.dropResults(unitId);
     held.abort.abort(new Error(`unit ${unitId} cancelled by the coordinator`));
   }
 
@@ -287,6 +296,8 @@ export class AttachSession {
     }
     await Promise.all(pending);
     if (signal.aborted) return;
+    // The unit's results go before its UnitDone, which releases its lease.
+    void this.flushResults();
     if (await this.send({ unit_done: { unit_id: unit.unitId } })) this.o.stats.unitsDone++;
   }
 
@@ -306,7 +317,7 @@ export class AttachSession {
     if (signal.aborted) return;
     let result: RecordResult;
     try {
-      result = toWire(unitId, record, answer);
+      result = toCompactWire(unitId, record, answer);
     } catch (err) {
       // An answer not of the RecordAnswer shape (a method bug) is recorded, not allowed to crash the agent.
       this.o.stats.recordFailures++;
@@ -322,7 +333,47 @@ export class AttachSession {
     }
     if (signal.aborted) return;
     this.o.stats.recordsAnswered++;
-    if (await this.send({ result })) this.o.stats.resultsSent++;
+    // Not awaited: the record's slot is free once it is answered; the batch goes out by itself.
+    void this.sendResult(result).then((sent) => {
+      if (sent) this.o.stats.resultsSent++;
+    });
+  }
+
+  /** Queues a result for the next ResultBatch; resolves once that batch is written (false: the stream closed). */
+  private sendResult(result: RecordResult): Promise<boolean> {
+    if (this.finished) return Promise.resolve(false);
+    this.batch.push(result);
+    const sent = new Promise<boolean>((resolve) => this.batchSent.push(resolve));
+    if (this.batch.length >= BATCH_RESULTS) void this.flushResults();
+    else this.batchTimer ??= setTimeout(() => void this.flushResults(), BATCH_MS);
+    return sent;
+  }
+
+  /** Sends the waiting results as one ResultBatch (in stream order, before whatever is sent next). */
+  private flushResults(): Promise<boolean> {
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    if (this.batch.length === 0) return Promise.resolve(true);
+    const results = this.batch;
+    const waiting = this.batchSent;
+    this.batch = [];
+    this.batchSent = [];
+    const written = this.send({ results: { results } });
+    void written.then((ok) => {
+      for (const w of waiting) w(ok);
+    });
+    return written;
+  }
+
+  /** A cancelled unit's results still waiting are not sent: the coordinator took its records back. */
+  private dropResults(unitId: string): void {
+    const keep: number[] = [];
+    for (let i = 0; i < this.batch.length; i++) if (this.batch[i]!.unit_id !== unitId) keep.push(i);
+    if (keep.length === this.batch.length) return;
+    const dropped = this.batchSent.filter((_, i) => !keep.includes(i));
+    this.batch = keep.map((i) => this.batch[i]!);
+    this.batchSent = keep.map((i) => this.batchSent[i]!);
+    for (const w of dropped) w(false);
   }
 
   private async sendUnreadable(unitId: string, record: UnreadablePayload, signal: AbortSignal): Promise<void> {
@@ -330,7 +381,9 @@ export class AttachSession {
     this.o.logger.warn("unreadable payload", { error: record.error.message });
     if (signal.aborted) return;
     const answer = failedAnswer(record.questionKeys, `agent: ${record.error.message}`, 0);
-    if (await this.send({ result: toWire(unitId, record, answer) })) this.o.stats.resultsSent++;
+    void this.sendResult(toWire(unitId, record, answer)).then((sent) => {
+      if (sent) this.o.stats.resultsSent++;
+    });
   }
 
   private engineLost(runId: string): void {
@@ -390,6 +443,7 @@ export class AttachSession {
       await Promise.all([...this.held.values()].map((h) => h.task));
     }
     if (this.finished) return;
+    void this.flushResults();
     await this.writer.end();
     // Wait for the coordinator to close its side, so nothing we wrote is cut off by a cancel.
     const grace = setTimeout(() => this.stop({ kind: "drained", reason }), CLOSE_GRACE_MS);
@@ -421,6 +475,10 @@ export class AttachSession {
     this.finished = true;
     this.o.stats.unitsDropped += [...this.held.values()].filter((h) => !h.cancelled).length;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.batchTimer) clearTimeout(this.batchTimer);
+    for (const w of this.batchSent) w(false);
+    this.batch = [];
+    this.batchSent = [];
     this.unsubscribeProbe();
     this.writer.close();
     this.sessionAbort.abort(new Error(`session ended: ${end.kind}`));

@@ -143,6 +143,46 @@ export function toWire(unitId: string, record: Pick<RecordPayload, "runId" | "pa
   };
 }
 
+/** A question's option keys in criteria order, as the coordinator reads them: noul is true, false. */
+function optionKeys(q: RecordPayload["questions"][string]): readonly string[] {
+  return q.type === "noul" ? NOUL_OPTIONS : Object.keys(q.criteria);
+}
+const NOUL_OPTIONS = ["true", "false"] as const;
+
+/**
+ * RecordAnswer -> RecordResult with its probabilities in the compact form (prob_questions and
+ * prob_values, over each question's option keys in the criteria order of questions_json): no map
+ * entries for either side to build and decode. A distribution whose keys are not exactly the
+ * question's options cannot be written so; the result then goes in the map form, for the
+ * coordinator to reject with its reason.
+ */
+export function toCompactWire(unitId: string, record: Pick<RecordPayload, "runId" | "payloadSha256" | "questions">, answer: RecordAnswer): RecordResult {
+  const questions: string[] = [];
+  const values: number[] = [];
+  for (const key in answer.probs) {
+    const dist = answer.probs[key];
+    const q = Object.hasOwn(record.questions, key) ? record.questions[key] : undefined;
+    if (!q || dist === null || typeof dist !== "object") return toWire(unitId, record, answer);
+    const options = optionKeys(q);
+    let n = 0;
+    for (const o in dist) {
+      if (!Object.hasOwn(dist, o)) continue;
+      n++;
+    }
+    if (n !== options.length) return toWire(unitId, record, answer);
+    for (const o of options) {
+      const p = Object.hasOwn(dist, o) ? dist[o] : undefined;
+      if (typeof p !== "number") return toWire(unitId, record, answer);
+      values.push(p);
+    }
+    questions.push(key);
+  }
+  const wire = toWire(unitId, record, { ...answer, probs: {} });
+  wire.prob_questions = questions;
+  wire.prob_values = values;
+  return wire;
+}
+
 /**
  * The answer for a record that got no answer from the method: every question carries the error,
  * so the failure is recorded as data (STYLE.md 5) and the record is not silently lost.

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
+import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
 import { sampleProcess, type ProcSample } from "./proc-sample.js";
 import { arg, optionalArg } from "./bench-args.js";
@@ -43,17 +44,22 @@ function runAgent(address: string, id: string, stats: { units: number; records: 
         const u = msg.unit;
         stats.units++;
         let bytes = 0;
+        // One ResultBatch per unit, each distribution in the compact form (as agents send them).
+        const results: RecordResult[] = [];
         for (const p of u.records) {
           bytes += p.state_json.length + p.questions_json.length;
           const qs = JSON.parse(p.questions_json) as Record<string, { type: string; criteria: Record<string, string> }>;
-          const probs: Record<string, { p: Record<string, number> }> = {};
+          const questions: string[] = [];
+          const values: number[] = [];
           for (const [k, q] of Object.entries(qs)) {
-            const keys = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
-            probs[k] = { p: Object.fromEntries(keys.map((o) => [o, 1 / keys.length])) };
+            const n = q.type === "noul" ? 2 : Object.keys(q.criteria).length;
+            questions.push(k);
+            for (let i = 0; i < n; i++) values.push(1 / n);
           }
-          send({ result: { unit_id: u.unit_id, run_id: p.run_id, probs, payload_sha256: p.payload_sha256, latency_ms: 0 } });
+          results.push({ unit_id: u.unit_id, run_id: p.run_id, prob_questions: questions, prob_values: values, payload_sha256: p.payload_sha256, latency_ms: 0 });
           stats.records++;
         }
+        send({ results: { results } });
         stats.maxUnitBytes = Math.max(stats.maxUnitBytes, bytes);
         send({ unit_done: { unit_id: u.unit_id } });
         send({ credit: { units: 1 } });

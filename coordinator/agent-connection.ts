@@ -6,18 +6,21 @@ import type { AgentLink } from "./scheduler.js";
 import type { PlannedUnit } from "./planner.js";
 import type { RecordEntry } from "./suite-index.js";
 import { cancelToWire, drainToWire } from "./wire.js";
+import type { EncodedMessage } from "./work-unit-encoder.js";
+
+type Outbound = CoordinatorMessage | EncodedMessage;
 
 /** What is used of a grpc-js ServerDuplexStream (any object-mode Writable fits). */
 export interface OutboundStream {
-  write(msg: CoordinatorMessage): boolean;
+  write(msg: Outbound): boolean;
   once(event: "drain", listener: () => void): unknown;
   end(): unknown;
   emit(event: "error", err: { code: number; details: string }): unknown;
 }
 
 export interface AgentConnectionOptions {
-  /** Builds the WorkUnit message (reads the payloads). */
-  unitMessage: (unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean) => CoordinatorMessage;
+  /** Builds the WorkUnit message (reads the payloads), possibly already encoded. */
+  unitMessage: (unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean) => Outbound;
   /** The stream can take more: the scheduler may hand out units again. */
   onWritable: () => void;
 }
@@ -26,7 +29,7 @@ export class AgentConnection implements AgentLink {
   private blocked = false;
   private ended = false;
   private drained = false;
-  private outbox: CoordinatorMessage[] = [];
+  private outbox: Outbound[] = [];
 
   constructor(
     /** Unique per connection. */
@@ -41,7 +44,7 @@ export class AgentConnection implements AgentLink {
   }
 
   /** Writes now, or queues behind earlier messages while the stream is blocked. */
-  send(msg: CoordinatorMessage): void {
+  send(msg: Outbound): void {
     if (this.ended) return;
     if (this.blocked) {
       this.outbox.push(msg);

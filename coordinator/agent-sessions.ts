@@ -9,7 +9,8 @@ import type { PayloadSpill } from "./payload-spill.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
 import type { MethodConfig } from "./run-manifest.js";
 import type { Scheduler } from "./scheduler.js";
-import { unitToWire, welcomeToWire, type AgentEvent } from "./wire.js";
+import { welcomeToWire, type AgentEvent } from "./wire.js";
+import { encodeWorkUnit } from "./work-unit-encoder.js";
 
 export interface AgentSessionsOptions {
   scheduler: Scheduler;
@@ -93,7 +94,7 @@ export class AgentSessions {
     const conn = new AgentConnection(`${info.agentId}#${++this.seq}`, info.agentId, stream, {
       unitMessage: (unit, records, backup) => {
         o.publishEvent({ type: "unit_leased", at: now(), unitId: unit.unitId, track: unit.track, agentId: info.agentId, records: records.length, ...(backup ? { backup } : {}) });
-        return unitToWire(unit, records, backup, o.leaseMs, o.spill);
+        return encodeWorkUnit(unit, records, backup, o.leaseMs, o.spill);
       },
       onWritable: () => o.scheduler.pump(),
     });
@@ -118,6 +119,9 @@ export class AgentSessions {
         break;
       case "result":
         scheduler.result(key, event.result);
+        break;
+      case "results":
+        for (const result of event.results) scheduler.result(key, result);
         break;
       case "unitDone":
         scheduler.unitDone(key, event.unitId);

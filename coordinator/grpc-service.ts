@@ -11,9 +11,11 @@ import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
 import { startingStatus, type RunStatus } from "./run-status.js";
-import { agentEventFromWire, runStatusToWire, type AgentEvent } from "./wire.js";
+import { agentEventFromBytes, runStatusToWire, type AgentEvent } from "./wire.js";
+import type { EncodedMessage } from "./work-unit-encoder.js";
 
-export type AttachStream = grpc.ServerDuplexStream<AgentMessage__Output, CoordinatorMessage>;
+/** Agent messages arrive as domain events (decoded in the deserializer); bytes already encoded are sent as they are. */
+export type AttachStream = grpc.ServerDuplexStream<AgentEvent, CoordinatorMessage | EncodedMessage>;
 
 /** One agent's stream as the run handles it. */
 export interface AgentSessionInput {
@@ -39,7 +41,21 @@ export class CoordinatorService {
   }
 
   addTo(server: grpc.Server, proto: ProtoGrpcType): void {
-    server.addService(proto.udm.v1.Coordinator.service, {
+    const service = proto.udm.v1.Coordinator.service;
+    const attach = service.Attach;
+    const decode = attach.requestDeserialize as (buf: Buffer) => AgentMessage__Output;
+    const encode = attach.responseSerialize as (m: CoordinatorMessage) => Buffer;
+    // The hot messages skip the generic codec: results are decoded straight into domain events,
+    // work units come already encoded (work-unit-encoder.ts).
+    const definition = {
+      ...service,
+      Attach: {
+        ...attach,
+        requestDeserialize: (buf: Buffer) => agentEventFromBytes(buf, decode),
+        responseSerialize: (m: CoordinatorMessage | EncodedMessage) => (Buffer.isBuffer(m) ? m : encode(m)),
+      },
+    } as unknown as grpc.ServiceDefinition;
+    server.addService(definition, {
       Attach: (call: AttachStream) => this.attach(call),
       Status: (call: grpc.ServerUnaryCall<StatusRequest__Output, RunStatus__Output>, cb: grpc.sendUnaryData<RunStatus__Output>) => {
         try {
@@ -66,9 +82,9 @@ export class CoordinatorService {
       call.emit("error", grpcStatusOf(err));
       return;
     }
-    call.on("data", (msg: AgentMessage__Output) => {
+    call.on("data", (event: AgentEvent) => {
       try {
-        session.receive(agentEventFromWire(msg));
+        session.receive(event);
       } catch (err) {
         if (err instanceof Refusal) call.emit("error", grpcStatusOf(err));
         else this.options.onFailure(err as Error);

@@ -5,6 +5,12 @@ export interface IncomingResult {
   runId: string;
   /** question key -> option key -> probability, as sent. */
   probs: Record<string, Record<string, number>>;
+  /**
+   * The compact form (RecordResult.prob_questions / prob_values): questions answered with
+   * probabilities and their values one after another, each over the question's option keys in the
+   * record's criteria order. Absent when the agent sent only the map form.
+   */
+  compactProbs?: { questions: string[]; values: number[] };
   skipped: string[];
   errors: Record<string, string>;
   promptTokens: number;

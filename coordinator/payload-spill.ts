@@ -50,6 +50,33 @@ export class PayloadSpill {
     };
   }
 
+  /**
+   * Reads a payload's bytes as stored (UTF-8) into `target`: its state at `stateAt`, its questions at
+   * `questionsAt`. The WorkUnit encoder passes them through without decoding them to strings.
+   */
+  readInto(slot: SpillSlot, target: Buffer, stateAt: number, questionsAt: number): void {
+    this.flush();
+    this.readFully(slot.offset, target, stateAt, slot.stateBytes);
+    this.readFully(slot.offset + slot.stateBytes, target, questionsAt, slot.questionsBytes);
+  }
+
+  /** `length` stored bytes from `offset` (the payloads of several records stored one after another). */
+  readRange(offset: number, length: number): Buffer {
+    this.flush();
+    const buf = Buffer.allocUnsafe(length);
+    this.readFully(offset, buf, 0, length);
+    return buf;
+  }
+
+  private readFully(position: number, target: Buffer, at: number, length: number): void {
+    let got = 0;
+    while (got < length) {
+      const n = readSync(this.fd, target, at + got, length - got, position + got);
+      if (n === 0) throw new Error(`payload spill ${this.path} is shorter than expected (offset ${position})`);
+      got += n;
+    }
+  }
+
   /** Bytes written so far. */
   get bytes(): number {
     return this.size + this.pendingBytes;

@@ -139,27 +139,43 @@ export class ResultsStore {
     return this.flushing;
   }
 
+  /**
+   * Group commit: every track file with waiting lines is written, then all are fsynced at once, and
+   * their lines count as committed together (one fsync per file per flush, run side by side).
+   */
   private async writeWaiting(): Promise<void> {
     if (this.failure) throw this.failure;
+    const batch: Array<{ f: TrackFileState; lines: StoredResultLine[] }> = [];
     for (const f of this.files.values()) {
       if (f.waiting.length === 0) continue;
       const lines = f.waiting;
       f.waiting = [];
       this.waitingCount -= lines.length;
-      try {
-        for (const l of lines) f.log.append(JSON.stringify(l));
-        await f.log.flush();
-      } catch (err) {
-        this.failure = new Error(`cannot write results to ${f.log.path}: ${(err as Error).message}`, { cause: err });
-        this.options.onError?.(this.failure);
-        throw this.failure;
+      for (const l of lines) f.log.append(JSON.stringify(l));
+      batch.push({ f, lines });
+    }
+    const outcomes = await Promise.allSettled(batch.map(({ f }) => f.log.flush()));
+    let failed: { f: TrackFileState; err: unknown } | undefined;
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = outcomes[i]!;
+      if (outcome.status === "rejected") {
+        failed ??= { f: batch[i]!.f, err: outcome.reason };
+        continue;
       }
-      for (const l of lines) {
+      for (const l of batch[i]!.lines) {
         this.waiting.delete(l.run_id);
         this.committed.add(l.run_id);
         this.noteErrors(l.run_id, l.errors);
       }
-      for (const l of lines) this.options.onCommitted?.(l);
+    }
+    // Lines whose fsync succeeded are committed even when another file's failed.
+    for (let i = 0; i < batch.length; i++) {
+      if (outcomes[i]!.status === "fulfilled") for (const l of batch[i]!.lines) this.options.onCommitted?.(l);
+    }
+    if (failed) {
+      this.failure = new Error(`cannot write results to ${failed.f.log.path}: ${(failed.err as Error).message}`, { cause: failed.err });
+      this.options.onError?.(this.failure);
+      throw this.failure;
     }
   }
 

@@ -22,7 +22,8 @@ export type HostToWorker = { type: "drain" } | { type: "close" } | { type: "stat
 
 export type WorkerToHost =
   | { type: "listening"; address: string; port: number; runId: string; outDir: string }
-  | { type: "committed"; line: StoredResultLine; track: string }
+  /** Lines committed together (one results-store flush), in commit order: one message, not one per line. */
+  | { type: "committed"; lines: Array<{ line: StoredResultLine; track: string }> }
   | { type: "trackComplete"; track: string; family: string }
   | { type: "liveEvent"; event: LiveEvent }
   | { type: "status"; requestId: number; status: RunStatus }

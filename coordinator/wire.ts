@@ -6,6 +6,7 @@ import type { RecordResult__Output } from "../proto/generated/udm/v1/RecordResul
 import type { Hello__Output } from "../proto/generated/udm/v1/Hello.js";
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import type { IncomingResult } from "./incoming-result.js";
+import { decodeResults } from "./result-decoder.js";
 import type { PlannedUnit } from "./planner.js";
 import type { PayloadSpill } from "./payload-spill.js";
 import type { RecordEntry } from "./suite-index.js";
@@ -25,6 +26,8 @@ export type AgentEvent =
   | { kind: "hello"; info: AgentInfo; ready: boolean }
   | { kind: "credit"; units: number }
   | { kind: "result"; result: IncomingResult }
+  /** A ResultBatch: each result is handled as if it came alone, in order. */
+  | { kind: "results"; results: IncomingResult[] }
   | { kind: "unitDone"; unitId: string }
   | { kind: "heartbeat"; heartbeat: AgentHeartbeat }
   /** A message of no kind this coordinator knows, or without its body: ignored once attached. */
@@ -41,6 +44,8 @@ export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
       return { kind: "credit", units: msg.credit?.units ?? 0 };
     case "result":
       return msg.result ? { kind: "result", result: resultFromWire(msg.result) } : OTHER;
+    case "results":
+      return msg.results ? { kind: "results", results: msg.results.results.map(resultFromWire) } : OTHER;
     case "unit_done":
       return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id } : OTHER;
     case "heartbeat":
@@ -60,10 +65,23 @@ export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
   }
 }
 
+/**
+ * The domain event of an Attach message's bytes: results decoded straight from the bytes
+ * (result-decoder.ts), every other kind by the generic decoder (`decode`, the proto-loader one).
+ */
+export function agentEventFromBytes(buf: Buffer, decode: (buf: Buffer) => AgentMessage__Output): AgentEvent {
+  const results = decodeResults(buf);
+  if (results === undefined) return agentEventFromWire(decode(buf));
+  return results.length === 1 ? { kind: "result", result: results[0]! } : { kind: "results", results };
+}
+
 export function resultFromWire(r: RecordResult__Output): IncomingResult {
   const probs: Record<string, Record<string, number>> = {};
   for (const [q, dist] of Object.entries(r.probs ?? {})) probs[q] = { ...(dist?.p ?? {}) };
+  const questions = r.prob_questions ?? [];
+  const values = r.prob_values ?? [];
   return {
+    ...(questions.length > 0 || values.length > 0 ? { compactProbs: { questions: [...questions], values: [...values] } } : {}),
     unitId: r.unit_id,
     runId: r.run_id,
     probs,

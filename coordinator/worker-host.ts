@@ -119,7 +119,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           });
           break;
         case "committed":
-          onCommitted?.(msg.line, msg.track);
+          for (const c of msg.lines) onCommitted?.(c.line, c.track);
           break;
         case "trackComplete":
           onTrackComplete?.(msg.track, msg.family);

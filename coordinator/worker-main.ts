@@ -7,10 +7,27 @@ import { createLogger } from "../common/log.js";
 import { startCoordinator } from "./server.js";
 import { encodeThreadError } from "./thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
+import type { StoredResultLine } from "../common/results/format.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
-const post = (msg: WorkerToHost) => port.postMessage(msg);
+// Committed lines come a flush at a time, synchronously: they are gathered and posted in one
+// message at the end of the flush, and any other message first sends those gathered before it, so
+// the host sees everything in the order it happened.
+let committed: Array<{ line: StoredResultLine; track: string }> = [];
+const postCommitted = () => {
+  if (committed.length === 0) return;
+  const lines = committed;
+  committed = [];
+  port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
+};
+const post = (msg: WorkerToHost) => {
+  postCommitted();
+  port.postMessage(msg);
+};
+const gather = (line: StoredResultLine, track: string) => {
+  if (committed.push({ line, track }) === 1) queueMicrotask(postCommitted);
+};
 
 const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as WorkerStartData;
 
@@ -20,7 +37,7 @@ try {
     ...options,
     ...(logLevel ? { logger: createLogger("coordinator", logLevel) } : {}),
     ...(bus ? { bus } : {}),
-    ...(forwardCommitted ? { onCommitted: (line, track) => post({ type: "committed", line, track }) } : {}),
+    ...(forwardCommitted ? { onCommitted: gather } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });

@@ -14,6 +14,7 @@ import type { Hello as _udm_v1_Hello, Hello__Output as _udm_v1_Hello__Output } f
 import type { MethodParams as _udm_v1_MethodParams, MethodParams__Output as _udm_v1_MethodParams__Output } from './udm/v1/MethodParams.js';
 import type { Payload as _udm_v1_Payload, Payload__Output as _udm_v1_Payload__Output } from './udm/v1/Payload.js';
 import type { RecordResult as _udm_v1_RecordResult, RecordResult__Output as _udm_v1_RecordResult__Output } from './udm/v1/RecordResult.js';
+import type { ResultBatch as _udm_v1_ResultBatch, ResultBatch__Output as _udm_v1_ResultBatch__Output } from './udm/v1/ResultBatch.js';
 import type { RunStatus as _udm_v1_RunStatus, RunStatus__Output as _udm_v1_RunStatus__Output } from './udm/v1/RunStatus.js';
 import type { RunTotals as _udm_v1_RunTotals, RunTotals__Output as _udm_v1_RunTotals__Output } from './udm/v1/RunTotals.js';
 import type { StatusRequest as _udm_v1_StatusRequest, StatusRequest__Output as _udm_v1_StatusRequest__Output } from './udm/v1/StatusRequest.js';
@@ -43,6 +44,7 @@ export interface ProtoGrpcType {
       MethodParams: MessageTypeDefinition<_udm_v1_MethodParams, _udm_v1_MethodParams__Output>
       Payload: MessageTypeDefinition<_udm_v1_Payload, _udm_v1_Payload__Output>
       RecordResult: MessageTypeDefinition<_udm_v1_RecordResult, _udm_v1_RecordResult__Output>
+      ResultBatch: MessageTypeDefinition<_udm_v1_ResultBatch, _udm_v1_ResultBatch__Output>
       RunStatus: MessageTypeDefinition<_udm_v1_RunStatus, _udm_v1_RunStatus__Output>
       RunTotals: MessageTypeDefinition<_udm_v1_RunTotals, _udm_v1_RunTotals__Output>
       StatusRequest: MessageTypeDefinition<_udm_v1_StatusRequest, _udm_v1_StatusRequest__Output>

@@ -8,6 +8,7 @@ import type { ProtoGrpcType } from "../../proto/generated/orchestrator.js";
 import type { AgentMessage__Output } from "../../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
 import type { WorkUnit } from "../../proto/generated/udm/v1/WorkUnit.js";
+import type { RecordResult__Output } from "../../proto/generated/udm/v1/RecordResult.js";
 import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";
 
@@ -30,6 +31,8 @@ export interface Connection {
   /** Units sent on this connection and not yet done or cancelled. */
   held: Set<string>;
   ended: boolean;
+  /** ResultBatch messages received (their results are in `messages`, one `result` each). */
+  batches: number;
 }
 
 export interface FakeCoordinatorOptions {
@@ -50,6 +53,8 @@ export class FakeCoordinator {
   readonly refused: grpc.Metadata[] = [];
   /** Units waiting for credit, handed out in order to whichever connection has credit. */
   readonly queue: WorkUnit[] = [];
+  /** run_id -> questions_json of every record handed out, to read results sent in the compact form. */
+  private readonly questionsOf = new Map<string, string>();
   private server: grpc.Server | undefined;
   port = 0;
 
@@ -114,9 +119,15 @@ export class FakeCoordinator {
       call.emit("error", { code: grpc.status.UNAUTHENTICATED, details: "bad bearer token" });
       return;
     }
-    const conn: Connection = { metadata, messages: [], call, credit: 0, held: new Set(), ended: false };
+    const conn: Connection = { metadata, messages: [], call, credit: 0, held: new Set(), ended: false, batches: 0 };
     this.connections.push(conn);
     call.on("data", (m: AgentMessage__Output) => {
+      if (m.kind === "results") {
+        // A batch is recorded as its results, in order, each in the map form (as a coordinator reads it).
+        conn.batches++;
+        for (const r of m.results!.results) conn.messages.push({ kind: "result", result: this.mapForm(r) } as AgentMessage__Output);
+        return;
+      }
       conn.messages.push(m);
       if (m.kind === "hello") {
         call.write({ welcome: { run_id: this.options.runId ?? "run-1", lease_ms: 60_000, heartbeat_ms: this.options.heartbeatMs ?? 0, params: { method: this.options.method ?? "systemone", seeds: this.options.seeds ?? [], model: "" } } });
@@ -134,9 +145,24 @@ export class FakeCoordinator {
     call.on("error", () => (conn.ended = true));
   }
 
+  /** The result with prob_questions / prob_values read into probs over the record's option keys. */
+  private mapForm(r: RecordResult__Output): RecordResult__Output {
+    if (r.prob_questions.length === 0) return r;
+    const questions = JSON.parse(this.questionsOf.get(r.run_id) ?? "{}") as Record<string, Question>;
+    const probs = { ...r.probs };
+    let at = 0;
+    for (const key of r.prob_questions) {
+      const q = questions[key]!;
+      const options = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
+      probs[key] = { p: Object.fromEntries(options.map((o) => [o, r.prob_values[at++]!])) };
+    }
+    return { ...r, probs, prob_questions: [], prob_values: [] };
+  }
+
   private dispatch(conn: Connection): void {
     while (conn.credit > 0 && this.queue.length > 0 && !conn.ended) {
       const unit = this.queue.shift()!;
+      for (const r of unit.records ?? []) this.questionsOf.set(r.run_id!, r.questions_json!);
       conn.credit--;
       conn.held.add(unit.unit_id!);
       conn.call.write({ unit });

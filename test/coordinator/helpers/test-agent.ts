@@ -105,6 +105,11 @@ export class TestAgent {
     this.send({ result: { unit_id: unitId, run_id: runId, ...answer } });
   }
 
+  /** Several results in one ResultBatch message. */
+  results(results: RecordResult[]): void {
+    this.send({ results: { results } });
+  }
+
   unitDone(unitId: string): void {
     this.held.delete(unitId);
     this.send({ unit_done: { unit_id: unitId } });

@@ -30,6 +30,13 @@ export interface RecordResult {
    * True when probabilities were renormalised from a top-k read (older vLLM without logprob_token_ids).
    */
   'approximate'?: (boolean);
+  /**
+   * Compact form of probs (no map entries to decode): the questions answered with probabilities,
+   * and their distributions one after another in prob_values, each over the question's option keys
+   * in the record's criteria order (noul: true, false). A question is in probs or here, not both.
+   */
+  'prob_questions'?: (string)[];
+  'prob_values'?: (number | string)[];
 }
 
 export interface RecordResult__Output {
@@ -59,4 +66,11 @@ export interface RecordResult__Output {
    * True when probabilities were renormalised from a top-k read (older vLLM without logprob_token_ids).
    */
   'approximate': (boolean);
+  /**
+   * Compact form of probs (no map entries to decode): the questions answered with probabilities,
+   * and their distributions one after another in prob_values, each over the question's option keys
+   * in the record's criteria order (noul: true, false). A question is in probs or here, not both.
+   */
+  'prob_questions': (string)[];
+  'prob_values': (number)[];
 }

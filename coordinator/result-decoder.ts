@@ -1,0 +1,330 @@
+// Decodes an agent's result messages (AgentMessage.result, AgentMessage.results) straight from their
+// protobuf bytes into IncomingResults: results are nearly every message a coordinator receives, and
+// the generic decode (a protobufjs message, then toObject, then the domain copy) cost more than all
+// else done per record. Other messages go through the generic decoder. The protobuf rules followed:
+// unknown fields are skipped, the last of a repeated singular field wins (protobufjs does the same),
+// a map's later entry for a key wins, packed and unpacked repeated doubles are both read.
+import type { IncomingResult } from "./incoming-result.js";
+
+/** The oneof field numbers of AgentMessage (proto/udm/v1/orchestrator.proto). */
+const AGENT_RESULT = 3;
+const AGENT_RESULTS = 6;
+const AGENT_KINDS = new Set([1, 2, 3, 4, 5, 6]);
+
+const VARINT = 0;
+const FIXED64 = 1;
+const LENGTH = 2;
+const FIXED32 = 5;
+
+/** Truncated or malformed bytes; the gRPC call fails with it, as for any undecodable message. */
+export class WireDecodeError extends Error {}
+
+class Reader {
+  pos: number;
+  constructor(
+    readonly buf: Buffer,
+    start: number,
+    readonly end: number,
+  ) {
+    this.pos = start;
+  }
+
+  varint(): number {
+    const { buf, end } = this;
+    let result = 0;
+    let shift = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= end) throw new WireDecodeError("truncated varint");
+      const b = buf[this.pos++]!;
+      result += (b & 0x7f) * shift;
+      if (b < 0x80) return result;
+      shift *= 128;
+    }
+    throw new WireDecodeError("varint longer than 10 bytes");
+  }
+
+  /** A length prefix and the end of what it covers. */
+  lengthEnd(): number {
+    const len = this.varint();
+    const end = this.pos + len;
+    if (end > this.end) throw new WireDecodeError("length past the end of the message");
+    return end;
+  }
+
+  string(): string {
+    const end = this.lengthEnd();
+    const s = utf8(this.buf, this.pos, end);
+    this.pos = end;
+    return s;
+  }
+
+  double(): number {
+    if (this.pos + 8 > this.end) throw new WireDecodeError("truncated double");
+    const v = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return v;
+  }
+
+  skip(wireType: number): void {
+    switch (wireType) {
+      case VARINT:
+        this.varint();
+        return;
+      case FIXED64:
+        this.pos += 8;
+        break;
+      case LENGTH:
+        this.pos = this.lengthEnd();
+        return;
+      case FIXED32:
+        this.pos += 4;
+        break;
+      default:
+        throw new WireDecodeError(`unsupported wire type ${wireType}`);
+    }
+    if (this.pos > this.end) throw new WireDecodeError("truncated field");
+  }
+}
+
+/** Short keys are nearly always ASCII: decoded here without a call into the runtime. */
+function utf8(buf: Buffer, start: number, end: number): string {
+  const n = end - start;
+  if (n === 0) return "";
+  if (n <= 24) {
+    let s = "";
+    for (let i = start; i < end; i++) {
+      const c = buf[i]!;
+      if (c >= 0x80) return buf.toString("utf8", start, end);
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return buf.toString("utf8", start, end);
+}
+
+function setKey<T>(obj: Record<string, T>, key: string, value: T): void {
+  // "__proto__" as a plain assignment would replace the prototype instead of adding a key.
+  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/**
+ * The results an AgentMessage carries when it is a `result` or `results` message; undefined for
+ * every other kind (decode those with the generic decoder). Throws WireDecodeError on bad bytes.
+ */
+export function decodeResults(buf: Buffer): IncomingResult[] | undefined {
+  const r = new Reader(buf, 0, buf.length);
+  let kind = 0;
+  let start = 0;
+  let end = 0;
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    const field = Math.floor(tag / 8);
+    const wireType = tag & 7;
+    if (AGENT_KINDS.has(field) && wireType === LENGTH) {
+      kind = field;
+      end = r.lengthEnd();
+      start = r.pos;
+      r.pos = end;
+    } else r.skip(wireType);
+  }
+  if (kind === AGENT_RESULT) return [decodeRecordResult(buf, start, end)];
+  if (kind !== AGENT_RESULTS) return undefined;
+  const out: IncomingResult[] = [];
+  const b = new Reader(buf, start, end);
+  while (b.pos < b.end) {
+    const tag = b.varint();
+    if (tag === ((1 << 3) | LENGTH)) {
+      const e = b.lengthEnd();
+      out.push(decodeRecordResult(buf, b.pos, e));
+      b.pos = e;
+    } else b.skip(tag & 7);
+  }
+  return out;
+}
+
+function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingResult {
+  const r = new Reader(buf, start, end);
+  const res: IncomingResult = {
+    unitId: "",
+    runId: "",
+    probs: {},
+    skipped: [],
+    errors: {},
+    promptTokens: 0,
+    cachedTokens: null,
+    completionTokens: 0,
+    requests: 0,
+    latencyMs: 0,
+    payloadSha256: "",
+    answeredBy: {},
+    retries: 0,
+    approximate: false,
+  };
+  let probQuestions: string[] | undefined;
+  let probValues: number[] | undefined;
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    const field = Math.floor(tag / 8);
+    const wt = tag & 7;
+    switch (field) {
+      case 1:
+        if (wt !== LENGTH) break;
+        res.unitId = r.string();
+        continue;
+      case 2:
+        if (wt !== LENGTH) break;
+        res.runId = r.string();
+        continue;
+      case 3:
+        if (wt !== LENGTH) break;
+        decodeProbsEntry(r, res.probs);
+        continue;
+      case 4:
+        if (wt !== LENGTH) break;
+        res.skipped.push(r.string());
+        continue;
+      case 5:
+        if (wt !== LENGTH) break;
+        decodeStringEntry(r, res.errors);
+        continue;
+      case 6:
+        if (wt !== LENGTH) break;
+        decodeUsage(r, res);
+        continue;
+      case 7:
+        if (wt !== FIXED64) break;
+        res.latencyMs = r.double();
+        continue;
+      case 8:
+        if (wt !== LENGTH) break;
+        res.payloadSha256 = r.string();
+        continue;
+      case 9:
+        if (wt !== LENGTH) break;
+        decodeStringEntry(r, res.answeredBy);
+        continue;
+      case 10:
+        if (wt !== VARINT) break;
+        res.retries = r.varint() % 4294967296;
+        continue;
+      case 11:
+        if (wt !== VARINT) break;
+        res.approximate = r.varint() !== 0;
+        continue;
+      case 12:
+        if (wt !== LENGTH) break;
+        (probQuestions ??= []).push(r.string());
+        continue;
+      case 13:
+        probValues ??= [];
+        if (wt === FIXED64) {
+          probValues.push(r.double());
+          continue;
+        }
+        if (wt === LENGTH) {
+          const e = r.lengthEnd();
+          if ((e - r.pos) % 8 !== 0) throw new WireDecodeError("packed prob_values not a whole number of doubles");
+          for (let p = r.pos; p < e; p += 8) probValues.push(buf.readDoubleLE(p));
+          r.pos = e;
+          continue;
+        }
+        break;
+    }
+    r.skip(wt);
+  }
+  if (probQuestions || probValues) res.compactProbs = { questions: probQuestions ?? [], values: probValues ?? [] };
+  return res;
+}
+
+/** One map<string, Distribution> entry: key = 1, value = 2 (Distribution { map<string, double> p = 1 }). */
+function decodeProbsEntry(r: Reader, into: Record<string, Record<string, number>>): void {
+  const end = r.lengthEnd();
+  let key = "";
+  let dist: Record<string, number> = {};
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | LENGTH)) key = stringIn(r, end);
+    else if (tag === ((2 << 3) | LENGTH)) {
+      const dEnd = r.lengthEnd();
+      if (dEnd > end) throw new WireDecodeError("length past the end of the message");
+      dist = {};
+      while (r.pos < dEnd) {
+        const t = r.varint();
+        if (t === ((1 << 3) | LENGTH)) decodeDoubleEntry(r, dist, dEnd);
+        else skipIn(r, t & 7, dEnd);
+      }
+    } else skipIn(r, tag & 7, end);
+  }
+  setKey(into, key, dist);
+}
+
+/** One map<string, double> entry. */
+function decodeDoubleEntry(r: Reader, into: Record<string, number>, outer: number): void {
+  const end = r.lengthEnd();
+  if (end > outer) throw new WireDecodeError("length past the end of the message");
+  let key = "";
+  let value = 0;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | LENGTH)) key = stringIn(r, end);
+    else if (tag === ((2 << 3) | FIXED64)) {
+      if (r.pos + 8 > end) throw new WireDecodeError("truncated double");
+      value = r.double();
+    } else skipIn(r, tag & 7, end);
+  }
+  setKey(into, key, value);
+}
+
+/** One map<string, string> entry. */
+function decodeStringEntry(r: Reader, into: Record<string, string>): void {
+  const end = r.lengthEnd();
+  let key = "";
+  let value = "";
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === ((1 << 3) | LENGTH)) key = stringIn(r, end);
+    else if (tag === ((2 << 3) | LENGTH)) value = stringIn(r, end);
+    else skipIn(r, tag & 7, end);
+  }
+  setKey(into, key, value);
+}
+
+function decodeUsage(r: Reader, res: IncomingResult): void {
+  const end = r.lengthEnd();
+  while (r.pos < end) {
+    const tag = r.varint();
+    const wt = tag & 7;
+    if (wt !== VARINT) {
+      skipIn(r, wt, end);
+      continue;
+    }
+    const v = r.varint();
+    switch (tag >>> 3) {
+      case 1:
+        res.promptTokens = v;
+        break;
+      case 2:
+        res.cachedTokens = v;
+        break;
+      case 3:
+        res.completionTokens = v;
+        break;
+      case 4:
+        res.requests = v % 4294967296;
+        break;
+    }
+  }
+  if (r.pos > end) throw new WireDecodeError("field past the end of its message");
+}
+
+function stringIn(r: Reader, end: number): string {
+  const s = r.string();
+  if (r.pos > end) throw new WireDecodeError("length past the end of the message");
+  return s;
+}
+
+function skipIn(r: Reader, wireType: number, end: number): void {
+  r.skip(wireType);
+  if (r.pos > end) throw new WireDecodeError("field past the end of its message");
+}
