@@ -14,6 +14,8 @@ export interface AgentStatsCounters {
   unitsCancelled: number;
   /** Units in hand when a stream broke; the coordinator requeues them. */
   unitsDropped: number;
+  /** Units given back unanswered because the engine stopped answering (requeued by the coordinator at once). */
+  unitsHandedBack: number;
   recordsAnswered: number;
   /** Records answered with an error for every question (method threw, unreadable payload). */
   recordFailures: number;
@@ -42,6 +44,7 @@ export function newCounters(): AgentStatsCounters {
     unitsDone: 0,
     unitsCancelled: 0,
     unitsDropped: 0,
+    unitsHandedBack: 0,
     recordsAnswered: 0,
     recordFailures: 0,
     resultsSent: 0,

@@ -51,8 +51,6 @@ export type SessionEnd =
   | { kind: "incompatible"; error: AgentProtocolError }
   /** The engine's info changed since Hello (it came up, or serves another model): attach again. */
   | { kind: "stale-hello" }
-  /** The engine went down with units in hand: they go back to the coordinator, the agent attaches again not ready. */
-  | { kind: "engine-lost" }
   | { kind: "stopped" };
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -63,6 +61,8 @@ interface HeldUnit {
   unit: AssignedUnit;
   abort: AbortController;
   cancelled: boolean;
+  /** Given back to the coordinator unanswered (the engine stopped answering). */
+  handedBack: boolean;
   task: Promise<void>;
 }
 
@@ -233,8 +233,10 @@ export class AttachSession {
     const abort = unboundedAbortController();
     const sessionGone = () => abort.abort(this.sessionAbort.signal.reason);
     this.sessionAbort.signal.addEventListener("abort", sessionGone, { once: true });
-    const held: HeldUnit = { unit, abort, cancelled: false, task: Promise.resolve() };
+    const held: HeldUnit = { unit, abort, cancelled: false, handedBack: false, task: Promise.resolve() };
     this.held.set(unit.unitId, held);
+    // Sent before the coordinator saw our not-ready heartbeat: straight back, unanswered.
+    if (!this.o.probe.ready) queueMicrotask(() => this.handBackAll("engine not ready"));
     held.task = this.runUnit(held)
       .catch((err: unknown) => {
         // Not expected (answers and sends do not throw); the unit is dropped and its lease lapses.
@@ -317,7 +319,7 @@ export class AttachSession {
     if (Object.keys(result.errors ?? {}).length > 0 && !(await this.o.probe.probe())) {
       // Errors while the engine is down are its absence, not answers: committing them would turn a
       // vLLM restart into failed records. The units go back to the coordinator instead.
-      this.engineLost(record.runId);
+      this.handBackAll(`engine down (record ${record.runId} failed)`);
       return;
     }
     if (signal.aborted) return;
@@ -333,10 +335,21 @@ export class AttachSession {
     if (await this.send({ result: toWire(unitId, record, answer) })) this.o.stats.resultsSent++;
   }
 
-  private engineLost(runId: string): void {
+  /**
+   * The engine stopped answering: every unit in hand goes back to the coordinator now (UnitDone
+   * with handed_back, which requeues its unanswered records at once) rather than at lease expiry,
+   * and the heartbeat that follows says not ready, so nothing more is sent until the engine is back.
+   */
+  private handBackAll(reason: string): void {
     if (this.finished) return;
-    this.o.logger.warn("engine down with units in hand; returning them to the coordinator", { record: runId, units: this.held.size });
-    this.stop(this.draining ? { kind: "drained", reason: "engine down while draining; units in hand returned" } : { kind: "engine-lost" });
+    const units = [...this.held.values()].filter((h) => !h.cancelled && !h.handedBack);
+    if (units.length > 0) this.o.logger.warn("engine not answering; handing the units in hand back to the coordinator", { reason, units: units.length });
+    for (const h of units) {
+      h.handedBack = true;
+      this.o.stats.unitsHandedBack++;
+      h.abort.abort(new Error(`unit ${h.unit.unitId} handed back: ${reason}`));
+      void this.send({ unit_done: { unit_id: h.unit.unitId, handed_back: true } });
+    }
   }
 
   private onEngineChange(ready: boolean, info: EngineInfo | undefined): void {
@@ -348,7 +361,9 @@ export class AttachSession {
       this.stop({ kind: "stale-hello" });
       return;
     }
-    void this.heartbeat();
+    if (!ready) this.handBackAll(this.o.probe.lastError?.message ?? "engine not ready");
+    // Readiness goes out now, not at the next interval: the coordinator stops (or resumes) sending work.
+    void this.heartbeat(true);
   }
 
   private scheduleHeartbeats(intervalMs: number): void {
@@ -357,8 +372,14 @@ export class AttachSession {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), intervalMs);
   }
 
-  private async heartbeat(): Promise<void> {
-    if (this.heartbeatBusy || this.finished) return;
+  /** `now`: a readiness change, sent at once with the last engine load known (no /metrics read first). */
+  private async heartbeat(now = false): Promise<void> {
+    if (this.finished) return;
+    if (now) {
+      if (await this.send({ heartbeat: this.heartbeatMessage(this.o.stats.engineLoad) })) this.o.stats.heartbeatsSent++;
+      return;
+    }
+    if (this.heartbeatBusy) return;
     this.heartbeatBusy = true;
     try {
       let load: EngineLoad | undefined;
@@ -370,19 +391,21 @@ export class AttachSession {
           this.o.logger.debug("engine load not read", { error: (err as Error).message });
         }
       }
-      const sent = await this.send({
-        heartbeat: {
-          inflight_units: this.held.size,
-          inflight_requests: this.o.slots.inUse,
-          engine_waiting: load?.waiting ?? 0,
-          engine_running: load?.running ?? 0,
-          ready: this.o.probe.ready,
-        },
-      });
+      const sent = await this.send({ heartbeat: this.heartbeatMessage(load) });
       if (sent) this.o.stats.heartbeatsSent++;
     } finally {
       this.heartbeatBusy = false;
     }
+  }
+
+  private heartbeatMessage(load: EngineLoad | undefined): NonNullable<AgentMessage["heartbeat"]> {
+    return {
+      inflight_units: [...this.held.values()].filter((h) => !h.handedBack && !h.cancelled).length,
+      inflight_requests: this.o.slots.inUse,
+      engine_waiting: load?.waiting ?? 0,
+      engine_running: load?.running ?? 0,
+      ready: this.o.probe.ready,
+    };
   }
 
   private async drainNow(reason: string): Promise<void> {
@@ -419,7 +442,7 @@ export class AttachSession {
   private end(end: SessionEnd): void {
     if (this.finished) return;
     this.finished = true;
-    this.o.stats.unitsDropped += [...this.held.values()].filter((h) => !h.cancelled).length;
+    this.o.stats.unitsDropped += [...this.held.values()].filter((h) => !h.cancelled && !h.handedBack).length;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.unsubscribeProbe();
     this.writer.close();

@@ -120,7 +120,7 @@ export class AgentSessions {
         scheduler.result(key, event.result);
         break;
       case "unitDone":
-        scheduler.unitDone(key, event.unitId);
+        scheduler.unitDone(key, event.unitId, event.handedBack);
         break;
       case "heartbeat": {
         const agent = scheduler.agent(key);

@@ -25,7 +25,8 @@ export type AgentEvent =
   | { kind: "hello"; info: AgentInfo; ready: boolean }
   | { kind: "credit"; units: number }
   | { kind: "result"; result: IncomingResult }
-  | { kind: "unitDone"; unitId: string }
+  /** `handedBack`: the agent gives the unit back unanswered (its engine stopped answering). */
+  | { kind: "unitDone"; unitId: string; handedBack: boolean }
   | { kind: "heartbeat"; heartbeat: AgentHeartbeat }
   /** A message of no kind this coordinator knows, or without its body: ignored once attached. */
   | { kind: "other" };
@@ -42,7 +43,7 @@ export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
     case "result":
       return msg.result ? { kind: "result", result: resultFromWire(msg.result) } : OTHER;
     case "unit_done":
-      return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id } : OTHER;
+      return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id, handedBack: msg.unit_done.handed_back } : OTHER;
     case "heartbeat":
       return msg.heartbeat
         ? {

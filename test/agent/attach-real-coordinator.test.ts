@@ -79,7 +79,8 @@ describe("agent with the real coordinator", () => {
       logger: quiet,
     });
     cleanups.push(() => doomed.stop());
-    await waitFor("the crashed engine noticed", () => crashing.stats().crashed && !doomed.stats().ready && doomed.stats().unitsDropped > 0);
+    // Its units are handed back (UnitDone handed_back) on the same stream, not dropped with it.
+    await waitFor("the crashed engine noticed", () => crashing.stats().crashed && !doomed.stats().ready && doomed.stats().unitsHandedBack > 0);
 
     const healthy = await startSimEngine();
     cleanups.push(() => healthy.close());
