@@ -12,10 +12,8 @@ export interface AgentStatsCounters {
   unitsReceived: number;
   unitsDone: number;
   unitsCancelled: number;
-  /** Units in hand when a stream broke; the coordinator requeues them. */
+  /** Units in hand when a stream broke or the engine stopped answering; the coordinator requeues them at once. */
   unitsDropped: number;
-  /** Units given back unanswered because the engine stopped answering (requeued by the coordinator at once). */
-  unitsHandedBack: number;
   recordsAnswered: number;
   /** Records answered with an error for every question (method threw, unreadable payload). */
   recordFailures: number;
@@ -44,7 +42,6 @@ export function newCounters(): AgentStatsCounters {
     unitsDone: 0,
     unitsCancelled: 0,
     unitsDropped: 0,
-    unitsHandedBack: 0,
     recordsAnswered: 0,
     recordFailures: 0,
     resultsSent: 0,

@@ -213,6 +213,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
         case "stopped":
           return wantDrain ? { kind: "drained", by: "agent", reason: "drain requested" } : { kind: "stopped" };
         case "stale-hello":
+        case "engine-lost":
           continue;
         case "disconnected": {
           counters.disconnects++;

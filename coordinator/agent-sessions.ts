@@ -120,7 +120,7 @@ export class AgentSessions {
         scheduler.result(key, event.result);
         break;
       case "unitDone":
-        scheduler.unitDone(key, event.unitId, event.handedBack);
+        scheduler.unitDone(key, event.unitId);
         break;
       case "heartbeat": {
         const agent = scheduler.agent(key);

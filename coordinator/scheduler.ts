@@ -293,16 +293,10 @@ export class Scheduler {
     return { kind: "accepted" };
   }
 
-  /**
-   * The agent says it is finished with its copy; whatever it left unanswered is redone.
-   * `handedBack`: it gives the copy back unanswered (its engine stopped answering).
-   */
-  unitDone(key: string, unitId: string, handedBack = false): void {
+  /** The agent says it is finished with its copy; whatever it left unanswered is redone. */
+  unitDone(key: string, unitId: string): void {
     const lease = this.leases.release(unitId, key);
-    if (lease) {
-      if (handedBack) this.counters.handedBack += this.pendingOf(lease);
-      this.afterRelease(lease);
-    }
+    if (lease) this.afterRelease(lease);
     this.pump();
   }
 
@@ -564,9 +558,6 @@ export class Scheduler {
 
   private assign(agent: AgentSession, state: UnitState, backup: boolean): void {
     const records = state.unit.records.filter((r) => state.pending.has(r.runId));
-    // A backup copy runs the records in reverse: it meets the holder in the middle instead of
-    // racing it over the same records.
-    if (backup) records.reverse();
     const now = this.now();
     const cost = records.reduce((n, r) => n + recordCost(r), 0);
     this.leases.grant(state.unit.unitId, agent.key, records.map((r) => r.runId), backup, now, cost);

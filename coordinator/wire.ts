@@ -25,8 +25,7 @@ export type AgentEvent =
   | { kind: "hello"; info: AgentInfo; ready: boolean }
   | { kind: "credit"; units: number }
   | { kind: "result"; result: IncomingResult }
-  /** `handedBack`: the agent gives the unit back unanswered (its engine stopped answering). */
-  | { kind: "unitDone"; unitId: string; handedBack: boolean }
+  | { kind: "unitDone"; unitId: string }
   | { kind: "heartbeat"; heartbeat: AgentHeartbeat }
   /** A message of no kind this coordinator knows, or without its body: ignored once attached. */
   | { kind: "other" };
@@ -43,7 +42,7 @@ export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
     case "result":
       return msg.result ? { kind: "result", result: resultFromWire(msg.result) } : OTHER;
     case "unit_done":
-      return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id, handedBack: msg.unit_done.handed_back } : OTHER;
+      return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id } : OTHER;
     case "heartbeat":
       return msg.heartbeat
         ? {

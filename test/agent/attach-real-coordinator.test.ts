@@ -79,8 +79,7 @@ describe("agent with the real coordinator", () => {
       logger: quiet,
     });
     cleanups.push(() => doomed.stop());
-    // Its units are handed back (UnitDone handed_back) on the same stream, not dropped with it.
-    await waitFor("the crashed engine noticed", () => crashing.stats().crashed && !doomed.stats().ready && doomed.stats().unitsHandedBack > 0);
+    await waitFor("the crashed engine noticed", () => crashing.stats().crashed && !doomed.stats().ready && doomed.stats().unitsDropped > 0);
 
     const healthy = await startSimEngine();
     cleanups.push(() => healthy.close());
