@@ -71,7 +71,7 @@ export class TokensPerCost {
   }
 }
 
-/** Engine tokens a result reports: what /metrics counts as the engine's work. */
-export function resultTokens(r: { promptTokens: number; cachedTokens: number; completionTokens: number }): number {
-  return Math.max(0, r.promptTokens - r.cachedTokens) + r.completionTokens;
+/** Engine tokens a result reports: what /metrics counts as the engine's work (an unknown cached count as none). */
+export function resultTokens(r: { promptTokens: number; cachedTokens: number | null; completionTokens: number }): number {
+  return Math.max(0, r.promptTokens - (r.cachedTokens ?? 0)) + r.completionTokens;
 }
