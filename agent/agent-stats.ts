@@ -12,7 +12,7 @@ export interface AgentStatsCounters {
   unitsReceived: number;
   unitsDone: number;
   unitsCancelled: number;
-  /** Units in hand when a stream broke; the coordinator requeues them. */
+  /** Units in hand when a stream broke or the engine stopped answering; the coordinator requeues them at once. */
   unitsDropped: number;
   recordsAnswered: number;
   /** Records answered with an error for every question (method threw, unreadable payload). */

@@ -13,6 +13,7 @@ import { AttachSession, type SessionEnd } from "./attach-session.js";
 import type { EngineLoad } from "./engine-load.js";
 import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./coordinator-channel.js";
 import { EngineProbe } from "./engine-probe.js";
+import { observeEngineRequests } from "./engine-http.js";
 import { RecordSlots } from "./record-slots.js";
 import type { RunWelcome } from "./wire.js";
 import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
@@ -27,8 +28,13 @@ export interface AgentOptions {
   token?: string;
   /** TLS when set (CA alone: server TLS; with cert and key: mutual TLS); insecure when absent. */
   tls?: TlsFiles;
-  /** Engine URL reported in Hello (for status pages). */
+  /**
+   * Engine URL reported in Hello (for status pages); requests to it seen failing (refused, reset,
+   * 5xx in a row) make the engine probe look at once (engine-probe.ts).
+   */
   engineUrl?: string;
+  /** Checked by every engine probe before info() (vLLM: `<engine>/health`); none when absent. */
+  engineHealthUrl?: string;
   /** Units to hold at once. Default: the engine's capacity from method.info(). */
   capacity?: number;
   /** Records in flight to the engine across all held units. Default: 2 × capacity. */
@@ -96,9 +102,21 @@ export function startAgent(options: AgentOptions): AgentHandle {
   const counters = newCounters();
   const probe = new EngineProbe(
     options.method,
-    { readyIntervalMs: options.probeMs?.ready ?? 5_000, downIntervalMs: options.probeMs?.down ?? 1_000, timeoutMs: 10_000, notReadyWarnMs: options.engineReadyWarnMs ?? 60_000 },
+    {
+      readyIntervalMs: options.probeMs?.ready ?? 5_000,
+      downIntervalMs: options.probeMs?.down ?? 1_000,
+      timeoutMs: 10_000,
+      notReadyWarnMs: options.engineReadyWarnMs ?? 60_000,
+      ...(options.engineHealthUrl ? { healthUrl: options.engineHealthUrl } : {}),
+    },
     logger,
   );
+  const engineBase = options.engineUrl?.replace(/\/+$/, "");
+  const unobserve = engineBase
+    ? observeEngineRequests((o) => {
+        if (o.url === engineBase || o.url.startsWith(`${engineBase}/`)) probe.observe(o.outcome);
+      })
+    : () => {};
 
   let state: AgentState = "starting";
   let session: AttachSession | undefined;
@@ -219,6 +237,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
       return { kind: "failed", error };
     })
     .then((outcome) => {
+      unobserve();
       probe.stop();
       session?.stop();
       closeClient();

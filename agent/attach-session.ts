@@ -51,7 +51,7 @@ export type SessionEnd =
   | { kind: "incompatible"; error: AgentProtocolError }
   /** The engine's info changed since Hello (it came up, or serves another model): attach again. */
   | { kind: "stale-hello" }
-  /** The engine went down with units in hand: they go back to the coordinator, the agent attaches again not ready. */
+  /** The engine stopped answering with units in hand: they went back to the coordinator, the agent attaches again not ready. */
   | { kind: "engine-lost" }
   | { kind: "stopped" };
 
@@ -62,11 +62,15 @@ const BATCH_RESULTS = 64;
 const BATCH_MS = 50;
 /** How long a drained session waits for the coordinator to close its side before cancelling. */
 const CLOSE_GRACE_MS = 5_000;
+/** How long a session closing for a lost engine waits for the coordinator to close its side. */
+const ENGINE_LOST_GRACE_MS = 2_000;
 
 interface HeldUnit {
   unit: AssignedUnit;
   abort: AbortController;
   cancelled: boolean;
+  /** Dropped unanswered when the engine stopped answering (counted in unitsDropped then). */
+  dropped: boolean;
   task: Promise<void>;
 }
 
@@ -95,6 +99,9 @@ export class AttachSession {
   private batch: RecordResult[] = [];
   private batchSent: Array<(sent: boolean) => void> = [];
   private batchTimer: NodeJS.Timeout | undefined;
+  /** The engine stopped answering: the stream is closing in order and ends with this. */
+  private losing = false;
+  private pendingEnd: SessionEnd | undefined;
   welcome: RunWelcome | undefined;
 
   constructor(client: CoordinatorClient, private readonly o: SessionOptions) {
@@ -241,8 +248,10 @@ export class AttachSession {
     const abort = unboundedAbortController();
     const sessionGone = () => abort.abort(this.sessionAbort.signal.reason);
     this.sessionAbort.signal.addEventListener("abort", sessionGone, { once: true });
-    const held: HeldUnit = { unit, abort, cancelled: false, task: Promise.resolve() };
+    const held: HeldUnit = { unit, abort, cancelled: false, dropped: false, task: Promise.resolve() };
     this.held.set(unit.unitId, held);
+    // Sent before the coordinator saw our not-ready heartbeat: straight back, unanswered.
+    if (!this.o.probe.ready) queueMicrotask(() => this.engineLost("engine not ready when the unit came"));
     held.task = this.runUnit(held)
       .catch((err: unknown) => {
         // Not expected (answers and sends do not throw); the unit is dropped and its lease lapses.
@@ -253,7 +262,7 @@ export class AttachSession {
         this.sessionAbort.signal.removeEventListener("abort", sessionGone);
         this.held.delete(unit.unitId);
         // One credit back per unit that left our hands, done or cancelled; none while draining.
-        if (!this.draining && !this.finished) void this.grant(1);
+        if (!this.draining && !this.finished && !this.losing) void this.grant(1);
       });
   }
 
@@ -328,7 +337,7 @@ export class AttachSession {
     if (Object.keys(result.errors ?? {}).length > 0 && !(await this.o.probe.probe())) {
       // Errors while the engine is down are its absence, not answers: committing them would turn a
       // vLLM restart into failed records. The units go back to the coordinator instead.
-      this.engineLost(record.runId);
+      this.engineLost(`engine down (record ${record.runId} failed)`);
       return;
     }
     if (signal.aborted) return;
@@ -386,10 +395,35 @@ export class AttachSession {
     });
   }
 
-  private engineLost(runId: string): void {
-    if (this.finished) return;
-    this.o.logger.warn("engine down with units in hand; returning them to the coordinator", { record: runId, units: this.held.size });
-    this.stop(this.draining ? { kind: "drained", reason: "engine down while draining; units in hand returned" } : { kind: "engine-lost" });
+  /**
+   * The engine stopped answering with units in hand: they go back to the coordinator now, not at
+   * lease expiry. The units are dropped unanswered (no error results: an engine's absence is not an
+   * answer), a not-ready heartbeat tells the coordinator to requeue what it leased to us and send
+   * nothing more, and the stream is closed in order; the agent attaches again not ready and, once
+   * the engine answers, ready with fresh credit.
+   */
+  private engineLost(reason: string): void {
+    if (this.finished || this.losing) return;
+    const units = [...this.held.values()].filter((h) => !h.cancelled && !h.dropped);
+    if (units.length === 0 && this.o.probe.ready) return;
+    this.losing = true;
+    this.o.logger.warn("engine not answering; returning the units in hand to the coordinator", { reason, units: units.length });
+    for (const h of units) {
+      h.dropped = true;
+      h.abort.abort(new Error(`unit ${h.unit.unitId} returned: ${reason}`));
+    }
+    this.o.stats.unitsDropped += units.length;
+    const end: SessionEnd = this.draining ? { kind: "drained", reason: "engine down while draining; units in hand returned" } : { kind: "engine-lost" };
+    void (async () => {
+      await this.flushResults(); // results of records already answered still count
+      await this.heartbeat(true);
+      await this.writer.end();
+      // The coordinator closes its side once it has read everything; a cancel would drop the heartbeat.
+      const grace = setTimeout(() => this.stop(end), ENGINE_LOST_GRACE_MS);
+      this.pendingEnd = end;
+      await this.ended;
+      clearTimeout(grace);
+    })();
   }
 
   private onEngineChange(ready: boolean, info: EngineInfo | undefined): void {
@@ -401,7 +435,12 @@ export class AttachSession {
       this.stop({ kind: "stale-hello" });
       return;
     }
-    void this.heartbeat();
+    if (!ready && [...this.held.values()].some((h) => !h.cancelled && !h.dropped)) {
+      this.engineLost(this.o.probe.lastError?.message ?? "engine not ready");
+      return;
+    }
+    // Readiness goes out now, not at the next interval: the coordinator stops (or resumes) sending work.
+    void this.heartbeat(true);
   }
 
   private scheduleHeartbeats(intervalMs: number): void {
@@ -410,8 +449,14 @@ export class AttachSession {
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), intervalMs);
   }
 
-  private async heartbeat(): Promise<void> {
-    if (this.heartbeatBusy || this.finished) return;
+  /** `now`: a readiness change, sent at once with the last engine load known (no /metrics read first). */
+  private async heartbeat(now = false): Promise<void> {
+    if (this.finished) return;
+    if (now) {
+      if (await this.send({ heartbeat: this.heartbeatMessage(this.o.stats.engineLoad) })) this.o.stats.heartbeatsSent++;
+      return;
+    }
+    if (this.heartbeatBusy) return;
     this.heartbeatBusy = true;
     try {
       let load: EngineLoad | undefined;
@@ -423,19 +468,21 @@ export class AttachSession {
           this.o.logger.debug("engine load not read", { error: (err as Error).message });
         }
       }
-      const sent = await this.send({
-        heartbeat: {
-          inflight_units: this.held.size,
-          inflight_requests: this.o.slots.inUse,
-          engine_waiting: load?.waiting ?? 0,
-          engine_running: load?.running ?? 0,
-          ready: this.o.probe.ready,
-        },
-      });
+      const sent = await this.send({ heartbeat: this.heartbeatMessage(load) });
       if (sent) this.o.stats.heartbeatsSent++;
     } finally {
       this.heartbeatBusy = false;
     }
+  }
+
+  private heartbeatMessage(load: EngineLoad | undefined): NonNullable<AgentMessage["heartbeat"]> {
+    return {
+      inflight_units: [...this.held.values()].filter((h) => !h.dropped && !h.cancelled).length,
+      inflight_requests: this.o.slots.inUse,
+      engine_waiting: load?.waiting ?? 0,
+      engine_running: load?.running ?? 0,
+      ready: this.o.probe.ready,
+    };
   }
 
   private async drainNow(reason: string): Promise<void> {
@@ -457,6 +504,10 @@ export class AttachSession {
       this.end({ kind: "unauthenticated", error: new AgentAuthError(this.o.coordinator, status.code, { cause: failure }) });
       return;
     }
+    if (this.pendingEnd !== undefined) {
+      this.end(this.pendingEnd);
+      return;
+    }
     if (this.pendingDrainReason !== undefined) {
       this.end({ kind: "drained", reason: this.pendingDrainReason });
       return;
@@ -473,7 +524,7 @@ export class AttachSession {
   private end(end: SessionEnd): void {
     if (this.finished) return;
     this.finished = true;
-    this.o.stats.unitsDropped += [...this.held.values()].filter((h) => !h.cancelled).length;
+    this.o.stats.unitsDropped += [...this.held.values()].filter((h) => !h.cancelled && !h.dropped).length;
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.batchTimer) clearTimeout(this.batchTimer);
     for (const w of this.batchSent) w(false);

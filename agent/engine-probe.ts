@@ -1,7 +1,11 @@
-// Watches the engine through method.info(): ready while it answers, not ready while it is down
-// (vLLM restarting). The attach loop reports readiness in Hello and heartbeats.
+// Watches the engine through its /health and method.info(): ready while it answers, not ready
+// while it is down (vLLM restarting, process killed) or answers inference requests with 5xx again
+// and again. Engine requests seen failing (observe()) trigger a probe at once, so a dead engine is
+// noticed in well under a second rather than at the next timed probe. The attach loop reports
+// readiness in Hello and heartbeats; the session hands its units back when it turns not ready.
 import type { EngineInfo, EngineMethod } from "./engine-method.js";
 import type { Logger } from "../common/log.js";
+import { requestText, type EngineRequestObservation } from "./engine-http.js";
 
 export interface EngineProbeOptions {
   /** Probe interval while the engine answers, in ms. */
@@ -12,7 +16,19 @@ export interface EngineProbeOptions {
   timeoutMs: number;
   /** An engine not ready this long after start() (or after it went down) is reported once with its last error. */
   notReadyWarnMs?: number;
+  /**
+   * The engine's health URL (vLLM: GET /health, 200 while its engine core lives and 503 once it is
+   * dead, vllm/entrypoints/serve/instrumentator/health.py); checked before info() when set.
+   */
+  healthUrl?: string;
+  /** Consecutive 5xx answers (501 aside) that make a running engine not ready. Default 3. */
+  serverErrorStreak?: number;
+  /** How long such an engine stays not ready before it is probed again; doubles on each repeat up to 30 s. Default 2000. */
+  serverErrorHoldMs?: number;
+  now?: () => number;
 }
+
+const MAX_SERVER_ERROR_HOLD_MS = 30_000;
 
 export type EngineChangeListener = (ready: boolean, info: EngineInfo | undefined) => void;
 
@@ -26,12 +42,61 @@ export class EngineProbe {
   private readonly listeners = new Set<EngineChangeListener>();
   /** Since when the engine has not been ready (start, or the last ready -> down); undefined once reported or while ready. */
   private downSince: number | undefined;
+  /** 5xx answers in a row, and until when a run of them keeps the engine not ready. */
+  private serverErrors = 0;
+  private failingUntil = 0;
+  private holdMs: number;
+  private lastTripAt = -Infinity;
+  private failingReason: string | undefined;
+  private probing: Promise<boolean> | undefined;
 
   constructor(
     private readonly method: EngineMethod,
     private readonly options: EngineProbeOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.holdMs = options.serverErrorHoldMs ?? 2_000;
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /**
+   * One engine request ended (engine-http's observation). A refused or reset connection probes
+   * at once; a run of 5xx answers makes the engine not ready for a while (growing while it
+   * repeats); an answer resets the run.
+   */
+  observe(outcome: EngineRequestObservation["outcome"]): void {
+    if (this.stopper.signal.aborted) return;
+    if (outcome === "unreachable") {
+      if (this.readyNow) this.probeSoon();
+      return;
+    }
+    if (typeof outcome !== "number") return;
+    if (outcome < 400) {
+      this.serverErrors = 0;
+      return;
+    }
+    if (outcome < 500 || outcome === 501) return;
+    this.serverErrors++;
+    const streak = this.options.serverErrorStreak ?? 3;
+    if (this.serverErrors < streak || this.failingUntil > this.now()) return;
+    this.serverErrors = 0;
+    // A run of 5xx long after the last one starts again from the shortest hold.
+    if (this.now() - this.lastTripAt > 60_000) this.holdMs = this.options.serverErrorHoldMs ?? 2_000;
+    this.lastTripAt = this.now();
+    this.failingUntil = this.now() + this.holdMs;
+    this.failingReason = `${streak} engine answers in a row were HTTP 5xx (last ${outcome}); not ready for ${Math.round(this.holdMs / 100) / 10} s`;
+    this.holdMs = Math.min(MAX_SERVER_ERROR_HOLD_MS, this.holdMs * 2);
+    this.probeSoon();
+  }
+
+  /** A probe now unless one is under way. */
+  private probeSoon(): void {
+    if (this.probing) return;
+    this.probing = this.probe().finally(() => (this.probing = undefined));
+  }
 
   get ready(): boolean {
     return this.readyNow;
@@ -55,9 +120,17 @@ export class EngineProbe {
     let info: EngineInfo | undefined;
     let error: Error | undefined;
     try {
+      if (this.failingUntil > this.now()) throw new Error(this.failingReason ?? "engine failing");
+      this.failingUntil = 0;
+      if (this.options.healthUrl) await requestText(this.options.healthUrl, { method: "GET", timeoutMs: this.options.timeoutMs, signal });
       info = await this.method.info(signal);
     } catch (err) {
       error = err instanceof Error ? err : new Error(String(err));
+    }
+    // A run of 5xx seen while this probe was under way outweighs its answer.
+    if (info && this.failingUntil > this.now()) {
+      info = undefined;
+      error = new Error(this.failingReason ?? "engine failing");
     }
     if (this.stopper.signal.aborted) return this.readyNow;
     const wasReady = this.readyNow;
@@ -102,7 +175,7 @@ export class EngineProbe {
       this.timer = undefined;
       await this.probe();
       if (!this.timer) this.schedule();
-    }, this.readyNow ? this.options.readyIntervalMs : this.options.downIntervalMs);
+    }, this.readyNow ? this.options.readyIntervalMs : Math.max(this.options.downIntervalMs, this.failingUntil - this.now()));
   }
 
   stop(): void {

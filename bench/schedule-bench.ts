@@ -57,8 +57,11 @@ function startCli(args: string[]): Proc {
   };
 }
 
-/** Engine work so far in tokens: prompt - cached + generated, from vLLM's counters on /metrics. */
-async function engineWork(url: string): Promise<number | undefined> {
+/**
+ * Engine work so far in tokens (prompt - cached + generated, from vLLM's counters on /metrics) and
+ * whether it has requests running or waiting now.
+ */
+async function engineWork(url: string): Promise<{ work: number; busy: boolean } | undefined> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     const sum = (name: string) =>
@@ -66,7 +69,10 @@ async function engineWork(url: string): Promise<number | undefined> {
         .split("\n")
         .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
         .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
-    return sum("vllm:prompt_tokens_total") - sum("vllm:prefix_cache_hits_total") + sum("vllm:generation_tokens_total");
+    return {
+      work: sum("vllm:prompt_tokens_total") - sum("vllm:prefix_cache_hits_total") + sum("vllm:generation_tokens_total"),
+      busy: sum("vllm:num_requests_running") + sum("vllm:num_requests_waiting") > 0,
+    };
   } catch {
     return undefined;
   }
@@ -105,6 +111,10 @@ interface ScenarioResult {
   work_tokens: number[];
   killed_at_s?: number;
   shard_makespans_s?: number[];
+  /** Per engine: share of /metrics scrapes (every ~0.5 s) that found it with requests running or waiting, until the makespan. */
+  busy_share: number[];
+  /** Per engine: seconds from start to the last scrape that found it busy (engines finishing together have these close). */
+  last_busy_s: number[];
 }
 
 async function runOne(suite: string, speeds: number[], tracks: string[][], killFastestAtHalf: boolean): Promise<ScenarioResult> {
@@ -128,12 +138,23 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const agents = urls.map((url, i) => startCli(["agent", "--coordinator", addresses[shardOf(i)]![1]!, "--engine", url, "--agent-id", `e${i}-${speeds[i]}`]));
     procs.push(...agents);
     const work: Array<number | undefined> = urls.map(() => undefined);
+    const busySamples = urls.map(() => 0);
+    const samples = urls.map(() => 0);
+    const lastBusy = urls.map(() => 0);
+    let finished = false;
     const dead = new Set<number>();
     const scrape = async () => {
       await Promise.all(urls.map(async (u, i) => {
         if (dead.has(i)) return;
         const w = await engineWork(u);
-        if (w !== undefined && !dead.has(i)) work[i] = w;
+        if (w === undefined || dead.has(i)) return;
+        work[i] = w.work;
+        if (finished) return;
+        samples[i]!++;
+        if (w.busy) {
+          busySamples[i]!++;
+          lastBusy[i] = (performance.now() - t0) / 1000;
+        }
       }));
     };
     let killedAt: number | undefined;
@@ -155,18 +176,29 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
         await new Promise((r) => setTimeout(r, 500));
       }
     })();
-    // A shard ends when its last record is committed (polled), not when its processes have exited.
+    // A shard ends when its last record is committed, not when its processes have exited: the
+    // coordinator prints its summary line the moment the run completes (handle.done settles on the
+    // last commit, before the drain); a Status poll seeing every record committed counts too.
     const ends = await Promise.all(
       coords.map(async (c, i) => {
         const want = Number(addresses[i]![2]);
-        for (;;) {
+        let end: number | undefined;
+        const summary = c.line(/^run \S+ complete: /m).then(
+          () => (end ??= (performance.now() - t0) / 1000),
+          () => undefined,
+        );
+        while (end === undefined) {
           const st = await fetchStatus(addresses[i]![1]!, grpc.credentials.createInsecure(), undefined, 5_000).catch(() => undefined);
-          if (st && st.records_committed >= want) return (performance.now() - t0) / 1000;
-          if (c.child.exitCode !== null) throw new Error(`coordinator ${i} exited before its last record was committed`);
-          await new Promise((r) => setTimeout(r, 200));
+          if (st && st.records_committed >= want) end ??= (performance.now() - t0) / 1000;
+          else if (c.child.exitCode !== null) {
+            await summary;
+            if (end === undefined) throw new Error(`coordinator ${i} exited (${c.child.exitCode}) before its last record was committed`);
+          } else await new Promise((r) => setTimeout(r, 200));
         }
+        return end;
       }),
     );
+    finished = true;
     await Promise.all(coords.map((c) => c.exited));
     polling = false;
     await poller;
@@ -186,6 +218,8 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
       work_tokens: workTokens,
       ...(killedAt !== undefined ? { killed_at_s: killedAt } : {}),
       ...(tracks.length > 1 ? { shard_makespans_s: ends } : {}),
+      busy_share: samples.map((n, i) => (n > 0 ? busySamples[i]! / n : 0)),
+      last_busy_s: lastBusy,
     };
   } finally {
     for (const p of procs) if (p.child.exitCode === null) p.child.kill("SIGTERM");
@@ -204,10 +238,14 @@ async function main(): Promise<void> {
   const tracks = pickTracks(suite, want);
   const all = tracks.map((t) => t.track);
   process.stderr.write(`${tracks.reduce((n, t) => n + t.rows, 0)} records in ${tracks.length} tracks; engines ${speeds.join(", ")} tokens/s\n`);
+  const loadAtStart = loadavg();
   const results: ScenarioResult[] = [];
   for (const s of scenarios) {
     const r = await runOne(suite, speeds, s === "static" ? equalShards(tracks, speeds.length) : [all], s === "kill");
-    process.stderr.write(`${s}: makespan ${r.makespan_s.toFixed(1)} s, ideal ${r.ideal_s.toFixed(1)} s, efficiency ${r.efficiency.toFixed(3)}\n`);
+    process.stderr.write(
+      `${s}: makespan ${r.makespan_s.toFixed(1)} s, ideal ${r.ideal_s.toFixed(1)} s, efficiency ${r.efficiency.toFixed(3)}; ` +
+        `engines busy ${r.busy_share.map((b) => b.toFixed(2)).join("/")}, last busy at ${r.last_busy_s.map((t) => t.toFixed(1)).join("/")} s; load ${loadavg()[0]!.toFixed(1)}\n`,
+    );
     results.push(r);
   }
   const figures = {
@@ -215,7 +253,7 @@ async function main(): Promise<void> {
     suite,
     tracks: all,
     tokens_per_s: speeds,
-    machine: { cpus: cpus().length, loadavg_at_end: loadavg() },
+    machine: { cpus: cpus().length, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg() },
     scenarios: results,
     targets: { efficiency_uneven_min: 0.95, efficiency_kill_min: 0.9 },
     note: "makespan: agents started -> last record committed (Status polled every 200 ms); ideal: engine work (prompt - cached + generated tokens from /metrics) over total tokens/s",

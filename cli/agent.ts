@@ -156,6 +156,7 @@ export function register(program: Command): void {
         coordinator,
         method,
         engineUrl: engine,
+        engineHealthUrl: `${engine}/health`,
         engineLoad: (signal) => readEngineLoad(engine, signal),
         // A sweep's runs differ in method (--method any) and model (a --vllm-cmd template).
         onRunParams: (run) => {

@@ -201,6 +201,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
           coordinator: coordinator.address,
           method,
           engineUrl: url,
+          engineHealthUrl: `${url}/health`,
           engineLoad: (signal) => readEngineLoad(url, signal),
           ...(options.capacity ? { capacity: options.capacity } : {}),
           logger: log.child(`agent${agents.length}`),

@@ -18,6 +18,7 @@ import { givenUpLine, resultLine } from "./result-line.js";
 import type { ResultsStore } from "./results-store.js";
 import type { MethodConfig, RunManifest } from "./run-manifest.js";
 import { RunProgress } from "./run-progress.js";
+import { RunAgentsRecord } from "./run-agents.js";
 import type { RunStatus } from "./run-status.js";
 import { Scheduler } from "./scheduler.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
@@ -52,6 +53,8 @@ export class CoordinatorRun implements ServedRun {
   private readonly scheduler: Scheduler;
   private readonly sessions: AgentSessions;
   private readonly publisher: BusPublisher | undefined;
+  /** run.json's agents block. */
+  private readonly runAgents: RunAgentsRecord;
   private readonly registry: Registry | undefined;
   private readonly metrics: CoordinatorMetrics | undefined;
   private readonly memoryLog: NodeJS.Timeout;
@@ -123,6 +126,12 @@ export class CoordinatorRun implements ServedRun {
         })
       : undefined;
     this.scheduler = this.createScheduler(units);
+    this.runAgents = new RunAgentsRecord(
+      options.outDir,
+      parts.manifest,
+      () => this.scheduler.agentList().map((a) => ({ agentId: a.info.agentId, engineUrl: a.info.engineUrl, model: a.info.model, ready: a.ready })),
+      (err) => log.warn("run.json: agents not written", { error: err.message }),
+    );
     this.sessions = new AgentSessions({
       scheduler: this.scheduler,
       runId: this.runId,
@@ -136,7 +145,10 @@ export class CoordinatorRun implements ServedRun {
       publishEvent: (e) => this.publishEvent(e),
       onAttached: (key) => this.progress.agentAttached(key, Date.now()),
       onDetached: (key) => this.progress.agentDetached(key, Date.now()),
-      onReadyChanged: (agentId, ready) => this.liveEvent({ type: "agent_ready", at: now(), agentId, ready }),
+      onReadyChanged: (agentId, ready) => {
+        this.runAgents.changed();
+        this.liveEvent({ type: "agent_ready", at: now(), agentId, ready });
+      },
       log,
     });
     this.registry = options.metrics ? createProcessRegistry("coordinator", { processWide: false }) : undefined;
@@ -152,6 +164,7 @@ export class CoordinatorRun implements ServedRun {
   /** Starts serving: leases tick, the bus is published to, what was complete at start is announced. */
   start(): void {
     this.progress.started(Date.now());
+    this.runAgents.write();
     this.scheduler.startLeaseClock();
     this.publisher?.start();
     const { log, store, planLimits } = { ...this.parts, planLimits: { ...DEFAULT_PLAN_LIMITS, ...this.parts.options.planLimits } };
@@ -278,6 +291,7 @@ export class CoordinatorRun implements ServedRun {
       });
     });
     index.spill.dispose();
+    this.runAgents.close();
     await this.scores?.stop();
     this.lifecycle = "stopped";
     if (this.publisher) {
@@ -341,6 +355,8 @@ export class CoordinatorRun implements ServedRun {
   }
 
   private publishEvent(e: BusEvent): void {
+    if (e.type === "agent_joined") this.runAgents.joined({ agentId: e.agentId, engineUrl: e.engineUrl ?? "", model: e.model ?? "" });
+    else if (e.type === "agent_left") this.runAgents.changed();
     if (e.type === "unit_leased" && this.metrics && !this.firstLeased.has(e.unitId)) this.firstLeased.set(e.unitId, Date.now());
     this.publisher?.event(e);
     const live = this.parts.options.onLiveEvent && liveEventOf(e);

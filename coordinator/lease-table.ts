@@ -9,6 +9,8 @@ export interface Lease {
   expiresAt: number;
   /** run_ids sent with this copy and not yet answered by the holder. */
   outstanding: Set<string>;
+  /** Planner cost of `outstanding`, kept by the scheduler (how much work the holder has left in it). */
+  cost: number;
 }
 
 export class LeaseTable {
@@ -17,8 +19,8 @@ export class LeaseTable {
 
   constructor(private readonly leaseMs: number) {}
 
-  grant(unitId: string, agentKey: string, runIds: Iterable<string>, backup: boolean, now: number): Lease {
-    const lease: Lease = { unitId, agentKey, backup, expiresAt: now + this.leaseMs, outstanding: new Set(runIds) };
+  grant(unitId: string, agentKey: string, runIds: Iterable<string>, backup: boolean, now: number, cost = 0): Lease {
+    const lease: Lease = { unitId, agentKey, backup, expiresAt: now + this.leaseMs, outstanding: new Set(runIds), cost };
     let holders = this.byUnit.get(unitId);
     if (!holders) this.byUnit.set(unitId, (holders = new Map()));
     holders.set(agentKey, lease);

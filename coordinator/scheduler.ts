@@ -1,8 +1,13 @@
 // Hands units to agents: credit-based flow (never more units than an agent granted), leases
-// renewed by heartbeats and results, requeue of the unanswered rest on expiry or disconnect,
-// backup copies at the tail, first result per run_id wins (DESIGN.md "gRPC contract").
+// renewed by heartbeats and results, requeue of the unanswered rest on expiry, disconnect or an
+// agent turning not ready (its engine stopped answering), backup copies at the tail, first result
+// per run_id wins (DESIGN.md "gRPC contract"). Once agents' paces are known (agent-pace.ts), what
+// each may hold and the size of what it is given shrink towards the end (tail-policy.ts), so agents
+// of uneven speed finish together.
 import { LeaseTable, type Lease } from "./lease-table.js";
-import type { PlannedUnit } from "./planner.js";
+import { recordCost, type PlannedUnit } from "./planner.js";
+import { AgentPace, TokensPerCost, resultTokens } from "./agent-pace.js";
+import { BACKUP_GAIN, CUT_OVER, horizonS, pieceS } from "./tail-policy.js";
 import type { IncomingResult } from "./incoming-result.js";
 import { validateResult, type RejectReason, type Rejection } from "./result-validator.js";
 import type { RecordEntry } from "./suite-index.js";
@@ -38,6 +43,10 @@ export interface AgentSession {
   inflightRequests: number;
   engineWaiting: number;
   engineRunning: number;
+  /** Its engine's pace, from the tokens of its results. */
+  pace: AgentPace;
+  /** Skipped by the last pump because it held enough: looked at again as its results come. */
+  heldBack: boolean;
 }
 
 type UnitStatus = "queued" | "leased" | "done";
@@ -61,6 +70,10 @@ export interface SchedulerCounters {
   requeued: number;
   /** Records committed with every question in errors after too many rejected results. */
   givenUp: number;
+  /** Records given back unanswered by agents whose engine stopped answering, requeued at once. */
+  handedBack: number;
+  /** Pieces cut off units near the end of the run (tail-policy.ts). */
+  piecesCut: number;
 }
 
 export type ResultOutcome = { kind: "accepted" } | { kind: "duplicate" } | { kind: "rejected"; rejection: Rejection };
@@ -96,6 +109,9 @@ export class Scheduler {
   private readonly inflight = new Set<UnitState>();
   private readonly agents = new Map<string, AgentSession>();
   private readonly rejections = new Map<string, number>();
+  private readonly tokensPerCost = new TokensPerCost();
+  /** Planner cost of every record not yet accepted. */
+  private pendingCost = 0;
   private dispatching = true;
   private rr = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -109,6 +125,8 @@ export class Scheduler {
     backupUnits: 0,
     requeued: 0,
     givenUp: 0,
+    handedBack: 0,
+    piecesCut: 0,
   };
 
   constructor(units: readonly PlannedUnit[], private readonly options: SchedulerOptions) {
@@ -117,7 +135,10 @@ export class Scheduler {
     for (const unit of units) {
       const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.runId)), status: "queued", leasedAt: 0 };
       this.units.set(unit.unitId, state);
-      for (const r of unit.records) this.unitOfRun.set(r.runId, state);
+      for (const r of unit.records) {
+        this.unitOfRun.set(r.runId, state);
+        this.pendingCost += recordCost(r);
+      }
       this.queue.push(state);
     }
   }
@@ -125,7 +146,10 @@ export class Scheduler {
   /** Checks leases every quarter lease (at most every second). */
   startLeaseClock(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => this.expireLeases(), Math.max(10, Math.min(1000, this.options.leaseMs / 4)));
+    this.timer = setInterval(() => {
+      this.expireLeases();
+      this.tickPaces();
+    }, Math.max(10, Math.min(1000, this.options.leaseMs / 4)));
     this.timer.unref();
   }
 
@@ -155,7 +179,10 @@ export class Scheduler {
       inflightRequests: 0,
       engineWaiting: 0,
       engineRunning: 0,
+      pace: new AgentPace(),
+      heldBack: false,
     };
+    agent.pace.tick(this.now(), false);
     this.agents.set(key, agent);
     return agent;
   }
@@ -165,6 +192,20 @@ export class Scheduler {
     if (!this.agents.delete(key)) return;
     for (const lease of this.leases.releaseAgent(key)) this.afterRelease(lease);
     this.pump();
+  }
+
+  /**
+   * The agent's engine stopped answering: every lease it holds ends now and the unanswered records
+   * go back to the queue, first (not at lease expiry). Returns the records given back.
+   */
+  private handBack(key: string): number {
+    let records = 0;
+    for (const lease of this.leases.releaseAgent(key)) {
+      records += this.pendingOf(lease);
+      this.afterRelease(lease);
+    }
+    this.counters.handedBack += records;
+    return records;
   }
 
   agent(key: string): AgentSession | undefined {
@@ -190,7 +231,11 @@ export class Scheduler {
   heartbeat(key: string, hb: { ready: boolean; inflightRequests: number; engineWaiting: number; engineRunning: number }): void {
     const agent = this.agents.get(key);
     if (!agent) return;
+    const wasReady = agent.ready;
     agent.ready = hb.ready;
+    // An agent that hands its units back itself (UnitDone handed_back) holds none by now; this
+    // covers one that does not.
+    if (wasReady && !hb.ready) this.handBack(key);
     agent.inflightRequests = hb.inflightRequests;
     agent.engineWaiting = hb.engineWaiting;
     agent.engineRunning = hb.engineRunning;
@@ -205,6 +250,7 @@ export class Scheduler {
     const record = this.options.lookup(result.runId);
     const state = this.unitOfRun.get(result.runId);
     const lease = this.leases.get(result.unitId, key);
+    if (agent) agent.pace.addTokens(resultTokens(result));
     if (record && (!state || !state.pending.has(result.runId))) {
       // Already accepted (from this session, a backup holder, or a previous session): first wins.
       this.counters.duplicates++;
@@ -238,10 +284,12 @@ export class Scheduler {
     // validateResult passed, so record, state, lease and agent exist.
     this.counters.accepted++;
     agent!.results++;
+    this.tokensPerCost.add(resultTokens(result), recordCost(record!));
     this.settle(state!, result.runId);
     this.leases.renew(key, this.now(), result.unitId);
     this.options.onAccept(result, record!, state!.unit, agent!);
     this.afterSettle(state!, key, lease!, result.runId);
+    if (agent!.heldBack) this.pumpAgent(agent!);
     return { kind: "accepted" };
   }
 
@@ -255,6 +303,15 @@ export class Scheduler {
   private settle(state: UnitState, runId: string): void {
     state.pending.delete(runId);
     this.rejections.delete(runId);
+    const record = this.options.lookup(runId);
+    if (record) this.pendingCost -= recordCost(record);
+  }
+
+  /** Records of the lease's copy still waiting for an answer from anyone. */
+  private pendingOf(lease: Lease): number {
+    let n = 0;
+    for (const r of lease.outstanding) if (this.unitOfRun.get(r)?.pending.has(r)) n++;
+    return n;
   }
 
   private afterSettle(state: UnitState, key: string, lease: Lease, runId: string): void {
@@ -264,13 +321,19 @@ export class Scheduler {
 
   /** The holder answered one record of its copy; a copy with nothing outstanding is finished. */
   private answered(lease: Lease, runId: string): void {
-    lease.outstanding.delete(runId);
-    for (const r of [...lease.outstanding]) if (!this.unitOfRun.get(r)?.pending.has(r)) lease.outstanding.delete(r);
+    this.dropOutstanding(lease, runId);
+    for (const r of [...lease.outstanding]) if (!this.unitOfRun.get(r)?.pending.has(r)) this.dropOutstanding(lease, r);
     if (lease.outstanding.size === 0 && this.leases.get(lease.unitId, lease.agentKey) === lease) {
       this.leases.release(lease.unitId, lease.agentKey);
       this.afterRelease(lease);
       this.pump();
     }
+  }
+
+  private dropOutstanding(lease: Lease, runId: string): void {
+    if (!lease.outstanding.delete(runId)) return;
+    const record = this.options.lookup(runId);
+    if (record) lease.cost = Math.max(0, lease.cost - recordCost(record));
   }
 
   private complete(state: UnitState, completedBy: string): void {
@@ -314,45 +377,190 @@ export class Scheduler {
     return expired.length;
   }
 
+  // ---- pace ----
+
+  /** Folds the time since the last tick into every agent's pace (lease clock). */
+  tickPaces(): void {
+    const now = this.now();
+    for (const agent of this.agents.values()) agent.pace.tick(now, agent.ready && this.leases.countOf(agent.key) > 0);
+    this.pump();
+  }
+
+  /** Seconds `cost` of planner cost takes the agent; undefined while its pace is unknown. */
+  private secondsFor(agent: AgentSession, cost: number): number | undefined {
+    const rate = agent.pace.tokensPerS;
+    const tpc = this.tokensPerCost.value;
+    return rate === undefined || tpc === undefined ? undefined : (cost * tpc) / rate;
+  }
+
+  /** Planner cost of what the agent holds and has not answered. */
+  private heldCost(key: string): number {
+    let cost = 0;
+    for (const u of this.leases.unitsOf(key)) cost += this.leases.get(u, key)?.cost ?? 0;
+    return cost;
+  }
+
+  /**
+   * Seconds until every record is accepted if the ready agents shared the rest evenly; undefined
+   * while no pace is known. Agents of unknown pace count at the mean known one.
+   */
+  private remainingS(): number | undefined {
+    const tpc = this.tokensPerCost.value;
+    if (tpc === undefined) return undefined;
+    let known = 0;
+    let sum = 0;
+    let unknown = 0;
+    for (const a of this.agents.values()) {
+      if (!a.ready) continue;
+      const r = a.pace.tokensPerS;
+      if (r === undefined) unknown++;
+      else {
+        known++;
+        sum += r;
+      }
+    }
+    if (known === 0) return undefined;
+    const total = sum + (unknown * sum) / known;
+    return (this.pendingCost * tpc) / total;
+  }
+
   // ---- dispatch ----
 
   /** Gives units to every agent that is ready, has credit and a writable stream. */
   pump(): void {
     if (!this.dispatching) return;
+    const remaining = this.remainingS();
     let progressed = true;
     while (progressed) {
       progressed = false;
       const agents = [...this.agents.values()];
       for (let i = 0; i < agents.length; i++) {
-        const agent = agents[(this.rr + i) % agents.length]!;
-        if (!agent.ready || agent.credit <= 0 || !agent.link.writable()) continue;
-        const next = this.nextFor(agent.key);
-        if (!next) continue;
-        this.assign(agent, next.state, next.backup);
-        progressed = true;
+        if (this.giveOne(agents[(this.rr + i) % agents.length]!, remaining)) progressed = true;
       }
       this.rr = agents.length > 0 ? (this.rr + 1) % agents.length : 0;
     }
   }
 
-  private nextFor(key: string): { state: UnitState; backup: boolean } | undefined {
+  /** Gives one agent what it may take now. */
+  private pumpAgent(agent: AgentSession): void {
+    if (!this.dispatching) return;
+    const remaining = this.remainingS();
+    while (this.giveOne(agent, remaining));
+  }
+
+  /** One unit (or piece, or backup copy) to the agent if it may take one; true if it got one. */
+  private giveOne(agent: AgentSession, remaining: number | undefined): boolean {
+    if (!agent.ready || agent.credit <= 0 || !agent.link.writable()) return false;
+    // An agent holding more than it does in the horizon waits: the rest may go to one that is
+    // free sooner. One that holds nothing always gets work.
+    const held = this.heldCost(agent.key);
+    const heldS = held > 0 && remaining !== undefined ? this.secondsFor(agent, held) : undefined;
+    if (heldS !== undefined && heldS >= horizonS(remaining!)) {
+      agent.heldBack = true;
+      return false;
+    }
+    agent.heldBack = false;
+    const next = this.nextFor(agent, remaining, heldS ?? 0);
+    if (!next) return false;
+    this.assign(agent, next.state, next.backup);
+    return true;
+  }
+
+  private nextFor(agent: AgentSession, remaining: number | undefined, heldS: number): { state: UnitState; backup: boolean } | undefined {
     while (this.queue.length > 0) {
       const state = this.queue.shift()!;
-      if (state.status === "queued" && state.pending.size > 0) return { state, backup: false };
+      if (state.status !== "queued" || state.pending.size === 0) continue;
+      return { state: this.pieceFor(agent, state, remaining), backup: false };
     }
-    let best: UnitState | undefined;
+    return this.backupFor(agent, heldS);
+  }
+
+  /**
+   * Near the end, a unit that would take this agent longer than a piece (tail-policy.ts) is cut:
+   * the agent gets its first records, the rest stays first in the queue for whoever is free next.
+   */
+  private pieceFor(agent: AgentSession, state: UnitState, remaining: number | undefined): UnitState {
+    if (remaining === undefined || state.pending.size < 2) return state;
+    const records = state.unit.records.filter((r) => state.pending.has(r.runId));
+    const cost = records.reduce((n, r) => n + recordCost(r), 0);
+    const unitS = this.secondsFor(agent, cost);
+    const limitS = pieceS(remaining);
+    if (unitS === undefined || unitS <= CUT_OVER * limitS) return state;
+    const want = (cost * limitS) / unitS;
+    let take = 0;
+    let taken = 0;
+    while (take < records.length - 1 && (take === 0 || taken + recordCost(records[take]!) <= want)) taken += recordCost(records[take++]!);
+    const head = records.slice(0, take);
+    const rest = records.slice(take);
+    const unit = state.unit;
+    const piece: PlannedUnit = {
+      ...unit,
+      unitId: `${unit.unitId}~${++this.counters.piecesCut}`,
+      groupIds: [...new Set(head.map((r) => r.groupId))],
+      records: head,
+      cost: taken,
+      questions: head.reduce((n, r) => n + r.questionCount, 0),
+    };
+    const pieceState: UnitState = { unit: piece, pending: new Set(head.map((r) => r.runId)), status: "queued", leasedAt: 0 };
+    this.units.set(piece.unitId, pieceState);
+    for (const r of head) {
+      this.unitOfRun.set(r.runId, pieceState);
+      state.pending.delete(r.runId);
+    }
+    state.unit = { ...unit, groupIds: [...new Set(rest.map((r) => r.groupId))], records: rest, cost: cost - taken, questions: rest.reduce((n, r) => n + r.questionCount, 0) };
+    this.queue.unshift(state);
+    return pieceState;
+  }
+
+  /**
+   * The queue is empty: a backup copy of a unit in flight. With paces known, of the unit whose
+   * holder would finish it latest, and only if this agent would finish it clearly sooner; else the
+   * oldest leased.
+   */
+  private backupFor(agent: AgentSession, heldS: number): { state: UnitState; backup: boolean } | undefined {
     const maxHolders = this.options.maxHolders ?? 2;
+    let best: UnitState | undefined;
+    let bestGain = 0;
+    let oldest: UnitState | undefined;
+    let paced = agent.pace.tokensPerS !== undefined;
     for (const s of this.inflight) {
-      if (s.pending.size === 0 || this.leases.get(s.unit.unitId, key) || this.leases.holderCount(s.unit.unitId) >= maxHolders) continue;
-      if (!best || s.leasedAt < best.leasedAt) best = s;
+      if (s.pending.size === 0 || this.leases.get(s.unit.unitId, agent.key) || this.leases.holderCount(s.unit.unitId) >= maxHolders) continue;
+      if (!oldest || s.leasedAt < oldest.leasedAt) oldest = s;
+      if (!paced) continue;
+      let holderS: number | undefined;
+      for (const l of this.leases.holders(s.unit.unitId)) {
+        const holder = this.agents.get(l.agentKey);
+        const t = holder ? this.secondsFor(holder, this.heldCost(holder.key)) : undefined;
+        if (t === undefined) holderS = undefined;
+        else holderS = holderS === undefined ? t : Math.min(holderS, t);
+        if (t === undefined) break;
+      }
+      const mineS = this.secondsFor(agent, this.pendingCostOf(s));
+      if (holderS === undefined || mineS === undefined) {
+        paced = false;
+        continue;
+      }
+      const gain = holderS - (heldS + mineS);
+      if (heldS + mineS < BACKUP_GAIN * holderS && gain > bestGain) {
+        best = s;
+        bestGain = gain;
+      }
     }
-    return best ? { state: best, backup: true } : undefined;
+    const chosen = paced ? best : oldest;
+    return chosen ? { state: chosen, backup: true } : undefined;
+  }
+
+  private pendingCostOf(state: UnitState): number {
+    let cost = 0;
+    for (const r of state.unit.records) if (state.pending.has(r.runId)) cost += recordCost(r);
+    return cost;
   }
 
   private assign(agent: AgentSession, state: UnitState, backup: boolean): void {
     const records = state.unit.records.filter((r) => state.pending.has(r.runId));
     const now = this.now();
-    this.leases.grant(state.unit.unitId, agent.key, records.map((r) => r.runId), backup, now);
+    const cost = records.reduce((n, r) => n + recordCost(r), 0);
+    this.leases.grant(state.unit.unitId, agent.key, records.map((r) => r.runId), backup, now, cost);
     agent.credit--;
     if (!backup) {
       state.status = "leased";

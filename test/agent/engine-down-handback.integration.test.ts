@@ -1,0 +1,133 @@
+// An agent whose engine dies (the sim-engine process SIGKILLed mid-run) with the real coordinator
+// and a second agent: it reports not ready within seconds, hands its units back at once (the
+// lease is ten minutes, so nothing waits for it to expire; a not-ready heartbeat, then its stream
+// closed in order), the other agent redoes them, and when an engine answers on the same address
+// again the agent is ready and takes work. Every record is committed exactly once, without errors.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCoordinator } from "../../coordinator/server.js";
+import { startSimEngine } from "../../sim/engine/server.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
+import { SystemOneMethod } from "../../agent/methods/systemone.js";
+import { startAgent } from "../../agent/attach-loop.js";
+import { createLogger } from "../../common/log.js";
+import { spawnCli, type CliProcess } from "../support/cli-process.js";
+
+const quiet = createLogger("test", "silent");
+const cleanups: Array<() => unknown> = [];
+const dirs: string[] = [];
+function tmp(name: string): string {
+  const d = mkdtempSync(join(tmpdir(), `udm-handback-${name}-`));
+  dirs.push(d);
+  return d;
+}
+afterAll(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function simEngineProcess(port: number, tokensPerS: number): Promise<{ proc: CliProcess; url: string }> {
+  const proc = spawnCli(["sim-engine", "--port", String(port), "--tokens-per-s", String(tokensPerS)], { UDM_LOG_LEVEL: "warn" });
+  cleanups.push(() => proc.kill("SIGKILL"));
+  const url = (await proc.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m, 30_000))[1]!;
+  return { proc, url };
+}
+
+/** Polls `check` (sync or async) every 20 ms until it holds. */
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function resultLines(outDir: string): Array<{ run_id: string; agent?: string; errors?: Record<string, string> }> {
+  return readdirSync(outDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) =>
+      readdirSync(join(outDir, d.name))
+        .filter((f) => f.endsWith(".jsonl"))
+        .flatMap((f) => readFileSync(join(outDir, d.name, f), "utf8").split("\n").filter(Boolean)),
+    )
+    .map((l) => JSON.parse(l) as { run_id: string; agent?: string; errors?: Record<string, string> });
+}
+
+const TRACKS = ["vihsd", "respan", "toucan-kimi-k2", "trec-dl19", "skillgym-sft", "nemotron-tools", "routerbench", "deepedubench-cdpk", "deepedubench-grading-binary", "aimy144-fact-checking-vi", "aiv-vlmu-mcqa-extend400", "aiv-hle-mc-vi", "aiv-pragmatic50"];
+
+describe("engine down: not ready, units handed back, ready again", () => {
+  const LEASE_MS = 600_000;
+  let outDir: string;
+  let records: number;
+  let coordinator: Awaited<ReturnType<typeof startCoordinator>>;
+
+  beforeAll(async () => {
+    const suiteDir = tmp("suite");
+    outDir = tmp("out");
+    records = (await makeSuite({ out: suiteDir, scale: "small", seed: 11, tracks: TRACKS })).records;
+    coordinator = await startCoordinator({ suiteDir, outDir, leaseMs: LEASE_MS, heartbeatMs: 200, logger: quiet });
+    cleanups.push(() => coordinator.close());
+  });
+
+  it("SIGKILL of the engine: not ready within seconds, records redone by the other agent; engine back: ready and working; every record once", async () => {
+    const doomedEngine = await simEngineProcess(0, 20_000);
+    const port = Number(new URL(doomedEngine.url).port);
+    const doomed = startAgent({
+      coordinator: coordinator.address,
+      method: new SystemOneMethod({ baseUrl: doomedEngine.url, capacity: 3 }),
+      agentId: "doomed",
+      engineUrl: doomedEngine.url,
+      engineHealthUrl: `${doomedEngine.url}/health`,
+      // The timed probe alone would take a minute to notice: failed requests must trigger it.
+      probeMs: { ready: 60_000, down: 100 },
+      logger: quiet,
+    });
+    cleanups.push(() => doomed.stop());
+    const steady = await startSimEngine({ tokensPerS: 4_000 });
+    cleanups.push(() => steady.close());
+    const other = startAgent({
+      coordinator: coordinator.address,
+      method: new SystemOneMethod({ baseUrl: steady.url, capacity: 2 }),
+      agentId: "steady",
+      engineUrl: steady.url,
+      logger: quiet,
+    });
+    cleanups.push(() => other.stop());
+
+    await waitFor("the doomed agent answering, units in hand", () => doomed.stats().resultsSent >= 3 && doomed.stats().inflightUnits > 0, 60_000);
+    doomedEngine.proc.kill("SIGKILL");
+    await doomedEngine.proc.exited;
+
+    await waitFor("the doomed agent not ready", () => !doomed.stats().ready, 10_000);
+    await waitFor("its units handed back", () => doomed.stats().unitsDropped > 0 && doomed.stats().inflightUnits === 0, 10_000);
+    await waitFor("the coordinator seeing it not ready", async () => {
+      const s = await coordinator.status();
+      return s.agents.some((a) => a.agentId === "doomed" && !a.ready && a.inflightUnits === 0) && s.agents.some((a) => a.agentId === "steady" && a.ready);
+    }, 10_000);
+    const atHandback = await coordinator.status();
+    expect(atHandback.recordsCommitted).toBeLessThan(records);
+    const receivedWhileDown = doomed.stats().unitsReceived;
+
+    // The engine is back on the same address: the agent turns ready and takes units.
+    await simEngineProcess(port, 20_000);
+    await waitFor("the doomed agent ready again", () => doomed.stats().ready, 15_000);
+    await waitFor("the coordinator seeing it ready", async () => (await coordinator.status()).agents.some((a) => a.agentId === "doomed" && a.ready), 10_000);
+    await waitFor("work for the recovered agent", () => doomed.stats().unitsReceived > receivedWhileDown, 30_000);
+
+    const outcome = await coordinator.done;
+    expect(outcome).toMatchObject({ state: "complete", recordsCommitted: records, recordsErrored: 0 });
+    // Nothing waited for a lease to run out: the handed-back records were requeued at once.
+    expect(outcome.counters.leasesExpired).toBe(0);
+    expect(outcome.counters.handedBack).toBeGreaterThan(0);
+    expect(outcome.elapsedSeconds * 1000).toBeLessThan(LEASE_MS / 4);
+
+    const lines = resultLines(outDir);
+    expect(lines).toHaveLength(records);
+    expect(new Set(lines.map((l) => l.run_id)).size).toBe(records);
+    expect(lines.filter((l) => l.errors && Object.keys(l.errors).length > 0)).toEqual([]);
+    expect(lines.filter((l) => l.agent === "steady").length).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.agent === "doomed").length).toBeGreaterThan(0);
+  }, 180_000);
+});
