@@ -1,7 +1,8 @@
 // The payloads (state and questions JSON) of every record in scope, spilled to one file on disk at
 // start so the coordinator keeps only offsets in memory: the full suite is several hundred MB of
-// text, and a WorkUnit reads back just its own records.
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, rmSync, writeSync } from "node:fs";
+// text, and a WorkUnit reads back just its own records. While the suite is read, full 4 MB blocks
+// are written behind (libuv's threads), so reading does not wait on the disk; settled() waits for them.
+import { close, closeSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, rmSync, write, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface SpillSlot {
@@ -11,13 +12,19 @@ export interface SpillSlot {
 }
 
 const FLUSH_BYTES = 4 << 20;
+/** Blocks written behind at once; beyond that a block is written before reading goes on. */
+const MAX_IN_FLIGHT = 4;
 
 export class PayloadSpill {
   private fd: number;
   private size = 0;
-  private pending: Buffer[] = [];
+  /** Bytes not yet written, at the front of `pending`. */
+  private pending = Buffer.allocUnsafe(FLUSH_BYTES);
   private pendingBytes = 0;
   private closed = false;
+  private inFlight = 0;
+  private failure: Error | undefined;
+  private idle: Array<() => void> = [];
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -28,14 +35,37 @@ export class PayloadSpill {
   add(stateJson: string, questionsJson: string): SpillSlot {
     const state = Buffer.from(stateJson, "utf8");
     const questions = Buffer.from(questionsJson, "utf8");
-    const slot = { offset: this.size + this.pendingBytes, stateBytes: state.length, questionsBytes: questions.length };
-    this.pending.push(state, questions);
-    this.pendingBytes += state.length + questions.length;
-    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+    return this.addBytes(state, 0, state.length, questions, 0, questions.length);
+  }
+
+  /** Appends one record's payload given as byte ranges (of the record's line, as read): copied, not re-encoded. */
+  addBytes(state: Buffer, stateStart: number, stateEnd: number, questions: Buffer, questionsStart: number, questionsEnd: number): SpillSlot {
+    const stateBytes = stateEnd - stateStart;
+    const questionsBytes = questionsEnd - questionsStart;
+    const slot = { offset: this.size + this.pendingBytes, stateBytes, questionsBytes };
+    if (this.failure) throw this.failure;
+    if (this.pendingBytes + stateBytes + questionsBytes > this.pending.length) {
+      this.writeBehind();
+      if (stateBytes + questionsBytes > this.pending.length) {
+        this.writeAll(state.subarray(stateStart, stateEnd));
+        this.writeAll(questions.subarray(questionsStart, questionsEnd));
+        return slot;
+      }
+    }
+    this.pendingBytes += state.copy(this.pending, this.pendingBytes, stateStart, stateEnd);
+    this.pendingBytes += questions.copy(this.pending, this.pendingBytes, questionsStart, questionsEnd);
     return slot;
   }
 
+  /** Waits for the blocks written behind; throws the first write error. */
+  async settled(): Promise<void> {
+    while (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.failure) throw this.failure;
+  }
+
   read(slot: SpillSlot): { stateJson: string; questionsJson: string } {
+    if (this.inFlight > 0) throw new Error(`payload spill ${this.path} read before its writes settled`);
+    if (this.failure) throw this.failure;
     this.flush();
     const buf = Buffer.allocUnsafe(slot.stateBytes + slot.questionsBytes);
     let got = 0;
@@ -57,19 +87,46 @@ export class PayloadSpill {
 
   private flush(): void {
     if (this.pendingBytes === 0) return;
-    const all = Buffer.concat(this.pending, this.pendingBytes);
-    let done = 0;
-    while (done < all.length) done += writeSync(this.fd, all, done, all.length - done, this.size + done);
-    this.size += all.length;
-    this.pending = [];
+    const bytes = this.pendingBytes;
     this.pendingBytes = 0;
+    this.writeAll(this.pending.subarray(0, bytes));
+  }
+
+  /** Hands the pending block to a write in the background (or writes it now when enough are in flight). */
+  private writeBehind(): void {
+    if (this.pendingBytes === 0) return;
+    if (this.inFlight >= MAX_IN_FLIGHT) return this.flush();
+    const block = this.pending.subarray(0, this.pendingBytes);
+    const at = this.size;
+    this.size += block.length;
+    this.pending = Buffer.allocUnsafe(FLUSH_BYTES);
+    this.pendingBytes = 0;
+    this.inFlight++;
+    const fd = this.fd;
+    const writeFrom = (done: number): void =>
+      write(fd, block, done, block.length - done, at + done, (err, n) => {
+        if (!err && done + n < block.length) return writeFrom(done + n);
+        if (err) this.failure ??= new Error(`cannot write payload spill ${this.path}: ${err.message}`, { cause: err });
+        this.inFlight--;
+        if (this.inFlight > 0) return;
+        if (this.closed) close(fd, () => undefined);
+        for (const resolve of this.idle.splice(0)) resolve();
+      });
+    writeFrom(0);
+  }
+
+  private writeAll(bytes: Buffer): void {
+    let done = 0;
+    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.size + done);
+    this.size += bytes.length;
   }
 
   /** Closes and deletes the file. */
   dispose(): void {
     if (this.closed) return;
     this.closed = true;
-    closeSync(this.fd);
+    // A write still in flight closes the descriptor when it ends (closing it now could let the write land in a file opened meanwhile).
+    if (this.inFlight === 0) closeSync(this.fd);
     rmSync(this.path, { force: true });
     try {
       if (readdirSync(dirname(this.path)).length === 0) rmdirSync(dirname(this.path));

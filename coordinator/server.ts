@@ -63,6 +63,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       families: options.families,
       spillPath: defaultSpillPath(options.outDir),
       logger: log,
+      ...(options.onGold ? { onGold: options.onGold } : {}),
     });
     cleanup.push(() => index.spill.dispose());
     const manifest = openRunManifest(

@@ -12,7 +12,7 @@ const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
 const post = (msg: WorkerToHost) => port.postMessage(msg);
 
-const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as WorkerStartData;
+const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, nats, logLevel, ...options } = workerData as WorkerStartData;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 try {
@@ -22,6 +22,7 @@ try {
     ...(bus ? { bus } : {}),
     ...(forwardCommitted ? { onCommitted: (line, track) => post({ type: "committed", line, track }) } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
+    ...(forwardGold ? { onGold: (message) => post({ type: "gold", message }) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {
