@@ -33,27 +33,18 @@ export class PayloadSpill {
 
   /** Appends one record's payload and returns where it lies. */
   add(stateJson: string, questionsJson: string): SpillSlot {
+    if (this.failure) throw this.failure;
     const state = Buffer.from(stateJson, "utf8");
     const questions = Buffer.from(questionsJson, "utf8");
-    return this.addBytes(state, 0, state.length, questions, 0, questions.length);
-  }
-
-  /** Appends one record's payload given as byte ranges (of the record's line, as read): copied, not re-encoded. */
-  addBytes(state: Buffer, stateStart: number, stateEnd: number, questions: Buffer, questionsStart: number, questionsEnd: number): SpillSlot {
-    const stateBytes = stateEnd - stateStart;
-    const questionsBytes = questionsEnd - questionsStart;
-    const slot = { offset: this.size + this.pendingBytes, stateBytes, questionsBytes };
-    if (this.failure) throw this.failure;
-    if (this.pendingBytes + stateBytes + questionsBytes > this.pending.length) {
-      this.writeBehind();
-      if (stateBytes + questionsBytes > this.pending.length) {
-        this.writeAll(state.subarray(stateStart, stateEnd));
-        this.writeAll(questions.subarray(questionsStart, questionsEnd));
-        return slot;
-      }
+    const size = state.length + questions.length;
+    if (this.pendingBytes + size > this.pending.length) this.writeBehind();
+    if (size > this.pending.length) {
+      const offset = this.appendBlock(Buffer.concat([state, questions]));
+      return { offset, stateBytes: state.length, questionsBytes: questions.length };
     }
-    this.pendingBytes += state.copy(this.pending, this.pendingBytes, stateStart, stateEnd);
-    this.pendingBytes += questions.copy(this.pending, this.pendingBytes, questionsStart, questionsEnd);
+    const slot = { offset: this.size + this.pendingBytes, stateBytes: state.length, questionsBytes: questions.length };
+    this.pendingBytes += state.copy(this.pending, this.pendingBytes);
+    this.pendingBytes += questions.copy(this.pending, this.pendingBytes);
     return slot;
   }
 
@@ -85,22 +76,38 @@ export class PayloadSpill {
     return this.size + this.pendingBytes;
   }
 
+  /** Appends a block of payload bytes as it is (a reader's block) and returns the offset it starts at. */
+  appendBlock(bytes: Uint8Array): number {
+    if (this.failure) throw this.failure;
+    this.writeBehind();
+    const at = this.size;
+    this.size += bytes.length;
+    this.writeAt(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), at);
+    return at;
+  }
+
   private flush(): void {
     if (this.pendingBytes === 0) return;
     const bytes = this.pendingBytes;
     this.pendingBytes = 0;
-    this.writeAll(this.pending.subarray(0, bytes));
+    writeAllAt(this.fd, this.pending.subarray(0, bytes), this.size);
+    this.size += bytes;
   }
 
-  /** Hands the pending block to a write in the background (or writes it now when enough are in flight). */
+  /** Hands the pending block to a write in the background. */
   private writeBehind(): void {
     if (this.pendingBytes === 0) return;
-    if (this.inFlight >= MAX_IN_FLIGHT) return this.flush();
     const block = this.pending.subarray(0, this.pendingBytes);
     const at = this.size;
     this.size += block.length;
     this.pending = Buffer.allocUnsafe(FLUSH_BYTES);
     this.pendingBytes = 0;
+    this.writeAt(block, at);
+  }
+
+  /** Writes `block` at `at`: in the background, or now when enough writes are in flight already. */
+  private writeAt(block: Buffer, at: number): void {
+    if (this.inFlight >= MAX_IN_FLIGHT) return writeAllAt(this.fd, block, at);
     this.inFlight++;
     const fd = this.fd;
     const writeFrom = (done: number): void =>
@@ -113,12 +120,6 @@ export class PayloadSpill {
         for (const resolve of this.idle.splice(0)) resolve();
       });
     writeFrom(0);
-  }
-
-  private writeAll(bytes: Buffer): void {
-    let done = 0;
-    while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done, this.size + done);
-    this.size += bytes.length;
   }
 
   /** Closes and deletes the file. */
@@ -134,4 +135,9 @@ export class PayloadSpill {
       // Another coordinator's spill is still there, or the folder is gone already.
     }
   }
+}
+
+function writeAllAt(fd: number, bytes: Buffer, at: number): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
 }

@@ -1,5 +1,5 @@
 // The payload spill: every record's bytes read back as added, across the 4 MB blocks written behind,
-// records larger than a block, and the text and byte-range ways of adding.
+// records larger than a block, and records added one by one or as a reader's block.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,10 +18,11 @@ describe("PayloadSpill", () => {
       const questions = JSON.stringify({ q: { type: "noul", instructions: `${i}`, criteria: {} } });
       if (i % 2 === 0) added.push({ slot: spill.add(state, questions), state, questions });
       else {
-        const line = Buffer.from(`{"state":${state},"questions":${questions}}`);
-        const s = line.indexOf(state);
-        const q = line.indexOf(questions, s + Buffer.byteLength(state));
-        added.push({ slot: spill.addBytes(line, s, s + Buffer.byteLength(state), line, q, q + Buffer.byteLength(questions)), state, questions });
+        // A block as a reader thread hands it on: junk, then this record's payload.
+        const junk = Buffer.from("x".repeat(i % 13));
+        const block = Buffer.concat([junk, Buffer.from(state), Buffer.from(questions)]);
+        const base = spill.appendBlock(block);
+        added.push({ slot: { offset: base + junk.length, stateBytes: Buffer.byteLength(state), questionsBytes: Buffer.byteLength(questions) }, state, questions });
       }
       if (i === 1500) {
         // One record larger than a block.
