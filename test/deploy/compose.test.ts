@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli-process.js";
 import { flagEnvVars, parseUdmOrchArgs } from "./cli-parse.js";
-import { toolMode } from "./tool-mode.js";
+import { toolMode } from "../support/real-tool.js";
 
 const COMPOSE_DIR = join(REPO_ROOT, "deploy", "compose");
 const COMPOSE_FILE = join(COMPOSE_DIR, "compose.yaml");
@@ -44,6 +44,10 @@ function validateCompose(doc: unknown): string[] {
   const ajv = new Ajv2019({ strict: false, allErrors: true });
   // Compose durations: 1h30m, 10s, 500ms ...
   ajv.addFormat("duration", /^([0-9]+(\.[0-9]+)?(h|m|s|ms|us|ns))+$/);
+  // The spec's own formats, which Compose checks in Go: [[IP:](HOST|RANGE):](PORT|RANGE)[/PROTO].
+  ajv.addFormat("ports", /^(((\[[0-9a-fA-F:]+\]|[0-9.]+):)?(\d+(-\d+)?)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  ajv.addFormat("expose", /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+  ajv.addFormat("subnet_ip_address", /^([0-9.]+|[0-9a-fA-F:]+)\/\d{1,3}$/);
   const validate = ajv.compile(composeSchema());
   return validate(doc) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
 }

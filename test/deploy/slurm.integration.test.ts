@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO_ROOT, requireBuild } from "../support/cli-process.js";
 import { startSlurmCluster, type SlurmCluster } from "./slurm-cluster.js";
-import { toolMode } from "./tool-mode.js";
+import { toolMode } from "../support/real-tool.js";
 
 const SBATCH = join(REPO_ROOT, "deploy", "slurm", "udm-orch.sbatch");
 const tools = toolMode(["munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo"], "apt-get install slurm-wlm munge");
@@ -155,7 +155,11 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
     expect(afterCancel.length).toBeGreaterThanOrEqual(40);
     expect(afterCancel.length).toBeLessThan(all.length);
     expect(new Set(afterCancel).size).toBe(afterCancel.length);
-    expect(existsSync(join(outDir, "metrics.json"))).toBe(false);
+    // metrics.json follows the tracks completed so far (DESIGN: rewritten as each track completes): never all of them yet.
+    if (existsSync(join(outDir, "metrics.json"))) {
+      const partial = JSON.parse(readFileSync(join(outDir, "metrics.json"), "utf8")) as { suite: { tracks: number }; tracks: Record<string, unknown> };
+      expect(Object.keys(partial.tracks).length).toBeLessThan(partial.suite.tracks);
+    }
 
     const second = submit(outDir, "udm-second");
     const state = await waitForState(second, finished, 120_000, "the resumed run");
@@ -164,7 +168,7 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
     // The second coordinator found the first job's results and ran only the rest.
     const resumed = Number(log.match(/(\d+) records, (\d+) already committed/)?.[2]);
     expect(resumed, log).toBeGreaterThanOrEqual(40);
-    expect(log).toMatch(new RegExp(`complete: ${all.length}/${all.length} records committed \\(${resumed} resumed\\)`));
+    expect(log).toMatch(new RegExp(`complete: ${all.length}/${all.length} records committed \\(${resumed} resumed, 0 with errors\\)`));
     expect(log).toContain("coordinator exited 0, agents exited 0");
 
     const ids = resultRunIds(outDir);
