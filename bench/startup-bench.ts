@@ -11,9 +11,10 @@
 // --cli runs another build's coordinator (a before/after comparison on the same floor); --cpu-prof
 // runs each coordinator under `node --cpu-prof` (a .cpuprofile per thread). Figures: wall seconds,
 // CPU seconds and peak RSS of each start (from /proc), seconds until the gRPC port was open (the
-// coordinator's log line), the ratio to read-and-parse (target at most 1.5), and the load average.
+// coordinator's log line), CPU seconds by thread, the ratio to read-and-parse (target at most 1.5),
+// and the load average. UDM_SUITE_READERS=N in the environment sets the coordinator's reader threads.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,6 +38,28 @@ interface StartFigures {
   records_already_committed: number;
   ratio_to_read_and_parse: number;
   loadavg_before: number[];
+  /** CPU seconds at ready by thread name (the comm of each /proc task): JavaScript threads ("node", worker threads), V8's GC and compiler helpers, libuv's pool. */
+  cpu_s_by_thread: Record<string, number>;
+}
+
+/** CPU seconds of each thread of `pid`, summed by thread name. */
+function cpuByThread(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        out[comm] = Math.round(((out[comm] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100) * 100) / 100;
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return out;
 }
 
 /** Starts the coordinator, waits for its ready line, samples it, stops it with SIGTERM. */
@@ -71,6 +94,7 @@ async function timeStart(cli: string, suite: string, outDir: string, tracks: str
   });
   const tReady = performance.now();
   const atReady = sampleProcess(child.pid!) ?? last;
+  const byThread = cpuByThread(child.pid!);
   clearInterval(sampler);
   child.kill("SIGTERM");
   await exited;
@@ -83,6 +107,7 @@ async function timeStart(cli: string, suite: string, outDir: string, tracks: str
     records_total: Number(ready[1]),
     records_already_committed: Number(ready[2]),
     loadavg_before: loadBefore,
+    cpu_s_by_thread: byThread,
   };
 }
 
@@ -139,6 +164,7 @@ async function main(): Promise<void> {
       tracks: tracks ?? "all",
       cli,
       read_and_parse: floor,
+      suite_reader_threads: process.env.UDM_SUITE_READERS ?? "default",
       fresh_start: { ...fresh, ratio_to_read_and_parse: fresh.wall_s / floor.wall_s },
       ...(resumed ? { resumed_start: resumed, committed_before_resume: committed } : {}),
       targets: { ratio_max: 1.5 },
