@@ -35,12 +35,15 @@ export function readerEntry(): URL | undefined {
   return existsSync(fileURLToPath(url)) ? url : undefined;
 }
 
-/** Reader threads to start by default: one per core, at most 4, and none on one core (the coordinator's thread reads). */
+/**
+ * Reader threads to start: UDM_SUITE_READERS, else none. Measured on the 2-core machine
+ * (bench/startup-bench.ts, README "Startup"), two threads did not shorten the start and raised
+ * peak RSS by ~200 MB, so the coordinator's thread reads unless asked; `cores` caps a request.
+ */
 export function defaultReaderCount(): number {
   const fromEnv = process.env.UDM_SUITE_READERS;
-  if (fromEnv !== undefined && /^\d+$/.test(fromEnv)) return Number(fromEnv);
-  const cores = availableParallelism();
-  return cores < 2 ? 0 : Math.min(cores, 4);
+  if (fromEnv !== undefined && /^\d+$/.test(fromEnv)) return Math.min(Number(fromEnv), availableParallelism());
+  return 0;
 }
 
 /**
