@@ -118,8 +118,10 @@ export function register(program: Command): void {
       ...(families ? { families } : {}),
       log: logger.child("scorer"),
       ownScorer: true,
+      goldFromCoordinator: true,
     });
     options.onCommitted = cardSession.onCommitted;
+    options.onGold = cardSession.onGold!;
     const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
     // The page and /healthz answer while the suite is read; /readyz once agents are served.
     const web: ObservabilityServer | undefined = metricsListen

@@ -139,8 +139,9 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    // The scorer reads the suite's gold while the coordinator thread indexes the suite.
-    const scorerLoaded = scorer.load();
+    // The scorer takes the suite's gold from the coordinator thread's one pass over the suite.
+    const gold = scorer.goldFeed();
+    const scorerLoaded = gold.loaded;
     scorerLoaded.catch(() => undefined);
     if (options.metrics && registry) {
       web = await startObservabilityServer({
@@ -164,6 +165,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
       onCommitted: (line) => scorer.committed(line),
+      onGold: gold.onGold,
       ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web!.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel,

@@ -3,6 +3,7 @@
 // the coordinator's committed results (metrics.json); `run` brings its own. The card follows each
 // scored track (run-card.json) and is final when the coordinator is done.
 import type { Logger } from "../common/log.js";
+import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { StoredResultLine } from "../common/results/format.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import type { RunOutcome } from "../coordinator/server.js";
@@ -35,8 +36,14 @@ export class RunCardSession {
   /** The scorer of the coordinator's committed results, when this session runs one. */
   readonly scorer: CommitScorer | undefined;
   private scorerLoaded: Promise<void> | undefined;
+  /** With goldFromCoordinator: the coordinator's onGold, which feeds this session's scorer. */
+  readonly onGold: ((message: GoldMessage) => void) | undefined;
 
-  constructor(private readonly options: RunCardSessionOptions & { ownScorer?: boolean }) {
+  /**
+   * goldFromCoordinator: the scorer takes the suite's gold from the coordinator's one pass over the
+   * suite (pass `onGold` to the coordinator's options) instead of reading the suite itself.
+   */
+  constructor(private readonly options: RunCardSessionOptions & { ownScorer?: boolean; goldFromCoordinator?: boolean }) {
     if (options.ownScorer) {
       const scorer = new CommitScorer({
         suiteDir: options.suiteDir,
@@ -50,8 +57,14 @@ export class RunCardSession {
         },
       });
       this.scorer = scorer;
-      // The gold is read while the coordinator indexes the suite.
-      this.scorerLoaded = scorer.load();
+      if (options.goldFromCoordinator) {
+        const feed = scorer.goldFeed();
+        this.onGold = feed.onGold;
+        this.scorerLoaded = feed.loaded;
+      } else {
+        // The gold is read while the coordinator indexes the suite.
+        this.scorerLoaded = scorer.load();
+      }
       this.scorerLoaded.catch(() => undefined);
     }
   }

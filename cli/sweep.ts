@@ -146,6 +146,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         suiteDir: config.suiteDir,
         outDir,
         ownScorer: true,
+        goldFromCoordinator: true,
         ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
         log: logger.child("scorer"),
@@ -165,6 +166,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         // Agents stay for the next run; the last run to do drains them.
         releaseAgentsAtEnd: k < todo.length - 1,
         onCommitted: session.onCommitted,
+        onGold: session.onGold!,
         logger: logger.child("coordinator"),
         logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
       });

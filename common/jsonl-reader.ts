@@ -10,6 +10,8 @@ export interface JsonLine {
   value: unknown;
   /** Length of the line in bytes, newline excluded. */
   bytes: number;
+  /** The line's bytes (CR and newline excluded), with ReadOptions.raw. Valid for as long as it is held. */
+  raw?: Buffer;
 }
 
 export interface ReadOptions {
@@ -19,6 +21,8 @@ export interface ReadOptions {
   onTornLastLine?: (line: number, byteOffset: number) => void;
   /** When given, a line that is not valid JSON is reported here and skipped instead of ending the read. */
   onBadLine?: (error: FormatError) => void;
+  /** Also yield each line's bytes (JsonLine.raw), for callers that pass parts of a line on as they are. */
+  raw?: boolean;
   /** Filled in while reading: proof that memory is bounded by the longest line, not the file. */
   stats?: ReaderStats;
 }
@@ -71,7 +75,7 @@ export async function* readJsonLinesFrom(chunks: AsyncIterable<Buffer>, file: st
         pending = [];
         pendingBytes = 0;
         line++;
-        const parsed = parseOrReport(file, line, joined, 0, joined.length, options.onBadLine);
+        const parsed = parseOrReport(file, line, joined, 0, joined.length, options);
         if (parsed) yield parsed;
         offset += joined.length + 1;
         start = nl + 1;
@@ -79,7 +83,7 @@ export async function* readJsonLinesFrom(chunks: AsyncIterable<Buffer>, file: st
       }
       for (; nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
         line++;
-        const parsed = parseOrReport(file, line, chunk, start, nl, options.onBadLine);
+        const parsed = parseOrReport(file, line, chunk, start, nl, options);
         if (parsed) yield parsed;
         offset += nl + 1 - start;
         start = nl + 1;
@@ -109,7 +113,7 @@ export async function* readJsonLinesFrom(chunks: AsyncIterable<Buffer>, file: st
     line++;
     let parsed: JsonLine | undefined;
     try {
-      parsed = parseLine(file, line, carry, 0, carry.length);
+      parsed = parseLine(file, line, carry, 0, carry.length, options.raw === true);
     } catch (err) {
       if (options.onTornLastLine) {
         options.onTornLastLine(line, offset);
@@ -129,11 +133,13 @@ function parseOrReport(
   buf: Buffer,
   start: number,
   end: number,
-  onBadLine: ((error: FormatError) => void) | undefined,
+  options: ReadOptions,
 ): JsonLine | undefined {
-  if (!onBadLine) return parseLine(file, line, buf, start, end);
+  const onBadLine = options.onBadLine;
+  const raw = options.raw === true;
+  if (!onBadLine) return parseLine(file, line, buf, start, end, raw);
   try {
-    return parseLine(file, line, buf, start, end);
+    return parseLine(file, line, buf, start, end, raw);
   } catch (err) {
     if (!(err instanceof FormatError)) throw err;
     onBadLine(err);
@@ -141,14 +147,15 @@ function parseOrReport(
   }
 }
 
-function parseLine(file: string, line: number, buf: Buffer, start: number, end: number): JsonLine | undefined {
+function parseLine(file: string, line: number, buf: Buffer, start: number, end: number, raw: boolean): JsonLine | undefined {
   let e = end;
   if (e > start && buf[e - 1] === 0x0d) e--; // CRLF
   if (e === start) return undefined;
   const text = buf.toString("utf8", start, e);
   if (text.trim() === "") return undefined;
   try {
-    return { line, value: JSON.parse(text), bytes: e - start };
+    const value: unknown = JSON.parse(text);
+    return raw ? { line, value, bytes: e - start, raw: buf.subarray(start, e) } : { line, value, bytes: e - start };
   } catch (err) {
     throw new FormatError(file, line, undefined, `bad JSON: ${(err as Error).message}`, { cause: err });
   }

@@ -1,4 +1,5 @@
 // What a coordinator is started with (server.ts startCoordinator), with the defaults.
+import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { Bus } from "../common/bus/bus.js";
 import type { Logger } from "../common/log.js";
 import type { PlanLimits } from "./planner.js";
@@ -36,6 +37,11 @@ export interface CoordinatorOptions {
   onCommitted?: (line: StoredResultLine, track: string) => void;
   /** Called once per track whose every record is committed (at start for tracks already complete). */
   onTrackComplete?: (track: string, family: string) => void;
+  /**
+   * Called with each selected track's gold as the suite is read, then the suite identity (before the
+   * coordinator serves): the scorer of this process takes its gold from here (CommitScorer.goldFeed).
+   */
+  onGold?: (message: GoldMessage) => void;
   /**
    * A sweep's runs follow each other on one address: at the end agents are let go (their stream
    * ends, they reattach to the next run) instead of drained (which stops them). Default false.

@@ -1,7 +1,8 @@
 // The payloads (state and questions JSON) of every record in scope, spilled to one file on disk at
 // start so the coordinator keeps only offsets in memory: the full suite is several hundred MB of
-// text, and a WorkUnit reads back just its own records.
-import { closeSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, rmSync, writeSync } from "node:fs";
+// text, and a WorkUnit reads back just its own records. While the suite is read, full 4 MB blocks
+// are written behind (libuv's threads), so reading does not wait on the disk; settled() waits for them.
+import { close, closeSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, rmSync, write, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface SpillSlot {
@@ -11,13 +12,19 @@ export interface SpillSlot {
 }
 
 const FLUSH_BYTES = 4 << 20;
+/** Blocks written behind at once; beyond that a block is written before reading goes on. */
+const MAX_IN_FLIGHT = 4;
 
 export class PayloadSpill {
   private fd: number;
   private size = 0;
-  private pending: Buffer[] = [];
+  /** Bytes not yet written, at the front of `pending`. */
+  private pending = Buffer.allocUnsafe(FLUSH_BYTES);
   private pendingBytes = 0;
   private closed = false;
+  private inFlight = 0;
+  private failure: Error | undefined;
+  private idle: Array<() => void> = [];
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -26,16 +33,30 @@ export class PayloadSpill {
 
   /** Appends one record's payload and returns where it lies. */
   add(stateJson: string, questionsJson: string): SpillSlot {
+    if (this.failure) throw this.failure;
     const state = Buffer.from(stateJson, "utf8");
     const questions = Buffer.from(questionsJson, "utf8");
+    const size = state.length + questions.length;
+    if (this.pendingBytes + size > this.pending.length) this.writeBehind();
+    if (size > this.pending.length) {
+      const offset = this.appendBlock(Buffer.concat([state, questions]));
+      return { offset, stateBytes: state.length, questionsBytes: questions.length };
+    }
     const slot = { offset: this.size + this.pendingBytes, stateBytes: state.length, questionsBytes: questions.length };
-    this.pending.push(state, questions);
-    this.pendingBytes += state.length + questions.length;
-    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
+    this.pendingBytes += state.copy(this.pending, this.pendingBytes);
+    this.pendingBytes += questions.copy(this.pending, this.pendingBytes);
     return slot;
   }
 
+  /** Waits for the blocks written behind; throws the first write error. */
+  async settled(): Promise<void> {
+    while (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.failure) throw this.failure;
+  }
+
   read(slot: SpillSlot): { stateJson: string; questionsJson: string } {
+    if (this.inFlight > 0) throw new Error(`payload spill ${this.path} read before its writes settled`);
+    if (this.failure) throw this.failure;
     this.flush();
     const buf = Buffer.allocUnsafe(slot.stateBytes + slot.questionsBytes);
     let got = 0;
@@ -82,21 +103,58 @@ export class PayloadSpill {
     return this.size + this.pendingBytes;
   }
 
+  /** Appends a block of payload bytes as it is (a reader's block) and returns the offset it starts at. */
+  appendBlock(bytes: Uint8Array): number {
+    if (this.failure) throw this.failure;
+    this.writeBehind();
+    const at = this.size;
+    this.size += bytes.length;
+    this.writeAt(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), at);
+    return at;
+  }
+
   private flush(): void {
     if (this.pendingBytes === 0) return;
-    const all = Buffer.concat(this.pending, this.pendingBytes);
-    let done = 0;
-    while (done < all.length) done += writeSync(this.fd, all, done, all.length - done, this.size + done);
-    this.size += all.length;
-    this.pending = [];
+    const bytes = this.pendingBytes;
     this.pendingBytes = 0;
+    writeAllAt(this.fd, this.pending.subarray(0, bytes), this.size);
+    this.size += bytes;
+  }
+
+  /** Hands the pending block to a write in the background. */
+  private writeBehind(): void {
+    if (this.pendingBytes === 0) return;
+    const block = this.pending.subarray(0, this.pendingBytes);
+    const at = this.size;
+    this.size += block.length;
+    this.pending = Buffer.allocUnsafe(FLUSH_BYTES);
+    this.pendingBytes = 0;
+    this.writeAt(block, at);
+  }
+
+  /** Writes `block` at `at`: in the background, or now when enough writes are in flight already. */
+  private writeAt(block: Buffer, at: number): void {
+    if (this.inFlight >= MAX_IN_FLIGHT) return writeAllAt(this.fd, block, at);
+    this.inFlight++;
+    const fd = this.fd;
+    const writeFrom = (done: number): void =>
+      write(fd, block, done, block.length - done, at + done, (err, n) => {
+        if (!err && done + n < block.length) return writeFrom(done + n);
+        if (err) this.failure ??= new Error(`cannot write payload spill ${this.path}: ${err.message}`, { cause: err });
+        this.inFlight--;
+        if (this.inFlight > 0) return;
+        if (this.closed) close(fd, () => undefined);
+        for (const resolve of this.idle.splice(0)) resolve();
+      });
+    writeFrom(0);
   }
 
   /** Closes and deletes the file. */
   dispose(): void {
     if (this.closed) return;
     this.closed = true;
-    closeSync(this.fd);
+    // A write still in flight closes the descriptor when it ends (closing it now could let the write land in a file opened meanwhile).
+    if (this.inFlight === 0) closeSync(this.fd);
     rmSync(this.path, { force: true });
     try {
       if (readdirSync(dirname(this.path)).length === 0) rmdirSync(dirname(this.path));
@@ -104,4 +162,9 @@ export class PayloadSpill {
       // Another coordinator's spill is still there, or the folder is gone already.
     }
   }
+}
+
+function writeAllAt(fd: number, bytes: Buffer, at: number): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
 }

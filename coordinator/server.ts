@@ -1,6 +1,6 @@
 // The coordinator process composed: opens the gRPC port first (health NOT_SERVING, Status
-// "starting"), takes the results directory, reads the suite, checks run.json, resumes committed
-// results, then serves the run. A start that fails half-way releases what it took, newest first.
+// "starting"), takes the results directory, reads the suite while scanning the committed results,
+// checks run.json, then serves the run. A start that fails half-way releases what it took, newest first.
 import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { UsageError } from "../common/errors.js";
@@ -57,20 +57,10 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
 
     const lock = lockOutDir(options.outDir, log);
     cleanup.push(() => lock.release());
-    const index = await indexSuite({
-      suiteDir: options.suiteDir,
-      tracks: options.tracks,
-      families: options.families,
-      spillPath: defaultSpillPath(options.outDir),
-      logger: log,
-    });
-    cleanup.push(() => index.spill.dispose());
-    const manifest = openRunManifest(
-      options.outDir,
-      { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), method },
-      { force: options.force, logger: log },
-    );
-    const store = await ResultsStore.open({
+    // The committed results are scanned while the suite is read: the reading runs on reader
+    // threads, so this thread is free for it. A torn last line cut off by the scan was never
+    // committed, so cutting it before run.json is checked changes nothing a later start would keep.
+    const storeOpening = ResultsStore.open({
       outDir: options.outDir,
       batchLines: options.storeBatchLines,
       flushMs: options.storeFlushMs,
@@ -78,7 +68,26 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       onCommitted: (line) => run?.committed(line),
       onError: (err) => run?.fail(err),
     });
-    cleanup.push(() => store.close());
+    cleanup.push(async () => (await storeOpening.catch(() => undefined))?.close());
+    const [index] = await Promise.all([
+      indexSuite({
+        suiteDir: options.suiteDir,
+        tracks: options.tracks,
+        families: options.families,
+        spillPath: defaultSpillPath(options.outDir),
+        logger: log,
+        ...(options.onGold ? { onGold: options.onGold } : {}),
+      }),
+      // A store that fails to open fails the start, but only once the suite's own verdict is in.
+      storeOpening.catch(() => undefined),
+    ]);
+    cleanup.push(() => index.spill.dispose());
+    const manifest = openRunManifest(
+      options.outDir,
+      { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), method },
+      { force: options.force, logger: log },
+    );
+    const store = await storeOpening;
 
     const r = new CoordinatorRun({
       options,

@@ -1,13 +1,18 @@
 // Reads the suite once at start: hashes every file (suite identity, manifest check), and keeps per
 // record in scope only what the coordinator needs: ids, group, question and option keys (for
-// validating results) and where its payload was spilled. Gold is read here and dropped.
+// validating results) and where its payload was spilled. Gold is read here and handed to the
+// scorer of this process when it asks (onGold: it then reads nothing itself), else dropped.
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/format.js";
 import { decompressedSha256, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter } from "../common/suite/suite.js";
-import { openCheckedSuite, readCheckedTrack } from "../common/suite/suite-check.js";
+import type { GoldMessage } from "../common/suite/gold-feed.js";
+import { openCheckedSuite } from "../common/suite/suite-check.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
+import { defaultReaderCount, readerEntry, runReaders, type ReaderTask } from "./suite-readers.js";
+import { decodeThreadError } from "./thread-error.js";
+import { QUESTION_KEY_SEPARATOR, readTrackFile, type ReadEntry } from "./track-reader.js";
 import { cacheDir } from "./out-dir-lock.js";
 
 export interface QuestionSpec {
@@ -33,7 +38,7 @@ export interface RecordEntry extends SpillSlot {
   optionLists: ReadonlyArray<readonly string[]>;
 }
 
-export const QUESTION_KEY_SEPARATOR = "\u0000";
+export { QUESTION_KEY_SEPARATOR };
 
 export function questionSpecs(r: RecordEntry): QuestionSpec[] {
   if (r.questionCount === 0) return [];
@@ -109,9 +114,32 @@ export interface IndexOptions extends TrackFilter {
   /** Where the payload spill file goes (removed by spill.dispose()). */
   spillPath: string;
   logger?: Logger;
+  /**
+   * Receives each selected track's gold as it is read, then the suite identity (the scorer of this
+   * process takes its gold from here instead of reading the suite again).
+   */
+  onGold?: (message: GoldMessage) => void;
+  /** Reader threads (0: read in this thread). Default: defaultReaderCount() when the build has their entry. */
+  readers?: number;
+  /** The reader threads' entry (tests point it at the build); default readerEntry(). */
+  readerEntry?: URL;
 }
 
-/** Reads and checks the selected tracks (gold included, before anything is served); hashes the others too. Throws on a manifest mismatch. */
+/** What has come back of one file of the suite, until it is placed in the index (in suite order). */
+interface FileResult {
+  blocks: Array<{ base: number; entries: ReadEntry[] }>;
+  sha256?: string;
+  goldJson?: string;
+  error?: Error;
+  done: boolean;
+}
+
+/**
+ * Reads and checks the selected tracks (gold included, before anything is served), one pass over
+ * each file that hashes, checks, indexes and spills, files in parallel on reader threads where
+ * there are cores for them; hashes the others too. Files are placed in suite order, so the first
+ * problem in suite order is the one thrown, whatever thread found it. Throws on a manifest mismatch.
+ */
 export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
   const suite = openCheckedSuite(options.suiteDir);
   const selected = selectFiles(suite, options);
@@ -121,33 +149,75 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
   const byRunId = new Map<string, { track: TrackIndex; record: RecordEntry }>();
   const spill = new PayloadSpill(options.spillPath);
   const interner = new OptionInterner();
-  try {
-    for (const file of suite.files) {
-      if (!selectedPaths.has(file.relPath)) {
-        fileHashes[file.relPath] = await decompressedSha256(file.path);
-        continue;
-      }
+  const gold = options.onGold !== undefined;
+  const results: FileResult[] = suite.files.map(() => ({ blocks: [], done: false }));
+  let placed = 0;
+  /** Places every finished file that follows the ones placed already. */
+  const placeReady = () => {
+    for (; placed < suite.files.length && results[placed]!.done; placed++) {
+      const file = suite.files[placed]!;
+      const result = results[placed]!;
+      if (result.error) throw result.error;
+      fileHashes[file.relPath] = result.sha256!;
+      if (!selectedPaths.has(file.relPath)) continue;
       const track: TrackIndex = { track: file.track, family: file.family, relPath: file.relPath, records: [] };
-      for await (const rec of readCheckedTrack(suite, file, (h) => (fileHashes[file.relPath] = h))) {
-        const runId = rec._evaluation.run_id;
-        if (byRunId.has(runId)) throw new FormatError(file.path, rec.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(runId)}`);
-        const questions: QuestionSpec[] = Object.entries(rec.questions).map(([key, q]) => {
-          if (key.includes(QUESTION_KEY_SEPARATOR)) throw new FormatError(file.path, rec.line, `questions.${key}`, "a question key may not contain a NUL character");
-          return { key, options: q.type === "noul" ? NOUL_KEYS : Object.keys(q.criteria) };
-        });
-        const slot = spill.add(JSON.stringify(rec.state), JSON.stringify(rec.questions));
-        const entry: RecordEntry = {
-          ...slot,
-          runId,
-          id: rec.id,
-          groupId: rec.metadata.group_id,
-          payloadSha256: rec._evaluation.payload_sha256 ?? "",
-          ...compactQuestions(questions, interner),
-        };
-        track.records.push(entry);
-        byRunId.set(runId, { track, record: entry });
+      for (const { base, entries } of result.blocks) {
+        for (const e of entries) {
+          if (byRunId.has(e.runId)) throw new FormatError(file.path, e.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(e.runId)}`);
+          const entry: RecordEntry = {
+            offset: base + e.offset,
+            stateBytes: e.stateBytes,
+            questionsBytes: e.questionsBytes,
+            runId: e.runId,
+            id: e.id,
+            groupId: e.groupId,
+            payloadSha256: e.payloadSha256,
+            ...compactQuestions(
+              e.questionKeys.map((key, i) => ({ key, options: e.options[i]! })),
+              interner,
+            ),
+          };
+          track.records.push(entry);
+          byRunId.set(e.runId, { track, record: entry });
+        }
       }
+      result.blocks = [];
       tracks.push(track);
+      if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, recordsJson: result.goldJson!, sha256: result.sha256! });
+      result.goldJson = undefined;
+    }
+  };
+  const entry = options.readerEntry ?? readerEntry();
+  const readers = entry ? (options.readers ?? defaultReaderCount()) : 0;
+  try {
+    if (readers > 0 && entry) {
+      const tasks: ReaderTask[] = suite.files.map((f, index) => ({ index, relPath: f.relPath, selected: selectedPaths.has(f.relPath), gold }));
+      await runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
+        const result = results[msg.index]!;
+        if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
+        else {
+          result.done = true;
+          if (msg.type === "error") result.error = decodeThreadError(msg.error);
+          else {
+            result.sha256 = msg.sha256;
+            if (msg.goldJson !== undefined) result.goldJson = msg.goldJson;
+          }
+          placeReady();
+        }
+      });
+      if (placed < suite.files.length) throw new Error(`the reader threads left ${suite.files.length - placed} file(s) of ${suite.root} unread`);
+    } else {
+      for (const [index, file] of suite.files.entries()) {
+        const result = results[index]!;
+        if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
+        else {
+          const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
+          result.sha256 = read.sha256;
+          if (read.goldJson !== undefined) result.goldJson = read.goldJson;
+        }
+        result.done = true;
+        placeReady();
+      }
     }
     const problems = suite.files
       .map((f) => manifestHashProblem(suite, f, fileHashes[f.relPath] ?? ""))
@@ -155,13 +225,16 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
     if (problems.length > 0) {
       throw new UsageError(`suite ${suite.root} does not match its manifest.json:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     }
+    await spill.settled();
   } catch (err) {
     spill.dispose();
     throw err;
   }
   const totalRecords = tracks.reduce((n, t) => n + t.records.length, 0);
-  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: totalRecords, spill_bytes: spill.bytes });
-  return { root: suite.root, identity: suiteIdentity(fileHashes), fileHashes, tracks, byRunId, totalRecords, spill };
+  const identity = suiteIdentity(fileHashes);
+  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: totalRecords, spill_bytes: spill.bytes, reader_threads: readers });
+  options.onGold?.({ kind: "end", identity });
+  return { root: suite.root, identity, fileHashes, tracks, byRunId, totalRecords, spill };
 }
 
 export function defaultSpillPath(outDir: string): string {

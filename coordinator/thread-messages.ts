@@ -1,6 +1,7 @@
 // The messages between a coordinator's worker thread (worker-main.ts) and its host
 // (worker-host.ts), each direction one discriminated union.
 import type { LogLevel } from "../common/log.js";
+import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { NatsBusOptions } from "../common/bus/nats.js";
 import type { RunOutcome } from "./coordinator-handle.js";
 import type { StoredResultLine } from "../common/results/format.js";
@@ -10,8 +11,9 @@ import type { ThreadError } from "./thread-error.js";
 import type { LiveEvent } from "./observability/live-event.js";
 
 /** workerData: the coordinator's options that can be cloned, and which callbacks to forward. */
-export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCommitted" | "onTrackComplete" | "onLiveEvent"> & {
+export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCommitted" | "onTrackComplete" | "onLiveEvent" | "onGold"> & {
   forwardCommitted: boolean;
+  forwardGold: boolean;
   forwardTrackComplete: boolean;
   forwardLiveEvents: boolean;
   nats?: Omit<NatsBusOptions, "logger">;
@@ -25,6 +27,7 @@ export type WorkerToHost =
   /** Lines committed together (one results-store flush), in commit order: one message, not one per line. */
   | { type: "committed"; lines: Array<{ line: StoredResultLine; track: string }> }
   | { type: "trackComplete"; track: string; family: string }
+  | { type: "gold"; message: GoldMessage }
   | { type: "liveEvent"; event: LiveEvent }
   | { type: "status"; requestId: number; status: RunStatus }
   | { type: "metrics"; requestId: number; text: string }

@@ -16,8 +16,8 @@ import { decodeThreadError } from "./thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 
 /**
- * The coordinator's options without a logger (the worker logs to stderr). onCommitted and
- * onTrackComplete (and onLiveEvent) run in the calling thread, fed by messages from the worker.
+ * The coordinator's options without a logger (the worker logs to stderr). onCommitted,
+ * onTrackComplete, onGold (and onLiveEvent) run in the calling thread, fed by messages from the worker.
  */
 export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger" | "bus"> & {
   /** Publish to NATS JetStream: the worker connects (in the background, so NATS may be down) and owns the bus. */
@@ -33,10 +33,11 @@ export function workerEntry(): URL | undefined {
 }
 
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<CoordinatorHandle> {
-  const { onCommitted, onTrackComplete, onLiveEvent, ...cloneable } = options;
+  const { onCommitted, onTrackComplete, onLiveEvent, onGold, ...cloneable } = options;
   const workerData: WorkerStartData = {
     ...cloneable,
     forwardCommitted: onCommitted !== undefined,
+    forwardGold: onGold !== undefined,
     forwardTrackComplete: onTrackComplete !== undefined,
     forwardLiveEvents: onLiveEvent !== undefined,
   };
@@ -123,6 +124,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           break;
         case "trackComplete":
           onTrackComplete?.(msg.track, msg.family);
+          break;
+        case "gold":
+          onGold?.(msg.message);
           break;
         case "status":
           statusWaiters.get(msg.requestId)?.resolve(msg.status);

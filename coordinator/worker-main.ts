@@ -29,7 +29,7 @@ const gather = (line: StoredResultLine, track: string) => {
   if (committed.push({ line, track }) === 1) queueMicrotask(postCommitted);
 };
 
-const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, nats, logLevel, ...options } = workerData as WorkerStartData;
+const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, nats, logLevel, ...options } = workerData as WorkerStartData;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 try {
@@ -39,6 +39,7 @@ try {
     ...(bus ? { bus } : {}),
     ...(forwardCommitted ? { onCommitted: gather } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
+    ...(forwardGold ? { onGold: (message) => post({ type: "gold", message }) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {

@@ -1,5 +1,5 @@
 // The coordinator's committed results as a source of the scorer core (the embedded `run`): the suite's
-// gold is read once, the results already in the out dir (a resumed run) are replayed from disk, then
+// gold comes from the coordinator's one pass over the suite (goldFeed) or is read here (load), the results already in the out dir (a resumed run) are replayed from disk, then
 // every line the coordinator commits is applied as it comes. Each track is scored the moment its last
 // record is in and metrics.json is rewritten with the tracks done so far; finish() writes the whole
 // metrics.json, what `udm-orch score` computes from the same files.
@@ -8,6 +8,7 @@ import type { Logger } from "../common/log.js";
 import type { StoredResultLine } from "../common/results/format.js";
 import { selectFiles } from "../common/suite/suite.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
+import type { GoldMessage, GoldRecord } from "../common/suite/gold-feed.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
 import { RunScorer } from "./run-scorer.js";
@@ -48,6 +49,46 @@ export class CommitScorer {
     const { tracks, families } = this.options;
     const scope = selectFiles(suite, { ...(tracks ? { tracks } : {}), ...(families ? { families } : {}) });
     this.scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log: this.options.log });
+  }
+
+  /**
+   * Instead of load(): the gold as the coordinator of this process reads the suite (its onGold), so
+   * the suite is read once. `loaded` settles once the coordinator has sent every track and the
+   * identity, or fails on gold that cannot be scored (naming file and line).
+   */
+  goldFeed(): { onGold: (message: GoldMessage) => void; loaded: Promise<void> } {
+    let scorer: RunScorer;
+    try {
+      const suite = openCheckedSuite(this.options.suiteDir);
+      const { tracks, families } = this.options;
+      const scope = selectFiles(suite, { ...(tracks ? { tracks } : {}), ...(families ? { families } : {}) });
+      scorer = RunScorer.awaitingGold({ suite, scope, duplicates: "replace", log: this.options.log });
+    } catch (err) {
+      // The coordinator opens the same suite and reports the same problem.
+      return { onGold: () => undefined, loaded: Promise.reject(err) };
+    }
+    let resolve!: () => void;
+    let reject!: (err: unknown) => void;
+    const loaded = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    let failed = false;
+    const onGold = (message: GoldMessage): void => {
+      if (failed) return;
+      try {
+        if (message.kind === "track") scorer.addGold(message.track, JSON.parse(message.recordsJson) as GoldRecord[], message.sha256);
+        else {
+          scorer.goldComplete(message.identity);
+          this.scorer = scorer;
+          resolve();
+        }
+      } catch (err) {
+        failed = true;
+        reject(err);
+      }
+    };
+    return { onGold, loaded };
   }
 
   /**

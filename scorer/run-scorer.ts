@@ -11,7 +11,8 @@ import { UsageError } from "../common/errors.js";
 import type { Logger } from "../common/log.js";
 import { aggregate } from "./aggregate.js";
 import { METRICS_FORMAT, writeMetricsJson, type MetricsJson } from "./metrics-json.js";
-import type { TrackAccumulator } from "./track-accumulator.js";
+import { TrackAccumulator } from "./track-accumulator.js";
+import type { SuiteRecord } from "../common/suite/schema.js";
 import { loadTrackGold } from "./track-gold.js";
 import type { Headline, TrackMetrics } from "./track-metrics.js";
 
@@ -109,6 +110,33 @@ export class RunScorer {
     }
     if (options.identity !== false) await scorer.computeIdentity();
     return scorer;
+  }
+
+  /**
+   * A scorer whose gold is read elsewhere (the coordinator's one pass over the suite, in
+   * commit-scorer.ts): addGold() for every track in scope, then goldComplete().
+   */
+  static awaitingGold(options: RunScorerOptions): RunScorer {
+    return new RunScorer(options);
+  }
+
+  /** The gold of one track in scope, its records checked by the reader (as loadTrackGold reads them), in file order. */
+  addGold(track: string, records: Iterable<SuiteRecord & { line?: number }>, sha256: string): void {
+    const t = this.tracks.get(track);
+    if (!t) throw new UsageError(`gold for track ${JSON.stringify(track)}, which is not in scope`);
+    if (t.acc) throw new UsageError(`gold for track ${JSON.stringify(track)} given twice`);
+    const accumulator = new TrackAccumulator(t.file.track, t.file.family);
+    for (const record of records) accumulator.addRecord(record, { file: t.file.path, ...(record.line !== undefined ? { line: record.line } : {}) });
+    accumulator.sealRecords();
+    t.acc = accumulator;
+    this.goldHashes[t.file.relPath] = sha256;
+  }
+
+  /** Every track's gold is in; `identity` is the suite identity its reader computed. */
+  goldComplete(identity: string): void {
+    const missing = [...this.tracks.values()].filter((t) => !t.acc).map((t) => t.file.track);
+    if (missing.length > 0) throw new UsageError(`no gold was read for track(s) ${missing.join(", ")}`);
+    this.identity = identity;
   }
 
   /** A scorer whose tracks were all scored elsewhere (worker threads); only metrics.json is left to build. */

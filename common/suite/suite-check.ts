@@ -104,14 +104,20 @@ export function manifestProblems(suite: Suite, file: TrackFile, counts: FileCoun
 /**
  * The records of one track file, checked as `verify` checks them: the first bad record throws a
  * FormatError naming file, line and field; once the file is read whole, counts or a hash that
- * differ from the manifest throw a UsageError. `onHash` gets the sha256 of the decompressed bytes.
+ * differ from the manifest throw a UsageError. `onHash` gets the sha256 of the decompressed bytes;
+ * with `raw`, each record carries its line's bytes.
  */
-export async function* readCheckedTrack(suite: Suite, file: TrackFile, onHash?: (sha256: string) => void): AsyncGenerator<SuiteRecord & { line: number }> {
+export async function* readCheckedTrack(
+  suite: Suite,
+  file: TrackFile,
+  onHash?: (sha256: string) => void,
+  options: { raw?: boolean } = {},
+): AsyncGenerator<SuiteRecord & { line: number; raw?: Buffer }> {
   const checker = new RecordChecker(file);
   const groups = new Set<string>();
   let rows = 0;
   let sha256 = "";
-  for await (const rec of readTrackRecords(file, { onHash: (h) => (sha256 = h) })) {
+  for await (const rec of readTrackRecords(file, { onHash: (h) => (sha256 = h), ...(options.raw ? { raw: true } : {}) })) {
     checker.check(rec, (field, problem) => {
       throw new FormatError(file.path, rec.line, field, problem);
     });

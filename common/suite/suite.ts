@@ -112,6 +112,8 @@ export interface ReadRecordsOptions {
    * A torn last line is reported too. Without it the first problem throws.
    */
   onProblem?: (error: FormatError) => void;
+  /** Attach each line's bytes to its record (`raw`), for a caller that passes parts of it on as they are. */
+  raw?: boolean;
 }
 
 /** Most schema issues reported for one line; the rest are usually consequences of the first. */
@@ -121,17 +123,17 @@ const MAX_ISSUES_PER_LINE = 5;
  * Validated records of one track file. A line that does not match the schema throws a FormatError
  * naming file, line and field; so does a run_id that is not `<track>:<id>`.
  */
-export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOptions = {}): AsyncGenerator<SuiteRecord & { line: number }> {
+export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOptions = {}): AsyncGenerator<SuiteRecord & { line: number; raw?: Buffer }> {
   const hash = options.onHash ? createHash("sha256") : undefined;
   const report = options.onProblem;
   const ids = new Set<string>();
-  const readOptions: ReadOptions = {};
+  const readOptions: ReadOptions = options.raw ? { raw: true } : {};
   if (hash) readOptions.onBytes = (b) => hash.update(b);
   if (report) {
     readOptions.onBadLine = report;
     readOptions.onTornLastLine = (line) => report(new FormatError(file.path, line, undefined, "torn last line: no newline and not valid JSON (file cut off?)"));
   }
-  for await (const { line, value } of readJsonLines(file.path, readOptions)) {
+  for await (const { line, value, raw } of readJsonLines(file.path, readOptions)) {
     const fast = wellFormedRecord(value);
     const parsed = fast ? { success: true as const, data: fast } : RecordSchema.safeParse(value);
     if (!parsed.success) {
@@ -156,7 +158,7 @@ export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOpt
       continue;
     }
     ids.add(rec.id);
-    yield Object.assign(rec, { line });
+    yield raw ? Object.assign(rec, { line, raw }) : Object.assign(rec, { line });
   }
   if (hash && options.onHash) options.onHash(hash.digest("hex"));
 }

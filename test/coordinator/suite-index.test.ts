@@ -1,0 +1,159 @@
+// The coordinator's one pass over the suite: what it spills is each record's state and questions
+// as the file has them, and the gold it hands the scorer of its process (onGold) scores exactly as
+// the gold the scorer reads itself.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { gzipSync } from "node:zlib";
+import { afterAll, describe, expect, it } from "vitest";
+import { FormatError } from "../../common/errors.js";
+import { createLogger } from "../../common/log.js";
+import { openSuite } from "../../common/suite/suite.js";
+import type { GoldMessage } from "../../common/suite/gold-feed.js";
+import { indexSuite, questionSpecs } from "../../coordinator/suite-index.js";
+import { CommitScorer } from "../../scorer/commit-scorer.js";
+import { tinyTracks, writeTinySuite } from "./helpers/tiny-suite.js";
+
+const quiet = createLogger("test", "error");
+const root = mkdtempSync(join(tmpdir(), "udm-suite-index-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("indexSuite", () => {
+  it("spills each record's state and questions, indexes its questions, and hands on gold that scores as read", async () => {
+    const tracks = tinyTracks();
+    const suiteDir = writeTinySuite(join(root, "suite"), tracks);
+    const gold: GoldMessage[] = [];
+    const index = await indexSuite({ suiteDir, spillPath: join(root, "spill", "s.bin"), onGold: (m) => gold.push(m) });
+    try {
+      for (const t of tracks) {
+        const indexed = index.tracks.find((x) => x.track === t.track)!;
+        expect(indexed.records.map((r) => r.id)).toEqual(t.records.map((r) => r.id));
+        for (const [i, r] of t.records.entries()) {
+          const entry = indexed.records[i]!;
+          const payload = index.spill.read(entry);
+          expect(payload.stateJson).toBe(JSON.stringify(r.state));
+          expect(payload.questionsJson).toBe(JSON.stringify(r.questions));
+          expect(questionSpecs(entry).map((q) => q.key)).toEqual(Object.keys(r.questions));
+        }
+      }
+    } finally {
+      index.spill.dispose();
+    }
+    expect(gold.map((m) => (m.kind === "track" ? m.track : m.kind))).toEqual([...index.tracks.map((t) => t.track), "end"]);
+    const goldRecords = gold.flatMap((m) => (m.kind === "track" ? (JSON.parse(m.recordsJson) as Array<{ state: object; line: number }>) : []));
+    expect(goldRecords.every((r) => Object.keys(r.state).length === 0 && r.line > 0)).toBe(true);
+
+    const read = new CommitScorer({ suiteDir, outDir: join(root, "read"), log: quiet });
+    await read.load();
+    const fed = new CommitScorer({ suiteDir, outDir: join(root, "fed"), log: quiet });
+    const feed = fed.goldFeed();
+    for (const m of gold) feed.onGold(m);
+    await feed.loaded;
+    expect(fed.core!.suiteIdentity).toBe(read.core!.suiteIdentity);
+    expect(fed.core!.suiteIdentity).toBe(index.identity);
+    expect(JSON.stringify(fed.finish())).toBe(JSON.stringify(read.finish()));
+  });
+
+  it("fails the gold feed naming file and line when gold cannot be scored", async () => {
+    const tracks = tinyTracks();
+    // A reranking document question must be noul: the scorer, not the suite check, refuses this one.
+    const bad = tracks[1]!.records[2]!;
+    bad.questions[Object.keys(bad.questions)[0]!]!.type = "choice";
+    bad.questions[Object.keys(bad.questions)[0]!]!.criteria = { yes: "yes", no: "no" };
+    delete bad.expected[Object.keys(bad.questions)[0]!];
+    const suiteDir = writeTinySuite(join(root, "bad-gold"), tracks);
+    const fed = new CommitScorer({ suiteDir, outDir: join(root, "bad-fed"), log: quiet });
+    const feed = fed.goldFeed();
+    const failure = feed.loaded.then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    const index = await indexSuite({ suiteDir, spillPath: join(root, "spill2", "s.bin"), onGold: feed.onGold });
+    index.spill.dispose();
+    expect(String(await failure)).toMatch(/tiny-rr\.jsonl\.gz:3 field questions\.doc:020\.type: reranking document questions must be noul/);
+  });
+});
+
+// Reader threads run the compiled entry, so these run after `npm run build` and are skipped before.
+const entry = pathToFileURL(fileURLToPath(new URL("../../dist/coordinator/suite-reader-main.js", import.meta.url)));
+const built = existsSync(fileURLToPath(entry));
+
+describe.skipIf(!built)("indexSuite on reader threads", () => {
+  /** Everything an index holds, payloads read back, and the gold handed on. */
+  async function indexed(suiteDir: string, readers: number, name: string) {
+    const gold: GoldMessage[] = [];
+    const index = await indexSuite({ suiteDir, spillPath: join(root, name, "s.bin"), onGold: (m) => gold.push(m), readers, readerEntry: entry });
+    try {
+      const tracks = index.tracks.map((t) => ({
+        ...t,
+        records: t.records.map((r) => ({ runId: r.runId, id: r.id, groupId: r.groupId, payloadSha256: r.payloadSha256, questions: questionSpecs(r), payload: index.spill.read(r) })),
+      }));
+      return { identity: index.identity, fileHashes: index.fileHashes, totalRecords: index.totalRecords, tracks, gold };
+    } finally {
+      index.spill.dispose();
+    }
+  }
+
+  it("gives the same index, payloads, identity and gold as reading in one thread, with more files than threads", async () => {
+    const tracks = tinyTracks({ sentiment: 300 });
+    for (let i = 0; i < 5; i++) {
+      tracks.push({ ...tracks[0]!, track: `copy-${i}`, records: tracks[0]!.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `copy-${i}:${r.id}`, track: `copy-${i}` } })) });
+    }
+    const suiteDir = writeTinySuite(join(root, "many"), tracks);
+    const serial = await indexed(suiteDir, 0, "serial");
+    expect(serial.totalRecords).toBe(300 * 6 + 9 + 6);
+    for (const readers of [1, 2, 3]) expect(await indexed(suiteDir, readers, `threads-${readers}`)).toEqual(serial);
+  });
+
+  it("hashes the files outside --tracks on the threads too", async () => {
+    const suiteDir = writeTinySuite(join(root, "subset"), tinyTracks());
+    const one = await indexSuite({ suiteDir, tracks: ["tiny-rr"], spillPath: join(root, "subset-spill", "s.bin"), readers: 2, readerEntry: entry });
+    one.spill.dispose();
+    const all = await indexSuite({ suiteDir, spillPath: join(root, "subset-spill2", "s.bin"), readers: 0 });
+    all.spill.dispose();
+    expect(one.tracks.map((t) => t.track)).toEqual(["tiny-rr"]);
+    expect(one.fileHashes).toEqual(all.fileHashes);
+    expect(one.identity).toBe(all.identity);
+  });
+
+  it("reports a bad line of any file with file and line, the first in suite order, whatever thread finds it", async () => {
+    for (const badTrack of [0, 1, 2]) {
+      const tracks = tinyTracks();
+      const dir = join(root, `bad-${badTrack}`);
+      writeTinySuite(dir, tracks, { manifest: false });
+      // Line 2 of one file is not JSON; line 3 of the last file has no id.
+      const lines = (t: number) => tracks[t]!.records.map((r) => JSON.stringify(r));
+      const write = (t: number, text: string[]) => writeFileSync(join(dir, "test", tracks[t]!.family, `${tracks[t]!.track}.jsonl.gz`), gzipSync(text.join("\n") + "\n"));
+      const bad = lines(badTrack);
+      bad[1] = "{not json";
+      write(badTrack, bad);
+      if (badTrack !== 2) {
+        const later = lines(2);
+        later[2] = JSON.stringify({ ...tracks[2]!.records[2], id: undefined });
+        write(2, later);
+      }
+      const suiteOrder = openSuite(dir).files.map((f) => f.track);
+      const expectedFile = suiteOrder.indexOf(tracks[badTrack]!.track) < suiteOrder.indexOf(tracks[2]!.track) || badTrack === 2 ? tracks[badTrack]! : tracks[2]!;
+      const expectedLine = expectedFile === tracks[badTrack] ? 2 : 3;
+      for (const readers of [0, 2]) {
+        const err = await indexSuite({ suiteDir: dir, spillPath: join(root, `bad-spill-${badTrack}-${readers}`, "s.bin"), readers, readerEntry: entry }).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(FormatError);
+        expect((err as FormatError).file).toBe(join(dir, "test", expectedFile.family, `${expectedFile.track}.jsonl.gz`));
+        expect((err as FormatError).line).toBe(expectedLine);
+        expect(existsSync(join(root, `bad-spill-${badTrack}-${readers}`, "s.bin"))).toBe(false);
+      }
+    }
+  });
+
+  it("refuses a run_id repeated in another file, naming the later file and line", async () => {
+    const tracks = tinyTracks();
+    const dup = { ...tracks[2]!.records[1]!, _evaluation: { ...tracks[2]!.records[1]!._evaluation, run_id: tracks[0]!.records[0]!._evaluation.run_id } };
+    tracks[2]!.records[1] = dup;
+    const dir = writeTinySuite(join(root, "dup"), tracks, { manifest: false });
+    for (const readers of [0, 2]) {
+      const err = await indexSuite({ suiteDir: dir, spillPath: join(root, `dup-spill-${readers}`, "s.bin"), readers, readerEntry: entry }).catch((e: unknown) => e);
+      expect(String(err)).toMatch(/:2 field _evaluation\.run_id: /);
+    }
+  });
+});
