@@ -87,7 +87,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const bar = createProgressBar("run");
   const registry = options.metrics ? createProcessRegistry("run") : undefined;
   let web: ObservabilityServer | undefined;
-  const cardSession = new RunCardSession({ suiteDir: options.suiteDir, outDir: options.outDir, log });
+  const cardSession = new RunCardSession({ suiteDir: options.suiteDir, outDir: options.outDir, log, v1Interval: () => scorer.v1Interval() });
   const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
     outDir: options.outDir,

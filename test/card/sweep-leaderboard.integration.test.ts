@@ -101,6 +101,7 @@ describe("sweep", () => {
     expect(sweepJson.runs.map((r: { status: string }) => r.status)).toEqual(["complete", "running", "pending", "pending"]);
 
     const second = spawnCli(["sweep", "--config", config]);
+    const dbg = setTimeout(() => { console.log("DEBUG second\n" + second.output().slice(-3000)); for (const a of agents) console.log("DEBUG agent\n" + a.output().slice(-4000)); }, 300_000);
     const { code } = await second.exited;
     expect(code, second.output()).toBe(0);
     expect(second.output()).toMatch(/skip sim_pseudo__systemone__t0__seeds-none: complete card with the same fingerprint/);
