@@ -32,10 +32,10 @@ interface SweepFlags {
 const SWEEP_BATCH_SIZE = null;
 
 /**
- * How long the last run's coordinator stays up for the agents of the run before it that have not
- * come back yet, to drain them: longer than an agent's largest reconnect delay (30 s,
- * agent/reconnect-backoff.ts), so an agent still waiting to redial when a short last run ends
- * is told to stop instead of dialling a closed address for ever.
+ * How long the last run's coordinator stays up for the sweep's agents that have not come back yet,
+ * to drain them: longer than an agent's largest reconnect delay (30 s, agent/reconnect-backoff.ts),
+ * so an agent still waiting to redial when a short last run ends is told to stop instead of
+ * dialling a closed address for ever.
  */
 const LATE_AGENT_WAIT_MS = 40_000;
 
@@ -135,8 +135,13 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
 
   let listen = flags.listen ?? config.listen;
   let current: { drain(): void } | undefined;
-  /** The engines of the agents attached when the previous run ended (they come back for the next). */
-  let previousEngines = new Set<string>();
+  /**
+   * The engines of the sweep's agents (an agent's --engine is its stable name): those its cards
+   * saw, in this invocation and the ones before it (a resumed sweep), and those attached when a run
+   * ended. The last run drains each of them.
+   */
+  const sweepEngines = new Set<string>();
+  for (const run of runs) for (const a of previousCard(join(config.outDir, run.name))?.cluster.agents ?? []) if (a.engine_url) sweepEngines.add(a.engine_url);
   let interrupted: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) return;
@@ -192,11 +197,12 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         if (interrupted) coordinator.drain();
         const outcome = await coordinator.done;
         if (outcome.state === "complete" && !interrupted) {
-          if (!last) previousEngines = new Set((await coordinator.status()).agents.map((a) => a.engineUrl));
-          else await drainLateAgents(coordinator, previousEngines, joined, () => interrupted !== undefined);
+          if (!last) for (const a of (await coordinator.status()).agents) if (a.engineUrl) sweepEngines.add(a.engineUrl);
+          else await drainLateAgents(coordinator, sweepEngines, joined, () => interrupted !== undefined);
         }
         await coordinator.close();
         const sealed = await session.finished(outcome);
+        for (const a of sealed.card.cluster.agents) if (a.engine_url) sweepEngines.add(a.engine_url);
         entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: outcome.state, card: relative(config.outDir, sealed.cardPath) };
         save();
         process.stdout.write(
@@ -229,9 +235,10 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
 }
 
 /**
- * After the last run: waits (at most LATE_AGENT_WAIT_MS) until every agent attached at the end of
- * the run before has come back and been drained (the coordinator drains an agent that attaches
- * after its run is complete), so every agent of the sweep exits when the sweep is done.
+ * After the last run: waits (at most LATE_AGENT_WAIT_MS) until every agent the sweep has seen has
+ * come back and been drained (the coordinator drains an agent that attaches after its run is
+ * complete), so every agent of the sweep exits when the sweep is done, also one that was still
+ * waiting to redial during the whole of a short run.
  */
 async function drainLateAgents(
   coordinator: { status(): Promise<{ agents: ReadonlyArray<{ engineUrl: string }> }> },
