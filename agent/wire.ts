@@ -130,8 +130,8 @@ export function toWire(unitId: string, record: Pick<RecordPayload, "runId" | "pa
     errors: { ...answer.errors },
     usage: {
       prompt_tokens: answer.usage.promptTokens,
-      // Unknown goes as 0 until Usage.cached_tokens has presence on the wire (proto3 optional).
-      cached_tokens: answer.usage.cachedTokens ?? 0,
+      // Unknown (null) is sent as absent: proto3 optional gives the field presence.
+      ...(answer.usage.cachedTokens === null ? {} : { cached_tokens: answer.usage.cachedTokens }),
       completion_tokens: answer.usage.completionTokens,
       requests: answer.usage.requests,
     },

@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const urls = await Promise.all(sims.map((s) => s.line(/^(http:\/\/127\.0\.0\.1:\d+)$/m).then((m) => m[1]!)));
 
   const t0 = performance.now();
-  const coord = startCli(["coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0"]);
+  const coord = startCli(["coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off"]);
   const watch = new ProcessWatch(coord.child.pid!);
   const address = (await coord.line(/listening on (127\.0\.0\.1:\d+)/))[1]!;
   const tListening = performance.now();

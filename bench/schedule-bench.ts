@@ -119,7 +119,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const coords = tracks.map((ts) => {
       const out = mkdtempSync(join(tmpdir(), "udm-schedule-bench-"));
       outs.push(out);
-      return startCli(["coordinator", "--suite", suite, "--out", out, "--listen", "127.0.0.1:0", "--tracks", ts.join(",")]);
+      return startCli(["coordinator", "--suite", suite, "--out", out, "--listen", "127.0.0.1:0", "--metrics", "off", "--tracks", ts.join(",")]);
     });
     procs.push(...coords);
     const addresses = await Promise.all(coords.map((c) => c.line(/listening on (127\.0\.0\.1:\d+) run \S+: (\d+) records/)));

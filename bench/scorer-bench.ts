@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     const natsVersion = /Version:\s+(\S+)/.exec(nats.match.input ?? "")?.[1] ?? "unknown";
 
     const coordLog: string[] = [];
-    const coord = await start(process.execPath, [MAIN, "coordinator", "--suite", suiteDir, "--out", join(work, "results"), "--listen", "127.0.0.1:0", "--nats", url], /listening on (127\.0\.0\.1:\d+) run ([0-9a-f-]+): (\d+) records/, coordLog);
+    const coord = await start(process.execPath, [MAIN, "coordinator", "--suite", suiteDir, "--out", join(work, "results"), "--listen", "127.0.0.1:0", "--metrics", "off", "--nats", url], /listening on (127\.0\.0\.1:\d+) run ([0-9a-f-]+): (\d+) records/, coordLog);
     const [address, runId, total] = [coord.match[1]!, coord.match[2]!, Number(coord.match[3])];
     process.stderr.write(`run ${runId}: ${total} records\n`);
 
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     }, { from: "new" });
 
     const scorerOut = join(work, "scorer");
-    const scorer = await start(process.execPath, [MAIN, "scorer", "--suite", suiteDir, "--nats", url, "--run", runId, "--out", scorerOut], /consuming results/);
+    const scorer = await start(process.execPath, [MAIN, "scorer", "--suite", suiteDir, "--nats", url, "--run", runId, "--out", scorerOut, "--metrics", "off"], /consuming results/);
     const runStart = Date.now();
     for (let i = 0; i < agents; i++) {
       const engine = await start(process.execPath, [MAIN, "sim-engine", "--port", "0", "--tokens-per-s", "0"], /^(http:\/\/127\.0\.0\.1:\d+)$/m);

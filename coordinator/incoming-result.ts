@@ -8,7 +8,8 @@ export interface IncomingResult {
   skipped: string[];
   errors: Record<string, string>;
   promptTokens: number;
-  cachedTokens: number;
+  /** null: the engine did not report it (unknown, not 0). */
+  cachedTokens: number | null;
   completionTokens: number;
   requests: number;
   latencyMs: number;

@@ -71,7 +71,7 @@ export class RunProgress {
     if (typeof line.latency_ms === "number") this.latency.add(line.latency_ms);
     if (typeof line.prompt_tokens === "number") this.promptTokens += line.prompt_tokens;
     if (typeof line.completion_tokens === "number") this.completionTokens += line.completion_tokens;
-    if (typeof line.cached_tokens === "number" && line.cached_tokens > 0) {
+    if (typeof line.cached_tokens === "number") {
       this.cachedTokens += line.cached_tokens;
       this.cachedReported = true;
     }

@@ -70,7 +70,7 @@ export function resultFromWire(r: RecordResult__Output): IncomingResult {
     skipped: [...(r.skipped ?? [])],
     errors: { ...(r.errors ?? {}) },
     promptTokens: Number(r.usage?.prompt_tokens ?? 0),
-    cachedTokens: Number(r.usage?.cached_tokens ?? 0),
+    cachedTokens: r.usage?.cached_tokens === undefined || r.usage.cached_tokens === null ? null : Number(r.usage.cached_tokens),
     completionTokens: Number(r.usage?.completion_tokens ?? 0),
     requests: r.usage?.requests ?? 0,
     latencyMs: r.latency_ms,

@@ -154,8 +154,9 @@ export class RunScorer {
   /**
    * Applies one result. A track whose last record this completes is queued for finishCompleted();
    * a `replay` (journal, files already on disk) queues nothing: call queueComplete() after it.
+   * `duplicates` overrides the scorer's policy for this line (the bus: a line superseding one with errors).
    */
-  apply(line: ResultInput, replay = false): ApplyOutcome {
+  apply(line: ResultInput, replay = false, duplicates: DuplicatePolicy = this.options.duplicates): ApplyOutcome {
     const name = trackOfRunId(line.run_id);
     const t = this.tracks.get(name);
     if (!t) {
@@ -174,7 +175,7 @@ export class RunScorer {
     const again = acc.hasResult(line.run_id);
     if (again) {
       this.counts.duplicates++;
-      if (this.options.duplicates === "skip") return "duplicate";
+      if (duplicates === "skip") return "duplicate";
     } else if (replay) this.counts.replayed++;
     else this.counts.applied++;
     const wasComplete = acc.isComplete();

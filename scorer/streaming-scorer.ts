@@ -5,7 +5,11 @@
 // progress get running metrics every few seconds; the summary goes out once every track is in.
 //
 // Redelivery never counts a result twice: a run_id already applied is acked and skipped (the
-// coordinator commits one line per run_id), and a restarted scorer replays its journal first.
+// coordinator commits one line per run_id), and a restarted scorer replays its journal first. The
+// one exception is the one `score` makes: a record whose line has errors is redone on the
+// coordinator's next start, and its new line supersedes the old (the later line of a run_id wins).
+// While such lines are in, the scorer does not call the run scored before the run's status says it
+// ended and the stream has been quiet a moment, so a redo in flight is not missed.
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -32,6 +36,9 @@ const FLUSH_LINES = 256;
 const FLUSH_MS = 5;
 const DEFAULT_PROGRESS_MS = 3_000;
 const STATUS_POLL_MS = 500;
+/** With lines with errors in: how long the stream must be quiet before an ended run counts as scored. */
+const SETTLE_MS = 1_000;
+const ENDED_STATES: ReadonlySet<string> = new Set(["complete", "failed", "cancelled"]);
 
 const StateSchema = z.object({ runId: z.string(), durable: z.string(), suiteIdentity: z.string() });
 
@@ -78,6 +85,13 @@ export class StreamingScorer {
   private rejectDone!: (e: Error) => void;
   private finished = false;
   private stopped = false;
+  /** Applied lines with errors, by run_id (their content): a different later line supersedes one. */
+  private readonly errored = new Map<string, string>();
+  private lastReceivedAt = 0;
+  private consumingSince = 0;
+  private settleTimer: NodeJS.Timeout | undefined;
+  /** The summary is being published: finish() runs once. */
+  private finishing = false;
   /** Resolves with the final metrics once every track in scope is in. */
   readonly done: Promise<MetricsJson>;
 
@@ -106,6 +120,7 @@ export class StreamingScorer {
     scorer.queueComplete();
     await this.finishCompleted();
     if (this.finished) return;
+    this.consumingSince = Date.now();
     this.consumer = await bus.consumeResults(runId, {
       durable: state.durable,
       ...(this.options.ackWaitMs !== undefined ? { ackWaitMs: this.options.ackWaitMs } : {}),
@@ -126,6 +141,7 @@ export class StreamingScorer {
     if (this.stopped) return;
     this.stopped = true;
     if (this.progressTimer) clearInterval(this.progressTimer);
+    if (this.settleTimer) clearInterval(this.settleTimer);
     await this.consumer?.stop();
     await this.flush();
     await this.journal?.close();
@@ -204,6 +220,7 @@ export class StreamingScorer {
 
   private received(line: ResultLine, ack: () => void): void {
     if (this.stopped) return; // not acked: redelivered to the next scorer
+    this.lastReceivedAt = Date.now();
     const outcome = this.apply({ run_id: line.run_id, probs: line.probs, skipped: line.skipped, ...(line.errors ? { errors: line.errors } : {}) }, false);
     this.acks.push(ack);
     // A duplicate, or a line that cannot ever apply (another suite, a track outside the run), is
@@ -217,9 +234,15 @@ export class StreamingScorer {
 
   /** Applies one result to its track; a line outside the run's tracks is dropped (a journal with one is refused). */
   private apply(line: ResultInput, replay: boolean): "applied" | "duplicate" | "dropped" {
-    const outcome = this.scorer!.apply(line, replay);
-    if (outcome === "applied") return "applied";
-    if (outcome === "duplicate" || outcome === "replaced") return "duplicate";
+    const content = JSON.stringify([line.probs, line.skipped, line.errors ?? null]);
+    const earlier = this.errored.get(line.run_id);
+    const outcome = this.scorer!.apply(line, replay, earlier !== undefined && earlier !== content ? "replace" : "skip");
+    if (outcome === "applied" || outcome === "replaced") {
+      if (line.errors && Object.keys(line.errors).length > 0) this.errored.set(line.run_id, content);
+      else this.errored.delete(line.run_id);
+      return "applied";
+    }
+    if (outcome === "duplicate") return "duplicate";
     if (replay) throw new UsageError(`journal ${JOURNAL_FILE}: run_id ${JSON.stringify(line.run_id)} matches no record of the run's tracks`);
     this.log.warn("result for a record outside the run's tracks dropped", { run_id: line.run_id });
     return "dropped";
@@ -269,18 +292,50 @@ export class StreamingScorer {
     }
     const json = scorer.writeMetrics(this.metricsPath);
     if (scorer.allFinal) {
-      const records = scorer.trackNames.reduce((n, t) => n + scorer.recordCount(t), 0);
-      const outcome = await this.options.bus.publishMetrics(this.options.runId, SUMMARY_METRICS, {
-        track: SUMMARY_METRICS,
-        final: true,
-        records,
-        metrics: { suite: json.suite, families: json.families, pillars: json.pillars, summary: json.summary },
-      });
-      if (!outcome.ok) this.log.warn("summary not published (it is in metrics.json)", { error: outcome.error.message });
-      this.finished = true;
-      if (this.progressTimer) clearInterval(this.progressTimer);
-      this.resolveDone(json);
+      if (this.errored.size === 0) await this.finish(json);
+      else this.awaitRunEnd();
     }
+  }
+
+  /**
+   * Every track is in, but some lines have errors, which the coordinator's next start redoes: the
+   * run counts as scored once its status says it ended and the stream has been quiet SETTLE_MS.
+   */
+  private awaitRunEnd(): void {
+    if (this.settleTimer || this.finished) return;
+    this.log.info("every track is in; lines with errors may be redone: waiting for the run to end", { errored: this.errored.size });
+    this.settleTimer = setInterval(() => {
+      void (async () => {
+        const scorer = this.scorer!;
+        if (this.stopped || this.finishing || !this.consumer) return;
+        if (!scorer.allFinal || this.errored.size === 0) return; // a redo came in: finishCompleted() takes it from there
+        const quiet = Date.now() - Math.max(this.lastReceivedAt, this.consumingSince) >= SETTLE_MS;
+        if (!quiet || this.acks.length > 0) return;
+        const status = await this.options.bus.getStatus(this.options.runId).catch(() => undefined);
+        if (!status || !ENDED_STATES.has(status.state) || this.finishing || !scorer.allFinal || this.errored.size === 0) return;
+        this.log.info("the run ended with lines with errors; scoring them as they are", { errored: this.errored.size, state: status.state });
+        await this.finish(scorer.lastWritten ?? scorer.writeMetrics(this.metricsPath));
+      })();
+    }, STATUS_POLL_MS);
+    this.settleTimer.unref();
+  }
+
+  private async finish(json: MetricsJson): Promise<void> {
+    if (this.finishing) return;
+    this.finishing = true;
+    const scorer = this.scorer!;
+    const records = scorer.trackNames.reduce((n, t) => n + scorer.recordCount(t), 0);
+    const outcome = await this.options.bus.publishMetrics(this.options.runId, SUMMARY_METRICS, {
+      track: SUMMARY_METRICS,
+      final: true,
+      records,
+      metrics: { suite: json.suite, families: json.families, pillars: json.pillars, summary: json.summary },
+    });
+    if (!outcome.ok) this.log.warn("summary not published (it is in metrics.json)", { error: outcome.error.message });
+    this.finished = true;
+    if (this.progressTimer) clearInterval(this.progressTimer);
+    if (this.settleTimer) clearInterval(this.settleTimer);
+    this.resolveDone(json);
   }
 
   /** For metrics: the tracks scored so far, result counts and lines not yet acked. */

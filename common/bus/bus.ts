@@ -5,6 +5,7 @@
 // The results files on disk stay the source of truth. The bus never throws on an outage when
 // publishing: it reports the failure so the coordinator can note a catch-up point and republish
 // later with the same message ids (catchUpResults below).
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UdmError, UsageError } from "../errors.js";
 import type { ResultLine } from "../results/format.js";
@@ -38,9 +39,16 @@ export const subject = {
   allMetrics: (runId: string) => `udm.${runId}.metrics.>`,
 };
 
-/** The JetStream message id of a result: unique per run and record, so one run never drops another's. */
-export function resultMessageId(runId: string, line: Pick<ResultLine, "run_id">): string {
-  return `${runId}/${line.run_id}`;
+/**
+ * The JetStream message id of a result: unique per run and record, so one run never drops another's.
+ * A line with errors is redone on the coordinator's next start and its new line supersedes it (the
+ * later line of a run_id wins): such a line's id also carries a hash of its content, so the new line
+ * is not dropped as a re-publish of the old one within the duplicate window, while re-publishing the
+ * same line (catch-up from disk) still is.
+ */
+export function resultMessageId(runId: string, line: Pick<ResultLine, "run_id" | "errors">): string {
+  if (!line.errors || Object.keys(line.errors).length === 0) return `${runId}/${line.run_id}`;
+  return `${runId}/${line.run_id}/e${createHash("sha256").update(JSON.stringify(line)).digest("hex").slice(0, 16)}`;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;

@@ -58,7 +58,8 @@ export interface AcceptedAnswer {
   agent: string;
   latencyMs: number;
   promptTokens: number;
-  cachedTokens: number;
+  /** null: unknown (the line then has no cached_tokens). */
+  cachedTokens: number | null;
   completionTokens: number;
   answeredBy: Readonly<Record<string, string>>;
   retries: number;
@@ -89,7 +90,7 @@ export function acceptedResultLine(record: LineRecord, answer: AcceptedAnswer): 
   line.agent = answer.agent;
   line.latency_ms = answer.latencyMs;
   line.prompt_tokens = answer.promptTokens;
-  line.cached_tokens = answer.cachedTokens;
+  if (answer.cachedTokens !== null) line.cached_tokens = answer.cachedTokens;
   line.completion_tokens = answer.completionTokens;
   line.answered_by = answer.answeredBy;
   if (answer.retries > 0) line.retries = answer.retries;

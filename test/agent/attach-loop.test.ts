@@ -69,7 +69,7 @@ describe("attach loop", () => {
       expect(res.payload_sha256).toBe(r.payload_sha256);
       const want = expectedProbs({ state: JSON.parse(r.state_json!), questions: JSON.parse(r.questions_json!) });
       expect(Object.fromEntries(Object.entries(res.probs).map(([k, d]) => [k, d.p]))).toEqual(want);
-      expect(res.usage).toEqual({ prompt_tokens: 100, cached_tokens: 40, completion_tokens: 2, requests: 1 });
+      expect(res.usage).toEqual({ prompt_tokens: 100, cached_tokens: 40, completion_tokens: 2, requests: 1, _cached_tokens: "cached_tokens" });
       expect(res.answered_by).toEqual({ q_choice: "systemone", q_noul: "systemone" });
     }
     // Records of one unit start in the unit's order (shared prefix first).

@@ -75,19 +75,22 @@ describe("RunProgress", () => {
     expect(events).toEqual(["track a at start", "run"]);
   });
 
-  it("sums tokens; cached is unknown until a result reports some; given-up lines add no latency", () => {
+  it("sums tokens; cached is unknown until a result reports it (0 included); given-up lines add no latency", () => {
     const { p } = progress([{ track: "a", records: 10, committed: 0 }]);
     expect(p.totals(0)).toMatchObject({ promptTokens: 0, completionTokens: 0, cachedTokens: undefined, latency: { count: 0 }, etaSeconds: undefined });
-    p.committed(line("a", 1, { prompt_tokens: 100, completion_tokens: 2, cached_tokens: 0, latency_ms: 30 }), 10_000);
+    // No cached_tokens on the line: the engine did not report it (vLLM's systemone usage).
+    p.committed(line("a", 1, { prompt_tokens: 100, completion_tokens: 2, latency_ms: 30 }), 10_000);
     expect(p.totals(10_000)).toMatchObject({ promptTokens: 100, completionTokens: 2, cachedTokens: undefined });
+    p.committed(line("a", 4, { prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, latency_ms: 20 }), 10_000);
+    expect(p.totals(10_000).cachedTokens).toBe(0); // reported as 0: known, no cache hits
     p.committed(line("a", 2, { prompt_tokens: 50, completion_tokens: 1, cached_tokens: 40, latency_ms: 10 }), 10_000);
     p.committed(line("a", 3, { errors: { q: "rejected by the coordinator: x" } }), 10_000);
     const t = p.totals(10_000);
     expect(t).toMatchObject({ promptTokens: 150, completionTokens: 3, cachedTokens: 40 });
-    expect(t.latency).toEqual({ count: 2, meanMs: 20, p50Ms: 20, p95Ms: 29 });
-    // 3 committed within the first second: 3 records/s, 7 left.
-    expect(t.recordsPerSecond).toBe(3);
-    expect(t.etaSeconds).toBeCloseTo(7 / 3, 9);
+    expect(t.latency).toEqual({ count: 3, meanMs: 20, p50Ms: 20, p95Ms: 29 });
+    // 4 committed within the first second: 4 records/s, 6 left.
+    expect(t.recordsPerSecond).toBe(4);
+    expect(t.etaSeconds).toBeCloseTo(6 / 4, 9);
   });
 
   it("GPU-seconds: each agent's attached seconds while the run is active, not before start or after the end", () => {

@@ -37,7 +37,8 @@ describe("agent toWire -> protobuf -> coordinator resultFromWire (property)", ()
         probs: fc.tuple(...qs.map((q) => dist(["A", "B", "C"]).map((d) => [q, d] as const))).map((e) => Object.fromEntries(e.slice(0, Math.ceil(e.length / 2)))),
         skipped: fc.constant(qs.slice(Math.ceil(qs.length / 2)).slice(0, 1)),
         errors: fc.constant(Object.fromEntries(qs.slice(Math.ceil(qs.length / 2) + 1).map((q) => [q, `engine: ${q} failed`]))),
-        usage: fc.record({ promptTokens: fc.nat(), cachedTokens: fc.nat(), completionTokens: fc.nat(), requests: fc.nat({ max: 1000 }) }),
+        // cachedTokens null: the engine did not report it; it must arrive as unknown, not 0.
+        usage: fc.record({ promptTokens: fc.nat(), cachedTokens: fc.option(fc.nat(), { nil: null }), completionTokens: fc.nat(), requests: fc.nat({ max: 1000 }) }),
         latencyMs: fc.nat({ max: 1e6 }),
         answeredBy: fc.constant(Object.fromEntries(qs.map((q) => [q, "systemone"]))),
         retries: fc.nat({ max: 50 }),

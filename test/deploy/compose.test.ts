@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli-process.js";
 import { flagEnvVars, parseUdmOrchArgs } from "./cli-parse.js";
-import { toolMode } from "./tool-mode.js";
+import { toolMode } from "../support/real-tool.js";
 
 const COMPOSE_DIR = join(REPO_ROOT, "deploy", "compose");
 const COMPOSE_FILE = join(COMPOSE_DIR, "compose.yaml");

@@ -12,7 +12,7 @@ import { REPO_ROOT } from "../support/cli-process.js";
 import { flagEnvVars, parseUdmOrchArgs } from "./cli-parse.js";
 import { extractHelm, type Helm } from "./helm-binary.js";
 import { parseManifests, validateObject, type K8sObject } from "./k8s-validate.js";
-import { toolMode } from "./tool-mode.js";
+import { toolMode } from "../support/real-tool.js";
 
 const CHART = join(REPO_ROOT, "helm", "udm-orch");
 const CI_VALUES = readdirSync(join(CHART, "ci"))

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO_ROOT, requireBuild } from "../support/cli-process.js";
 import { startSlurmCluster, type SlurmCluster } from "./slurm-cluster.js";
-import { toolMode } from "./tool-mode.js";
+import { toolMode } from "../support/real-tool.js";
 
 const SBATCH = join(REPO_ROOT, "deploy", "slurm", "udm-orch.sbatch");
 const tools = toolMode(["munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo"], "apt-get install slurm-wlm munge");

@@ -138,6 +138,73 @@ describe("StreamingScorer", () => {
     await bus.close();
   }, 60_000);
 
+  it("a later line for a run_id whose line has errors supersedes it (errored records are redone), as in score; the same line again does not", async () => {
+    const bus = new InProcessBus({ logger: quiet, duplicateWindowMs: 0 });
+    const runId = "redo";
+    await putStatus(bus, runId);
+    const out = join(root, "redo");
+    const redone = new Set(shuffled().filter((_, i) => i % 25 === 0).map((l) => l.run_id));
+    const errored = (l: ResultLine): ResultLine => ({ ...l, probs: {}, skipped: [], errors: Object.fromEntries(Object.keys(l.probs).map((q) => [q, "engine: HTTP 500"])) });
+    const first = scorer(bus, runId, out);
+    await first.start();
+    // Every record in, some with errors, one of those published twice: every track is in, but
+    // while the run is still going the scorer waits for the redo instead of calling it scored.
+    for (const l of shuffled()) await bus.publishResult(runId, l.track!, redone.has(l.run_id) ? errored(l) : l);
+    const again = lines.find((l) => redone.has(l.run_id))!;
+    await bus.publishResult(runId, again.track!, errored(again));
+    await until("every line applied", () => first.result().applied === lines.length && first.result().duplicates === 1);
+    let settled = false;
+    void first.done.then(() => (settled = true), () => undefined);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(settled, "scored before the redo of its errored records").toBe(false);
+    expect(metricsJson(out)).not.toEqual(reference);
+    await first.stop();
+
+    // A restarted scorer (journal replayed) takes the redo: the later line wins, metrics equal score's.
+    const second = scorer(bus, runId, out);
+    await second.start();
+    for (const l of lines.filter((x) => redone.has(x.run_id))) await bus.publishResult(runId, l.track!, l);
+    expect(await second.done).toEqual(reference);
+    await second.stop();
+    expect(metricsJson(out)).toEqual(reference);
+    const journal = readFileSync(join(out, "scorer-journal.jsonl"), "utf8").trim().split("\n");
+    expect(journal).toHaveLength(lines.length + redone.size);
+
+    // A third start replays both lines of each redone record in order and is done at once.
+    const third = scorer(bus, runId, join(root, "redo"));
+    await third.start();
+    expect(await third.done).toEqual(reference);
+    await third.stop();
+    await bus.close();
+  }, 60_000);
+
+  it("within the bus's duplicate window, a redone line is stored while the same line re-published is dropped", async () => {
+    const bus = new InProcessBus({ logger: quiet });
+    const l = lines[0]!;
+    const bad = { ...l, probs: {}, skipped: [], errors: Object.fromEntries(Object.keys(l.probs).map((q) => [q, "engine: HTTP 500"])) };
+    expect(await bus.publishResult("window", l.track!, bad)).toMatchObject({ ok: true, duplicate: false });
+    expect(await bus.publishResult("window", l.track!, bad)).toMatchObject({ ok: true, duplicate: true });
+    expect(await bus.publishResult("window", l.track!, l)).toMatchObject({ ok: true, duplicate: false });
+    expect(await bus.publishResult("window", l.track!, l)).toMatchObject({ ok: true, duplicate: true });
+    await bus.close();
+  });
+
+  it("a run that ended with errored lines is scored with them once its status says it ended", async () => {
+    const bus = new InProcessBus({ logger: quiet });
+    const runId = "ended";
+    await putStatus(bus, runId);
+    const s = scorer(bus, runId, join(root, "ended"));
+    await s.start();
+    const bad = lines[0]!;
+    for (const l of lines) await bus.publishResult(runId, l.track!, l === bad ? { ...l, probs: {}, skipped: [], errors: Object.fromEntries(Object.keys(l.probs).map((q) => [q, "engine: HTTP 500"])) } : l);
+    await until("every line applied", () => s.result().applied === lines.length);
+    await bus.putStatus(runId, { runId, state: "complete", updatedAt: new Date().toISOString(), recordsTotal: lines.length, recordsCommitted: lines.length });
+    const final = await s.done;
+    await s.stop();
+    expect(final.tracks[bad.track!]!.missing).toBeGreaterThan(0);
+    await bus.close();
+  }, 60_000);
+
   it("refuses an out dir that holds another run's scorer", async () => {
     const bus = new InProcessBus({ logger: quiet });
     await putStatus(bus, "other");

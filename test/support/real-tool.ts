@@ -1,24 +1,37 @@
-// Whether a Debian tool a test needs (prometheus, promtool, chromium) is installed, and what the
-// test file should do without it: skip with a message, or fail under CI=true, where a skipped
-// suite would hide a broken install step in .ci/run.
+// Whether a test that needs an outside tool (prometheus, promtool, chromium, helm's zip, Slurm,
+// munge) runs, skips with a message (tool missing on a developer's machine) or fails (tool missing
+// under CI=true, where a skipped test would hide a broken install step in .ci/run).
 import { spawnSync } from "node:child_process";
+
+export type ToolMode = { mode: "run" } | { mode: "skip" | "fail"; message: string };
 
 const known = new Map<string, boolean>();
 
 export function toolAvailable(command: string): boolean {
   let ok = known.get(command);
   if (ok === undefined) {
-    const r = spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" });
-    ok = r.status === 0;
+    ok = spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
     known.set(command, ok);
   }
   return ok;
 }
 
-export function toolTestMode(commands: readonly string[], pkg: string): "run" | "skip" | "fail" {
-  const missing = commands.filter((c) => !toolAvailable(c));
-  if (missing.length === 0) return "run";
-  if (process.env.CI === "true") return "fail";
-  process.stderr.write(`${missing.join(", ")} not found: tests skipped; install with \`apt-get install ${pkg}\`\n`);
-  return "skip";
+/** Tools missing from PATH (`command -v`). */
+export function missingTools(tools: readonly string[]): string[] {
+  return tools.filter((t) => !toolAvailable(t));
+}
+
+/** `install` says how to get the missing tools, e.g. "apt-get install prometheus". */
+export function toolMode(tools: readonly string[], install: string): ToolMode {
+  const missing = missingTools(tools);
+  if (missing.length === 0) return { mode: "run" };
+  const message = `${missing.join(", ")} not found (${install})`;
+  if (process.env.CI === "true") return { mode: "fail", message: `${message}: CI=true needs it; .ci/run installs it` };
+  process.stderr.write(`${message}: test skipped\n`);
+  return { mode: "skip", message };
+}
+
+/** toolMode for a Debian package, as the mode alone. */
+export function toolTestMode(commands: readonly string[], pkg: string): ToolMode["mode"] {
+  return toolMode(commands, `apt-get install ${pkg}`).mode;
 }
