@@ -3,17 +3,23 @@
 // poller reads /metrics and /api/status, as Prometheus and the live page do) and once with
 // --metrics off.
 //
-//   node dist/bench/observability-bench.js --suite DIR [--agents 4] [--poll-ms 1000] [--repeat 1] [--out bench/out/observability.json]
+//   node dist/bench/observability-bench.js --suite DIR [--agents 4] [--poll-ms 1000] [--repeat 1]
+//        [--window-s 0] [--warmup-s 20] [--out bench/out/observability.json]
 //
 // Figures: /metrics and /api/status response times during the run (p50, p95, max; target p95 <=
 // 50 ms) and the coordinator's CPU-seconds per 1,000 records with metrics on vs off (target:
 // overhead <= 5%). The CPU of serving the polls is the coordinator's and is counted.
+// --window-s N: instead of the whole run, measure a window of N seconds of the run phase (from
+// --warmup-s after the first result line is on disk): CPU and records committed (result lines on
+// disk) are read at both ends, polls are timed inside it, then the coordinator is drained. On a
+// small shared machine a full-scale run on both sides takes too long; the window keeps the run
+// full-scale (every track, the whole suite's status) and leaves suite reading out of the CPU.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ProcessWatch } from "./proc-sample.js";
+import { ProcessWatch, sampleProcess } from "./proc-sample.js";
 import { arg } from "./bench-args.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
@@ -61,7 +67,29 @@ interface RunFigures {
   polls?: { metrics: ReturnType<typeof percentiles>; status: ReturnType<typeof percentiles>; metrics_bytes: number; failures: number };
 }
 
-async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs: number): Promise<RunFigures> {
+/** Result lines on disk under a run's out dir (every *.jsonl below it). */
+function resultLineCount(dir: string): number {
+  let n = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile() || !e.name.endsWith(".jsonl")) continue;
+    try {
+      const b = readFileSync(join(e.parentPath, e.name));
+      for (let i = 0; i < b.length; i++) if (b[i] === 10) n++;
+    } catch {
+      // renamed away while listed
+    }
+  }
+  return n;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Window {
+  seconds: number;
+  warmupS: number;
+}
+
+async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs: number, window?: Window): Promise<RunFigures> {
   const outDir = mkdtempSync(join(tmpdir(), "udm-obs-bench-"));
   const sims = Array.from({ length: agents }, () => startCli(["sim-engine", "--port", "0", "--tokens-per-s", "0"]));
   const urls = await Promise.all(sims.map((s) => s.line(/^(http:\/\/127\.0\.0\.1:\d+)$/m).then((m) => m[1]!)));
@@ -77,6 +105,8 @@ async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs:
   let bytes = 0;
   let failures = 0;
   let polling = page !== undefined;
+  // Without a window every poll of the run counts; with one, those inside it.
+  let timing = window === undefined;
   const poll = async (path: string, into: number[]) => {
     while (polling) {
       const t = performance.now();
@@ -84,7 +114,7 @@ async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs:
         const res = await fetch(page + path);
         const body = await res.text();
         if (res.ok) {
-          into.push(performance.now() - t);
+          if (timing) into.push(performance.now() - t);
           if (path === "/metrics") bytes = body.length;
         } else failures++;
       } catch {
@@ -94,6 +124,7 @@ async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs:
     }
   };
   const pollers = page ? [poll("/metrics", metricsMs), poll("/api/status", statusMs)] : [];
+  if (window) return windowed(window);
   const summary = await coord.line(/complete: (\d+)\/(\d+) records committed/);
   polling = false;
   const code = await coord.exited;
@@ -106,7 +137,45 @@ async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs:
   rmSync(outDir, { recursive: true, force: true });
   if (code !== 0) throw new Error(`coordinator exited with ${code}`);
   const records = Number(summary[1]);
-  return {
+  return whole();
+
+  async function windowed(w: Window): Promise<RunFigures> {
+    while (resultLineCount(outDir) === 0) await sleep(500);
+    await sleep(w.warmupS * 1000);
+    const pid = coord.child.pid!;
+    const cpu0 = sampleProcess(pid)!.cpuS;
+    const lines0 = resultLineCount(outDir);
+    const t = performance.now();
+    timing = true;
+    await sleep(w.seconds * 1000);
+    timing = false;
+    const cpu1 = sampleProcess(pid)!.cpuS;
+    const lines1 = resultLineCount(outDir);
+    const seconds = (performance.now() - t) / 1000;
+    polling = false;
+    await Promise.allSettled(pollers);
+    coord.child.kill("SIGTERM"); // drains the agents
+    await coord.exited;
+    const peak = watch.stop();
+    await Promise.all(agentProcs.map((a) => a.exited));
+    for (const s of sims) s.child.kill("SIGTERM");
+    await Promise.all(sims.map((s) => s.exited));
+    rmSync(outDir, { recursive: true, force: true });
+    const records = lines1 - lines0;
+    if (records <= 0) throw new Error(`no record committed in the ${w.seconds} s window`);
+    return {
+      metrics: metricsOn ? "on" : "off",
+      records,
+      wall_s: seconds,
+      coordinator_cpu_s: cpu1 - cpu0,
+      coordinator_cpu_s_per_1000_records: ((cpu1 - cpu0) / records) * 1000,
+      coordinator_peak_rss_mib: peak ? peak.hwmKb / 1024 : null,
+      ...(metricsOn ? { polls: { metrics: percentiles(metricsMs), status: percentiles(statusMs), metrics_bytes: bytes, failures } } : {}),
+    };
+  }
+
+  function whole(): RunFigures {
+    return {
     metrics: metricsOn ? "on" : "off",
     records,
     wall_s: wall,
@@ -114,7 +183,8 @@ async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs:
     coordinator_cpu_s_per_1000_records: c ? (c.cpuS / records) * 1000 : null,
     coordinator_peak_rss_mib: c ? c.hwmKb / 1024 : null,
     ...(metricsOn ? { polls: { metrics: percentiles(metricsMs), status: percentiles(statusMs), metrics_bytes: bytes, failures } } : {}),
-  };
+    };
+  }
 }
 
 async function main(): Promise<void> {
@@ -123,11 +193,14 @@ async function main(): Promise<void> {
   const pollMs = Number(arg("poll-ms", "1000"));
   const repeat = Number(arg("repeat", "1"));
   const outFile = arg("out", "bench/out/observability.json");
+  const windowS = Number(arg("window-s", "0"));
+  const window = windowS > 0 ? { seconds: windowS, warmupS: Number(arg("warmup-s", "20")) } : undefined;
+  const loadAtStart = loadavg();
   const runs: RunFigures[] = [];
   // Alternating order, so a machine getting busier does not favour one side.
   for (let i = 0; i < repeat; i++) {
     for (const on of i % 2 === 0 ? [true, false] : [false, true]) {
-      const r = await oneRun(suite, agents, on, pollMs);
+      const r = await oneRun(suite, agents, on, pollMs, window);
       process.stderr.write(`metrics ${r.metrics}: ${r.records} records in ${r.wall_s.toFixed(1)} s, coordinator ${r.coordinator_cpu_s?.toFixed(1)} CPU-s\n`);
       runs.push(r);
     }
@@ -146,7 +219,8 @@ async function main(): Promise<void> {
     agents,
     poll_ms: pollMs,
     engines: "sim-engine --tokens-per-s 0 (zero latency)",
-    machine: { cpus: cpus().length, loadavg_at_end: loadavg() },
+    window: window ? { seconds: window.seconds, warmup_s: window.warmupS } : "whole run",
+    machine: { cpus: cpus().length, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg() },
     runs,
     summary: {
       metrics_p95_ms: Math.max(...allMetrics.map((p) => p.p95_ms ?? 0)),

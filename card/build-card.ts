@@ -34,6 +34,11 @@ export interface RunTotals {
 export interface ClusterView {
   /** Agents seen, with the model their engine served when last seen and the results they sent. */
   agents: ReadonlyArray<{ agent_id: string; model: string; engine_url: string; results: number }>;
+  /**
+   * The models whose engines answered the run's records, every session (the coordinator's tally,
+   * RunStatus.answeredByModel); empty when none is known, then the agents seen give the model id.
+   */
+  answeredModels?: readonly string[];
   leasesExpired: number;
   backupUnits: number;
   resultsRejected: number;
@@ -67,6 +72,8 @@ export interface RunCardInputs {
   status: RunCardStatus;
   finished: string | null;
   elapsedSeconds: number;
+  /** The scorer's interval of the v1 mean (scorer/aggregate.ts v1Interval); null or absent when none. */
+  v1Interval?: { ci_low: number; ci_high: number } | null;
   reproduction?: RunCard["reproduction"];
 }
 
@@ -80,7 +87,8 @@ export function buildRunCard(i: RunCardInputs): RunCard {
   const { run, metrics, totals, setup } = i;
   // The models that answered (an agent restarting its engine for this run's model was first seen with the last run's).
   const answering = i.cluster.agents.filter((a) => a.results > 0);
-  const servedModels = [...new Set((answering.length > 0 ? answering : i.cluster.agents).map((a) => a.model).filter(Boolean))].sort();
+  const tallied = (i.cluster.answeredModels ?? []).filter(Boolean);
+  const servedModels = [...new Set(tallied.length > 0 ? tallied : (answering.length > 0 ? answering : i.cluster.agents).map((a) => a.model).filter(Boolean))].sort();
   const tracks: Record<string, CardTrack> = {};
   let missing = 0;
   for (const [name, t] of Object.entries(metrics?.tracks ?? {})) {
@@ -125,6 +133,7 @@ export function buildRunCard(i: RunCardInputs): RunCard {
     },
     scores: {
       summary: { ...summary },
+      v1_ci: i.v1Interval ? { ci_low: i.v1Interval.ci_low, ci_high: i.v1Interval.ci_high } : null,
       pillars,
       tracks,
       tracks_scored: Object.keys(tracks).length,

@@ -42,12 +42,16 @@ export interface CardRecorderOptions {
   pollMs?: number;
   /** Clock, for tests. */
   now?: () => number;
+  /** The scorer's interval of the v1 mean over the tracks scored so far (the card's scores.v1_ci). */
+  v1Interval?: () => { ci_low: number; ci_high: number } | null;
 }
 
 export class CardRecorder {
   private readonly now: () => number;
   private readonly sessionStart: number;
-  private readonly base: { elapsed: number; totals: RunTotals | undefined; agents: ClusterView["agents"] };
+  private readonly base: { elapsed: number; totals: RunTotals | undefined; agents: ClusterView["agents"]; models: readonly string[] };
+  /** Models that answered records in this session (the coordinator's tally only grows). */
+  private readonly answeredModels = new Set<string>();
   private readonly agents = new Map<string, ClusterView["agents"][number]>();
   private readonly sealed = new Map<string, string>();
   private errorRecords = 0;
@@ -70,6 +74,8 @@ export class CardRecorder {
       elapsed: same ? prev.elapsed_seconds : 0,
       totals: same ? totalsOfCard(prev) : undefined,
       agents: same ? prev.cluster.agents : [],
+      // The models that answered earlier sessions (the card's model id as served).
+      models: same && prev.method.model_id ? prev.method.model_id.split(",") : [],
     };
     for (const a of this.base.agents) this.agents.set(a.agent_id, { ...a, results: a.results ?? 0 });
   }
@@ -125,6 +131,7 @@ export class CardRecorder {
 
   private observe(snap: RunSnapshot): void {
     this.lastSnap = snap;
+    for (const m of snap.cluster.answeredModels ?? []) this.answeredModels.add(m);
     for (const a of snap.cluster.agents) {
       // Results an agent sent in an earlier connection of this session stay counted.
       const before = this.agents.get(a.agent_id);
@@ -133,8 +140,12 @@ export class CardRecorder {
     }
   }
 
-  /** The coordinator has stopped: from now on the card uses this last snapshot instead of asking it. */
-  coordinatorStopped(counters: Omit<ClusterView, "agents">): void {
+  /**
+   * The coordinator has stopped: from now on the card uses its final snapshot (`last`: its final
+   * status, when it gave one; else the last one seen) instead of asking it.
+   */
+  coordinatorStopped(counters: Omit<ClusterView, "agents" | "answeredModels">, last?: RunSnapshot): void {
+    if (last) this.observe(last);
     this.final = {
       cluster: { agents: this.lastSnap?.cluster.agents ?? [], ...counters },
       totals: this.lastSnap?.totals,
@@ -186,6 +197,7 @@ export class CardRecorder {
     }
     const cluster: ClusterView = {
       agents: [...this.agents.values()],
+      answeredModels: [...new Set([...this.base.models, ...this.answeredModels])],
       leasesExpired: snap?.cluster.leasesExpired ?? this.last?.cluster.leases_expired ?? 0,
       backupUnits: snap?.cluster.backupUnits ?? this.last?.cluster.backup_units ?? 0,
       resultsRejected: snap?.cluster.resultsRejected ?? this.last?.cluster.results_rejected ?? 0,
@@ -202,6 +214,7 @@ export class CardRecorder {
       status,
       finished: status === "running" ? null : new Date(this.now()).toISOString(),
       elapsedSeconds: elapsed,
+      v1Interval: this.metrics ? (this.options.v1Interval?.() ?? null) : null,
     });
     writeCard(this.path, card);
     this.last = card;

@@ -86,6 +86,11 @@ export interface RunCard {
   };
   scores: {
     summary: { v1_mean: number | null; v1_mean_partial?: number | null; v1_tracks: number; family_macro_mean: number | null };
+    /**
+     * 95% bootstrap interval of the v1 mean (of v1_mean_partial when tracks are absent), by the
+     * pillar rule of SCORING.md; null before a track is scored. Absent from cards before it was added.
+     */
+    v1_ci?: { ci_low: number | null; ci_high: number | null } | null;
     pillars: Record<string, CardPillar>;
     tracks: Record<string, CardTrack>;
     tracks_scored: number;

@@ -1,6 +1,8 @@
 // One machine, one process: the coordinator, one agent per engine (or per in-process simulated
 // engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
 // `run` and `demo` share. Rerunning with the same --out resumes.
+import { existsSync, statSync } from "node:fs";
+import { oracleFromSuite } from "../sim/engine/model/oracle.js";
 import { createLogger, type Logger } from "../common/log.js";
 import type { LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
@@ -90,7 +92,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const bar = createProgressBar("run");
   const registry = options.metrics ? createProcessRegistry("run") : undefined;
   let web: ObservabilityServer | undefined;
-  const cardSession = new RunCardSession({ suiteDir: options.suiteDir, outDir: options.outDir, log });
+  const cardSession = new RunCardSession({ suiteDir: options.suiteDir, outDir: options.outDir, log, v1Interval: () => scorer.v1Interval() });
   const scorer: CommitScorer = new CommitScorer({
     suiteDir: options.suiteDir,
     outDir: options.outDir,
@@ -153,7 +155,10 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       });
       bar.log(`live page: ${web.url}/ (metrics ${web.url}/metrics)`);
     }
-    for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...options.simOptions }));
+    // --sim-oracle takes an oracle file or a suite directory (its gold), read once for every engine.
+    const oracle = options.simOptions?.oracle;
+    const simOptions = typeof oracle === "string" && existsSync(oracle) && statSync(oracle).isDirectory() ? { ...options.simOptions, oracle: await oracleFromSuite(oracle) } : options.simOptions;
+    for (let i = 0; i < (options.sim ?? 0); i++) sims.push(await startSimEngine({ seed: 0, ...simOptions }));
     const urls = [...(options.engines ?? []), ...sims.map((s) => s.url)];
 
     coordinator = await startBoundedCoordinator({

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { writeFileAtomic } from "../common/atomic-file.js";
 import { openSuite } from "../common/suite/suite.js";
-import { scoreResults } from "../scorer/score-results.js";
+import { scoreResultsWithInterval } from "../scorer/score-results.js";
 import { verifyCard } from "../card/verify-card.js";
 import { RUN_CARD_FILE } from "../card/run-card.js";
 import { buildLeaderboard, type LeaderboardEntry } from "../card/leaderboard/leaderboard-rows.js";
@@ -56,9 +56,9 @@ export function register(program: Command): void {
           } else {
             if (!flags.suite) throw new UsageError(`${item.results} has no ${RUN_CARD_FILE}: give --suite to score its results on the fly`);
             // scoreResults refuses a results line whose run_id matches no row of the suite.
-            const metrics = await scoreResults({ suiteDir: flags.suite, resultsDir: item.results });
+            const { metrics, v1Interval } = await scoreResultsWithInterval({ suiteDir: flags.suite, resultsDir: item.results });
             const revision = openSuite(flags.suite).manifest?.revision ?? "unknown";
-            entries.push({ kind: "results", source: item.results, metrics, datasetLabel: `${DATASET_ID} ${revision}` });
+            entries.push({ kind: "results", source: item.results, metrics, datasetLabel: `${DATASET_ID} ${revision}`, v1Interval });
           }
         }
       }

@@ -10,6 +10,7 @@ import type { RunOutcome } from "../coordinator/server.js";
 import { CommitScorer } from "../scorer/commit-scorer.js";
 import type { MetricsJson } from "../scorer/metrics-json.js";
 import type { TrackMetrics } from "../scorer/track-metrics.js";
+import type { Interval } from "../scorer/bootstrap.js";
 import { CardRecorder } from "../card/card-recorder.js";
 import type { MethodClass, RunCard } from "../card/run-card.js";
 import { cardSetup, countersAtEnd, snapshotOf } from "./run-card-setup.js";
@@ -21,6 +22,8 @@ export interface RunCardSessionOptions {
   families?: readonly string[];
   log: Logger;
   onTrackMetrics?: (track: string, metrics: TrackMetrics) => void;
+  /** The run's scorer's interval of the v1 mean, when the scorer is not this session's own. */
+  v1Interval?: () => Interval | null;
 }
 
 export interface CardFlags {
@@ -33,6 +36,7 @@ export interface CardFlags {
 
 export class RunCardSession {
   private recorder: CardRecorder | undefined;
+  private coordinator: { status(): Promise<RunStatus> } | undefined;
   /** The scorer of the coordinator's committed results, when this session runs one. */
   readonly scorer: CommitScorer | undefined;
   private scorerLoaded: Promise<void> | undefined;
@@ -79,6 +83,7 @@ export class RunCardSession {
 
   /** The coordinator is listening (run.json is written): write the `running` card. */
   async started(coordinator: { status(): Promise<RunStatus> }, flags: CardFlags): Promise<void> {
+    this.coordinator = coordinator;
     const status = await coordinator.status();
     if (this.scorer) {
       await this.scorerLoaded;
@@ -88,6 +93,7 @@ export class RunCardSession {
       outDir: this.options.outDir,
       setup: cardSetup({ suiteDir: this.options.suiteDir, entryCount: status.recordsTotal, ...flags }),
       snapshot: async () => snapshotOf(await coordinator.status()),
+      v1Interval: () => (this.scorer ? this.scorer.v1Interval() : (this.options.v1Interval?.() ?? null)),
     });
     await this.recorder.start();
   }
@@ -96,7 +102,10 @@ export class RunCardSession {
   async finished(outcome: RunOutcome, runMetrics?: MetricsJson): Promise<{ metrics: MetricsJson | undefined; card: RunCard; cardPath: string }> {
     const recorder = this.recorder;
     if (!recorder) throw new Error("RunCardSession.finished before started");
-    recorder.coordinatorStopped(countersAtEnd(outcome));
+    // The stopped coordinator's final status: totals and the models that answered up to the last
+    // result, which the card's periodic reads can miss in a run shorter than their period.
+    const final = await this.coordinator?.status().then(snapshotOf, () => undefined);
+    recorder.coordinatorStopped(countersAtEnd(outcome), final);
     const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? this.scorer.finish() : undefined);
     const card = await recorder.finish(outcome.state, metrics);
     return { metrics, card, cardPath: recorder.path };

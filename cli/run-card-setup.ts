@@ -77,6 +77,7 @@ export function snapshotOf(status: RunStatus): RunSnapshot {
   return {
     cluster: {
       agents: status.agents.map((a) => ({ agent_id: a.agentId, model: a.model, engine_url: a.engineUrl, results: a.results })),
+      answeredModels: Object.keys(status.answeredByModel).filter((m) => status.answeredByModel[m]! > 0),
       leasesExpired: status.leasesExpired,
       backupUnits: status.backupUnits,
       resultsRejected: status.resultsRejected,

@@ -31,6 +31,14 @@ interface SweepFlags {
 /** Sweep runs are served by the coordinator: each agent picks its batch size (the card records null). */
 const SWEEP_BATCH_SIZE = null;
 
+/**
+ * How long the last run's coordinator stays up for the sweep's agents that have not come back yet,
+ * to drain them: longer than an agent's largest reconnect delay (30 s, agent/reconnect-backoff.ts),
+ * so an agent still waiting to redial when a short last run ends is told to stop instead of
+ * dialling a closed address for ever.
+ */
+const LATE_AGENT_WAIT_MS = 40_000;
+
 export function register(program: Command): void {
   program
     .command("sweep")
@@ -127,6 +135,13 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
 
   let listen = flags.listen ?? config.listen;
   let current: { drain(): void } | undefined;
+  /**
+   * The engines of the sweep's agents (an agent's --engine is its stable name): those its cards
+   * saw, in this invocation and the ones before it (a resumed sweep), and those attached when a run
+   * ended. The last run drains each of them.
+   */
+  const sweepEngines = new Set<string>();
+  for (const run of runs) for (const a of previousCard(join(config.outDir, run.name))?.cluster.agents ?? []) if (a.engine_url) sweepEngines.add(a.engine_url);
   let interrupted: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) return;
@@ -153,6 +168,9 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
       });
       entries[i] = { ...entry, status: "running" };
       save();
+      const last = k === todo.length - 1;
+      // The engines whose agents attached to this run (an agent's --engine is its stable name).
+      const joined = new Set<string>();
       process.stdout.write(`sweep: run ${k + 1}/${todo.length} ${run.name} (model ${run.model}, ${run.method}, temperature ${run.temperature}, seeds [${run.seeds.join(",")}])\n`);
       const coordinator = await startBoundedCoordinator({
         suiteDir: config.suiteDir,
@@ -164,9 +182,12 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
         ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
         // Agents stay for the next run; the last run to do drains them.
-        releaseAgentsAtEnd: k < todo.length - 1,
+        releaseAgentsAtEnd: !last,
         onCommitted: session.onCommitted,
         onGold: session.onGold!,
+        onLiveEvent: (e) => {
+          if (e.type === "agent_joined" && e.engineUrl) joined.add(e.engineUrl);
+        },
         logger: logger.child("coordinator"),
         logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
       });
@@ -177,8 +198,13 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         await session.started(coordinator, { method: run.method, batchSize: SWEEP_BATCH_SIZE, methodClass: config.method_class, gpuHourUsd: config.gpu_hour_usd });
         if (interrupted) coordinator.drain();
         const outcome = await coordinator.done;
+        if (outcome.state === "complete" && !interrupted) {
+          if (!last) for (const a of (await coordinator.status()).agents) if (a.engineUrl) sweepEngines.add(a.engineUrl);
+          else await drainLateAgents(coordinator, sweepEngines, joined, () => interrupted !== undefined);
+        }
         await coordinator.close();
         const sealed = await session.finished(outcome);
+        for (const a of sealed.card.cluster.agents) if (a.engine_url) sweepEngines.add(a.engine_url);
         entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: outcome.state, card: relative(config.outDir, sealed.cardPath) };
         save();
         process.stdout.write(
@@ -208,4 +234,28 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
     throw new UdmError(`sweep incomplete${interrupted ? ` (interrupted by ${interrupted})` : ""}: rerun the same command to resume`);
   }
   process.exitCode = EXIT.ok;
+}
+
+/**
+ * After the last run: waits (at most LATE_AGENT_WAIT_MS) until every agent the sweep has seen has
+ * come back and been drained (the coordinator drains an agent that attaches after its run is
+ * complete), so every agent of the sweep exits when the sweep is done, also one that was still
+ * waiting to redial during the whole of a short run.
+ */
+async function drainLateAgents(
+  coordinator: { status(): Promise<{ agents: ReadonlyArray<{ engineUrl: string }> }> },
+  expected: ReadonlySet<string>,
+  joined: ReadonlySet<string>,
+  interrupted: () => boolean,
+): Promise<void> {
+  const missing = () => [...expected].filter((e) => !joined.has(e));
+  if (missing().length > 0) process.stdout.write(`sweep: waiting up to ${LATE_AGENT_WAIT_MS / 1000} s for ${missing().length} agent(s) to come back and be drained\n`);
+  const until = Date.now() + LATE_AGENT_WAIT_MS;
+  while (Date.now() < until && !interrupted()) {
+    const attached = (await coordinator.status().catch(() => ({ agents: [] }))).agents.length;
+    if (missing().length === 0 && attached === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const left = missing();
+  if (left.length > 0) process.stderr.write(`sweep: agent(s) of ${left.join(", ")} did not come back to be drained; stop them by hand\n`);
 }

@@ -28,6 +28,7 @@ export interface CoordinatorHandle {
   /** Resolves once every record in scope is committed (complete), or when the coordinator stops. */
   done: Promise<RunOutcome>;
   state(): CoordinatorState;
+  /** The run's status; once stopped, its final status (a thread that died answers with an error). */
   status(): Promise<RunStatus>;
   /** Prometheus text of the coordinator's metrics ("" without options.metrics; the final page once stopped). */
   metricsText(): Promise<string>;

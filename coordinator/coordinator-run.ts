@@ -60,6 +60,8 @@ export class CoordinatorRun implements ServedRun {
   private readonly memoryLog: NodeJS.Timeout;
   /** unitId -> when it was first leased, for udm_unit_duration_seconds (units in flight only). */
   private readonly firstLeased = new Map<string, number>();
+  /** Results accepted per model as served (RunStatus.answeredByModel). */
+  private readonly answeredByModel = new Map<string, number>();
   /** Records over the unit size limit, committed as errors at start(). */
   private readonly oversize: ReadonlyArray<{ record: RecordEntry; track: string; family: string }>;
   /** The scorer's final track metrics from the bus, as live events (cluster runs with a page). */
@@ -226,12 +228,16 @@ export class CoordinatorRun implements ServedRun {
         results: a.results,
         rejected: a.rejected,
         engineUrl: a.info.engineUrl,
+        inflightRequests: a.inflightRequests,
+        engineWaiting: a.engineWaiting,
+        engineRunning: a.engineRunning,
       })),
       tracks: progress.trackList(),
       rejectedByReason: { ...c.rejectedByReason },
       resultsDuplicate: c.duplicates,
       recordsGivenUp: c.givenUp,
       totals: progress.totals(nowMs),
+      answeredByModel: Object.fromEntries(this.answeredByModel),
     };
   }
 
@@ -320,6 +326,7 @@ export class CoordinatorRun implements ServedRun {
       lookup: (r) => index.byRunId.get(r)?.record,
       onAccept: (result, record, unit, agent) => {
         store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
+        this.answeredByModel.set(agent.info.model, (this.answeredByModel.get(agent.info.model) ?? 0) + 1);
       },
       onGiveUp: (record, unit, last) => {
         log.warn("record given up after repeated invalid results; committed with every question in errors", {

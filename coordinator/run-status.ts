@@ -12,6 +12,10 @@ export interface AgentStatus {
   results: number;
   rejected: number;
   engineUrl: string;
+  /** From the agent's last heartbeat: requests in flight to its engine, and the engine's queue. */
+  inflightRequests: number;
+  engineWaiting: number;
+  engineRunning: number;
 }
 
 export interface TrackProgress {
@@ -76,6 +80,11 @@ export interface RunStatus {
   /** Records committed with every question in errors after repeated invalid results. */
   recordsGivenUp: number;
   totals: RunTotals;
+  /**
+   * Results accepted since this coordinator started, per model as the answering agent's engine
+   * served it (its Hello): the run card's model id as served. Kept after the agents have left.
+   */
+  answeredByModel: Record<string, number>;
 }
 
 /** What a coordinator reports while it reads the suite (before it knows the run). */
@@ -108,5 +117,6 @@ export function startingStatus(): RunStatus {
       recordsPerSecond: 0,
       etaSeconds: undefined,
     },
+    answeredByModel: {},
   };
 }

@@ -31,6 +31,6 @@ export type WorkerToHost =
   | { type: "liveEvent"; event: LiveEvent }
   | { type: "status"; requestId: number; status: RunStatus }
   | { type: "metrics"; requestId: number; text: string }
-  /** metrics: the coordinator's last metrics page (the thread answers nothing after). */
-  | { type: "done"; outcome: RunOutcome; metrics: string }
+  /** metrics, status: the coordinator's last metrics page and status (the thread answers nothing after). */
+  | { type: "done"; outcome: RunOutcome; metrics: string; status: RunStatus }
   | { type: "error"; error: ThreadError };

@@ -50,8 +50,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
   const post = (msg: HostToWorker) => worker.postMessage(msg);
   const statusWaiters = new Map<number, { resolve: (s: RunStatus) => void; reject: (e: Error) => void }>();
   const metricsWaiters = new Map<number, (text: string) => void>();
-  /** The coordinator's last metrics, sent with "done" (the thread answers nothing after). */
+  /** The coordinator's last metrics and status, sent with "done" (the thread answers nothing after). */
   let finalMetrics = "";
+  let finalStatus: RunStatus | undefined;
   let nextRequest = 0;
   let state: CoordinatorState = "starting";
   let resolveDone!: (o: RunOutcome) => void;
@@ -101,7 +102,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
             state: () => state,
             status: () =>
               finished
-                ? Promise.reject(new UdmError("the coordinator stopped"))
+                ? finalStatus
+                  ? Promise.resolve(finalStatus)
+                  : Promise.reject(new UdmError("the coordinator stopped"))
                 : new Promise<RunStatus>((res, rej) => {
                     const requestId = ++nextRequest;
                     statusWaiters.set(requestId, { resolve: res, reject: rej });
@@ -141,6 +144,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           break;
         case "done":
           finalMetrics = msg.metrics;
+          finalStatus = msg.status;
           finish(undefined, msg.outcome);
           break;
         case "error":

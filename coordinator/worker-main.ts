@@ -62,7 +62,7 @@ try {
   const outcome = await handle.done;
   await handle.close();
   await bus?.close().catch(() => undefined);
-  post({ type: "done", outcome, metrics: await handle.metricsText() });
+  post({ type: "done", outcome, metrics: await handle.metricsText(), status: await handle.status() });
   port.close();
 } catch (err) {
   await bus?.close().catch(() => undefined);

@@ -1,6 +1,6 @@
 // Family and pillar means, the v1 43-track mean and the family macro mean (SCORING.md "Aggregation").
 import { isScoredInV1, V1_SCORED_TRACKS } from "../common/catalogue.js";
-import { meanOfResamples, percentileInterval } from "./bootstrap.js";
+import { meanOfResamples, percentileInterval, type Interval } from "./bootstrap.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
 export interface GroupMean {
@@ -82,4 +82,14 @@ export function aggregate(tracks: Readonly<Record<string, TrackMetrics>>, resamp
     ? { v1_mean: mean(v1Values), v1_tracks: v1.length, family_macro_mean: mean(familyMeans) }
     : { v1_mean: null, v1_mean_partial: mean(v1Values), v1_tracks: v1.length, family_macro_mean: mean(familyMeans) };
   return { families, pillars, summary };
+}
+
+/**
+ * The 95% interval of the v1 mean (of v1_mean_partial when some of the 43 tracks are absent), by
+ * SCORING.md's rule for a pillar: resample within each scored track and average, resample by
+ * resample. Not part of metrics.json (its summary is fixed); run cards and the leaderboard show it.
+ */
+export function v1Interval(tracks: Readonly<Record<string, TrackMetrics>>, resamples: (track: string) => Float64Array): Interval | null {
+  const v1 = Object.keys(tracks).sort().filter((n) => isScoredInV1(n) && tracks[n]!.headline.value !== null);
+  return v1.length === 0 ? null : percentileInterval(meanOfResamples(v1.map(resamples)));
 }

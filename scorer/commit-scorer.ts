@@ -11,6 +11,7 @@ import { openCheckedSuite } from "../common/suite/suite-check.js";
 import type { GoldMessage, GoldRecord } from "../common/suite/gold-feed.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
+import type { Interval } from "./bootstrap.js";
 import { RunScorer } from "./run-scorer.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
@@ -132,6 +133,11 @@ export class CommitScorer {
   /** metrics.json as last written (the tracks scored so far), without recomputing it. */
   current(): MetricsJson | undefined {
     return this.scorer?.lastWritten;
+  }
+
+  /** The interval of the v1 mean over the tracks scored so far; null before any. */
+  v1Interval(): Interval | null {
+    return this.scorer?.v1Interval() ?? null;
   }
 
   /** Tracks in scope (0 until loaded). */

@@ -9,7 +9,8 @@ import type { ResultInput } from "../common/results/format.js";
 import { trackOfRunId } from "../common/results/paths.js";
 import { UsageError } from "../common/errors.js";
 import type { Logger } from "../common/log.js";
-import { aggregate } from "./aggregate.js";
+import { aggregate, v1Interval } from "./aggregate.js";
+import type { Interval } from "./bootstrap.js";
 import { METRICS_FORMAT, writeMetricsJson, type MetricsJson } from "./metrics-json.js";
 import { TrackAccumulator } from "./track-accumulator.js";
 import type { SuiteRecord } from "../common/suite/schema.js";
@@ -286,6 +287,13 @@ export class RunScorer {
     for (const [name, t] of this.tracks) if (t.final) tracks[name] = t.final.metrics;
     const { families, pillars, summary } = aggregate(tracks, (n) => this.tracks.get(n)!.final!.resamples);
     return { format: METRICS_FORMAT, suite: { identity: this.identity, tracks: this.options.suite.files.length }, tracks, families, pillars, summary };
+  }
+
+  /** The interval of the v1 mean over the tracks scored so far (aggregate.ts v1Interval). */
+  v1Interval(): Interval | null {
+    const tracks: Record<string, TrackMetrics> = {};
+    for (const [name, t] of this.tracks) if (t.final) tracks[name] = t.final.metrics;
+    return v1Interval(tracks, (n) => this.tracks.get(n)!.final!.resamples);
   }
 
   /** Scores whatever is left and returns the whole metrics.json. */

@@ -7,6 +7,7 @@ import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
 import { selectFiles, type TrackFile } from "../common/suite/suite.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
+import type { Interval } from "./bootstrap.js";
 import type { MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
 import { RunScorer, type FinalTrack } from "./run-scorer.js";
@@ -23,6 +24,11 @@ export interface ScoreOptions {
 }
 
 export async function scoreResults(options: ScoreOptions): Promise<MetricsJson> {
+  return (await scoreResultsWithInterval(options)).metrics;
+}
+
+/** scoreResults, plus the interval of the v1 mean (not in metrics.json; aggregate.ts v1Interval). */
+export async function scoreResultsWithInterval(options: ScoreOptions): Promise<{ metrics: MetricsJson; v1Interval: Interval | null }> {
   const log = options.log ?? createLogger("score");
   const suite = openCheckedSuite(options.suiteDir);
   const filter = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}) };
@@ -32,7 +38,8 @@ export async function scoreResults(options: ScoreOptions): Promise<MetricsJson> 
   if (shards.length <= 1) {
     const scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log });
     await applyResultFiles(scorer, files, { warnTornLines: true, log });
-    return scorer.final();
+    const metrics = scorer.final();
+    return { metrics, v1Interval: scorer.v1Interval() };
   }
   const common = { suiteDir: options.suiteDir, resultsDir: options.resultsDir, resultFiles: files };
   const outputs = await scoreShardsInWorkers(shards.map((tracks, i) => ({ ...common, tracks, warnTornLines: i === 0 })));
@@ -42,7 +49,9 @@ export async function scoreResults(options: ScoreOptions): Promise<MetricsJson> 
     Object.assign(hashes, out.hashes);
     for (const { track, ...final } of out.tracks) finals.set(track, final);
   }
-  return (await RunScorer.assemble({ suite, scope, log }, finals, hashes)).final();
+  const scorer = await RunScorer.assemble({ suite, scope, log }, finals, hashes);
+  const metrics = scorer.final();
+  return { metrics, v1Interval: scorer.v1Interval() };
 }
 
 /**

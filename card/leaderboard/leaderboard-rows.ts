@@ -61,7 +61,7 @@ export interface Leaderboard {
 
 export type LeaderboardEntry =
   | { kind: "card"; source: string; card: RunCard; problems: string[] }
-  | { kind: "results"; source: string; metrics: MetricsJson; datasetLabel: string };
+  | { kind: "results"; source: string; metrics: MetricsJson; datasetLabel: string; v1Interval: { ci_low: number; ci_high: number } | null };
 
 function tracksOf(tracks: Record<string, { family: string; pillar: string; headline: { metric: string; value: number | null; ci_low: number | null; ci_high: number | null } }>): LeaderboardTrack[] {
   return Object.entries(tracks)
@@ -69,9 +69,9 @@ function tracksOf(tracks: Record<string, { family: string; pillar: string; headl
     .sort((a, b) => (a.track < b.track ? -1 : a.track > b.track ? 1 : 0));
 }
 
-function summaryCi(summary: object): [number | null, number | null] {
-  const s = summary as { v1_ci_low?: unknown; v1_ci_high?: unknown };
-  return [typeof s.v1_ci_low === "number" ? s.v1_ci_low : null, typeof s.v1_ci_high === "number" ? s.v1_ci_high : null];
+/** The interval of the v1 mean: the card's scores.v1_ci (null on cards from before it was recorded). */
+function intervalOf(ci: { ci_low: number | null; ci_high: number | null } | null | undefined): [number | null, number | null] {
+  return [typeof ci?.ci_low === "number" ? ci.ci_low : null, typeof ci?.ci_high === "number" ? ci.ci_high : null];
 }
 
 function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha: string; scope: string[]; row: LeaderboardRow } {
@@ -79,7 +79,7 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
     const c = e.card;
     const mean = rankingMean(c.scores.summary);
     const costPer1k = c.totals.cost_per_entry_usd === null ? null : c.totals.cost_per_entry_usd * 1000;
-    const [lo, hi] = summaryCi(c.scores.summary);
+    const [lo, hi] = intervalOf(c.scores.v1_ci);
     const scope = [...c.dataset.tracks].sort();
     return {
       key: `${c.dataset.sha256}\n${scope.join(",")}`,
@@ -113,7 +113,7 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
   const m = e.metrics;
   const mean = rankingMean(m.summary);
   const scope = Object.keys(m.tracks).sort();
-  const [lo, hi] = summaryCi(m.summary);
+  const [lo, hi] = intervalOf(e.v1Interval);
   return {
     key: `${m.suite.identity}\n${scope.join(",")}`,
     dataset: e.datasetLabel,

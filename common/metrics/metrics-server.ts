@@ -53,8 +53,12 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     }
     res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
   }
-  // Keep-alive connections (Prometheus keeps one open) must not hold close() up.
-  server.keepAliveTimeout = 5_000;
+  // Idle keep-alive connections stay open longer than any scrape interval up to a minute, so
+  // Prometheus reuses its connection and a client reuses one only well inside the server's idle
+  // timeout. With Node's 5 s, a process starved of CPU (libuv runs expired timers before it
+  // reads the sockets) closed a connection whose next request was already waiting in it, and the
+  // client saw "other side closed". close() ends the idle connections itself.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err) => reject(new UsageError(`--metrics: cannot listen on ${formatListen(options.listen)}: ${err.message}`, { cause: err })));
     server.listen(options.listen.port, options.listen.host, () => resolve());

@@ -96,6 +96,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   var headers = token ? { Authorization: "Bearer " + token } : {};
   var scores = {};
   var run = null;
+  var last = null;
   var $ = function (id) { return document.getElementById(id); };
   var num = function (v) { return v === undefined || v === null ? undefined : Number(v); };
   var fmt = function (n, d) { return n === undefined || n === null || !isFinite(n) ? "-" : Number(n).toLocaleString("en-US", { maximumFractionDigits: d === undefined ? 0 : d, minimumFractionDigits: d === undefined ? 0 : d }); };
@@ -181,7 +182,11 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   function onEvent(msg) {
     var e;
     try { e = JSON.parse(msg.data); } catch (_) { return; }
-    if (e.type === "track_scored") scores[e.track] = e;
+    if (e.type === "track_scored") {
+      scores[e.track] = e;
+      // The headline shows as the score arrives, not at the next status poll.
+      if (last) render(last);
+    }
     var li = document.createElement("li");
     li.dataset.type = e.type;
     li.innerHTML = "<time>" + esc(String(e.at).slice(11, 19)) + "</time>" + describe(e);
@@ -193,7 +198,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   function poll() {
     fetch("api/status", { headers: headers, cache: "no-store" })
       .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
-      .then(function (s) { render(s); $("conn").textContent = ""; $("conn").className = "kv"; })
+      .then(function (s) { last = s; render(s); $("conn").textContent = ""; $("conn").className = "kv"; })
       .catch(function (err) { $("conn").textContent = "status unavailable: " + err.message; $("conn").className = "err"; })
       .then(function () { setTimeout(poll, 1000); });
   }

@@ -1,7 +1,10 @@
-// Run cards of real runs (the built CLI, simulated engines): a demo run's card verifies; changing a
-// byte of a score, a results line or a method field is caught by `card verify`; two runs of the
-// same setup on the deterministic simulated engine have the same fingerprint and identical metrics.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, readdirSync } from "node:fs";
+// Run cards of real runs (the built CLI, simulated engines): a demo run's card verifies and carries
+// the run's totals; changing a byte of a score, a results line or a method field is caught by
+// `card verify`; two runs of the same setup on the deterministic simulated engine have the same
+// fingerprint and identical metrics; `card reproduce` reruns a card within ±2% (and names the
+// tracks outside when an engine answers differently); the leaderboard also ranks a plain results
+// directory, scored against --suite.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, readdirSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +15,7 @@ import { canonicalJson } from "../../card/canonical-json.js";
 import { qualityTier } from "../../card/quality-tier.js";
 import { compareHeadlines } from "../../card/reproduce-compare.js";
 import type { RunCard } from "../../card/run-card.js";
+import type { Leaderboard } from "../../card/leaderboard/leaderboard-rows.js";
 
 const TRACKS = "vihsd,aiv-nli500,trec-dl19";
 let dir: string;
@@ -57,6 +61,10 @@ describe("run card of a run", () => {
     expect(card.quality_tier.provisional).toBe(true);
     expect(card.verification_tier).toBe("self-benchmarked");
     expect(card.cluster.agents_seen).toBe(2);
+    expectRunTotals(card, 2);
+    // Three of the 43 v1 tracks: the partial mean, with its interval (the pillar rule over them).
+    expect(card.scores.summary.v1_mean).toBeNull();
+    expectV1Interval(card, card.scores.summary.v1_mean_partial!);
     expect(card.run_card_hash).toBe(runCardHash(card));
     const v = await cli(["card", "verify", join(dir, "a", "run-card.json"), join(dir, "b", "run-card.json")]);
     expect(v.code, v.out).toBe(0);
@@ -114,6 +122,112 @@ describe("run card of a run", () => {
     expect(v.code, v.out).toBe(0);
     expect(v.out).toMatch(/hash only/);
   });
+});
+
+/** The run's totals (the coordinator's run progress): tokens, GPU-seconds, cost, latency, speed. */
+function expectRunTotals(card: RunCard, gpuHourUsd: number): void {
+  const t = card.totals;
+  expect(t.prompt_tokens).toBeGreaterThan(0);
+  expect(t.completion_tokens).toBeGreaterThan(0);
+  expect(t.gpu_seconds).toBeGreaterThan(0);
+  expect(t.gpu_hour_usd).toBe(gpuHourUsd);
+  expect(t.total_cost_usd).toBeCloseTo((t.gpu_seconds! * gpuHourUsd) / 3600, 6);
+  // Both are rounded in the card (cost to 6 digits, cost per entry to 9).
+  expect(t.cost_per_entry_usd).toBeCloseTo(t.total_cost_usd! / card.dataset.entry_count, 7);
+  const m = card.timing;
+  expect(m.timed_records).toBe(card.dataset.entry_count);
+  expect(m.avg_latency_seconds).toBeGreaterThan(0);
+  expect(m.median_latency_seconds).toBeGreaterThan(0);
+  expect(m.p95_latency_seconds).toBeGreaterThanOrEqual(m.median_latency_seconds!);
+  expect(m.entries_per_minute).toBeGreaterThan(0);
+  expect(m.tokens_per_second).toBeCloseTo((t.prompt_tokens! + t.completion_tokens!) / card.elapsed_seconds, 1);
+}
+
+function expectV1Interval(card: RunCard, mean: number): void {
+  const ci = card.scores.v1_ci!;
+  expect(ci.ci_low).toBeTypeOf("number");
+  expect(ci.ci_low!).toBeLessThanOrEqual(mean);
+  expect(ci.ci_high!).toBeGreaterThanOrEqual(mean);
+  expect(ci.ci_high!).toBeGreaterThan(ci.ci_low!);
+}
+
+describe("demo", () => {
+  it("prints where its run card is and that it verifies; the card is complete with the run's totals and the v1 mean's CI", async () => {
+    const out = join(dir, "demo");
+    const d = await cli(["demo", "--out", out]);
+    expect(d.code, d.out).toBe(0);
+    const cardFile = join(out, "run", "run-card.json");
+    expect(d.out).toContain(`demo: run card ${cardFile}\n`);
+    expect(d.out).toMatch(/demo: the run card verifies \(fingerprint [0-9a-f]{12}, 44 results files rehashed\): udm-orch card verify /);
+    const card = readCard(cardFile);
+    expect(card.status).toBe("complete");
+    expect(card.method.model_id).toBe("sim/pseudo");
+    // All 43 v1 tracks: the v1 mean itself, with its interval.
+    expect(card.scores.summary.v1_mean).toBeTypeOf("number");
+    expectV1Interval(card, card.scores.summary.v1_mean!);
+    expectRunTotals(card, 0);
+    expect(card.totals.total_cost_usd).toBeNull(); // no --gpu-hour-usd: cost unknown, not 0
+    const v = await cli(["card", "verify", cardFile]);
+    expect(v.code, v.out).toBe(0);
+  }, 240_000);
+});
+
+describe("card reproduce", () => {
+  it("reruns the card's setup: every headline within ±2% marks the new card reproduced", async () => {
+    const out = join(dir, "a-reproduce");
+    const r = await cli(["card", "reproduce", join(dir, "a", "run-card.json"), "--sim", "2", "--out", out]);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/all within ±2%: reproduced/);
+    const original = readCard(join(dir, "a", "run-card.json"));
+    const card = readCard(join(out, "run-card.json"));
+    expect(card.verification_tier).toBe("reproduced");
+    expect(card.fingerprint).toBe(original.fingerprint);
+    expect(card.reproduction).toMatchObject({ of_run_id: original.run_id, of_run_card_hash: original.run_card_hash, tolerance: 0.02, compared: 4, outside: [], within: true }); // 3 tracks and the v1 mean
+    const v = await cli(["card", "verify", join(out, "run-card.json")]);
+    expect(v.code, v.out).toBe(0);
+  }, 180_000);
+
+  it("an engine that answers otherwise is not reproduced, and the tracks outside ±2% are named", async () => {
+    const r = await cli(["card", "reproduce", join(dir, "a", "run-card.json"), "--sim", "2", "--sim-oracle", suite, "--sim-accuracy", "1", "--out", join(dir, "a-oracle")]);
+    expect(r.code, r.out).toBe(1);
+    expect(r.out).toMatch(/\d outside ±2%: not reproduced/);
+    expect(r.out).toMatch(/ {2}(vihsd|aiv-nli500|trec-dl19): \S+ -> \S+/);
+    const card = readCard(join(dir, "a-oracle", "run-card.json"));
+    expect(card.verification_tier).toBe("self-benchmarked");
+    expect(card.reproduction!.within).toBe(false);
+    expect(card.reproduction!.outside.length).toBeGreaterThan(0);
+  }, 180_000);
+});
+
+describe("leaderboard of a card and a plain results directory", () => {
+  it("scores the directory without a card against --suite, lists it as `no card`, and refuses results of another suite", async () => {
+    // The results as the reference `udm.infer` leaves them: result files only.
+    const plain = join(dir, "plain-results");
+    for (const family of ["content_moderation", "nli", "passage_reranking"]) cpSync(join(dir, "b", family), join(plain, family), { recursive: true });
+    const json = join(dir, "board-plain.json");
+    const l = await cli(["leaderboard", join(dir, "a", "run-card.json"), plain, "--suite", suite, "--json", json]);
+    expect(l.code, l.out).toBe(0);
+    const board = JSON.parse(readFileSync(json, "utf8")) as Leaderboard;
+    expect(board.groups).toHaveLength(1);
+    const rows = board.groups[0]!.rows;
+    const card = readCard(join(dir, "a", "run-card.json"));
+    const fromDir = rows.find((r) => r.source === plain)!;
+    const fromCard = rows.find((r) => r.verification_tier === "self-benchmarked")!;
+    expect(fromDir).toMatchObject({ verification_tier: "no card", fingerprint: null });
+    // The same answers (deterministic engine) give the same mean and interval, card or not.
+    expect(fromDir.v1_mean).toBe(card.scores.summary.v1_mean_partial);
+    expect(fromCard.v1_mean).toBe(card.scores.summary.v1_mean_partial);
+    expect([fromDir.v1_ci_low, fromDir.v1_ci_high]).toEqual([card.scores.v1_ci!.ci_low, card.scores.v1_ci!.ci_high]);
+    expect(l.out).toMatch(/no card/);
+    // A results line whose run_id is no row of the suite is refused, naming it.
+    const foreign = join(dir, "foreign-results");
+    mkdirSync(join(foreign, "nli"), { recursive: true });
+    const line = JSON.parse(readFileSync(join(plain, "nli", "aiv-nli500.jsonl"), "utf8").split("\n")[0]!);
+    writeFileSync(join(foreign, "nli", "aiv-nli500.jsonl"), JSON.stringify({ ...line, run_id: "not-in-the-suite" }) + "\n");
+    const bad = await cli(["leaderboard", foreign, "--suite", suite]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/not-in-the-suite/);
+  }, 120_000);
 });
 
 describe("card parts", () => {

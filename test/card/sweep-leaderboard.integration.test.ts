@@ -36,6 +36,19 @@ function agentTemplate(enginePort: number): string {
   return `case {model} in *oracle) X="--oracle ${suite} --accuracy 0.9";; *) X="";; esac; exec "${process.execPath}" "${BIN}" sim-engine --port ${enginePort} --model {model} --tokens-per-s 0 $X`;
 }
 
+/** The process's exit, or an error with the end of its output when it has not exited in time. */
+async function exitedWithin(p: CliProcess, ms: number): Promise<{ code: number | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${ms} ms:\n${p.output().slice(-3000)}`)), ms);
+  });
+  try {
+    return await Promise.race([p.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function card(run: string): RunCard {
   return JSON.parse(readFileSync(join(dir, "runs", run, "run-card.json"), "utf8")) as RunCard;
 }
@@ -101,7 +114,7 @@ describe("sweep", () => {
     expect(sweepJson.runs.map((r: { status: string }) => r.status)).toEqual(["complete", "running", "pending", "pending"]);
 
     const second = spawnCli(["sweep", "--config", config]);
-    const { code } = await second.exited;
+    const { code } = await exitedWithin(second, 240_000);
     expect(code, second.output()).toBe(0);
     expect(second.output()).toMatch(/skip sim_pseudo__systemone__t0__seeds-none: complete card with the same fingerprint/);
     // The finished run was not redone: its card is the same, byte for byte.
@@ -121,7 +134,7 @@ describe("sweep", () => {
     const verify = spawnCli(["card", "verify", ...record.runs.map((r: { name: string }) => join(dir, "runs", r.name, "run-card.json"))]);
     expect((await verify.exited).code, verify.output()).toBe(0);
     // The last run drained the agents: they exit once the sweep is done.
-    for (const a of agents) expect((await a.exited).code, a.output().slice(-2000)).toBe(0);
+    for (const a of agents) expect((await exitedWithin(a, 60_000)).code, a.output().slice(-2000)).toBe(0);
     expect(agents[0]!.output()).toMatch(/restarting the engine with it/);
   }, 420_000);
 

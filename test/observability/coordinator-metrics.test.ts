@@ -4,12 +4,13 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { registerCoordinatorMetrics, type CoordinatorMetricsSource } from "../../coordinator/observability/coordinator-metrics.js";
 import { startingStatus, type RunStatus } from "../../coordinator/run-status.js";
+import { runStatusToWire } from "../../coordinator/wire.js";
 
 const base: RunStatus = {
   ...startingStatus(),
   runId: "r1", state: "running", suiteIdentity: "abc", recordsTotal: 10, recordsCommitted: 4, recordsResumed: 1, unitsQueued: 2,
   unitsInflight: 1, resultsRejected: 3, leasesExpired: 1, backupUnits: 0, recordsPerSecond: 2.5, elapsedSeconds: 9,
-  agents: [{ agentId: "a", model: "m", ready: true, inflightUnits: 1, credit: 2, results: 3, rejected: 3, engineUrl: "http://x" }],
+  agents: [{ agentId: "a", model: "m", ready: true, inflightUnits: 1, credit: 2, results: 3, rejected: 3, engineUrl: "http://x", inflightRequests: 4, engineWaiting: 3, engineRunning: 5 }],
   tracks: [{ track: "t1", family: "f", records: 10, committed: 4, complete: false }],
   rejectedByReason: { no_lease: 3 }, resultsDuplicate: 1, recordsGivenUp: 0,
 };
@@ -53,5 +54,12 @@ describe("coordinator metrics", () => {
     expect(text).not.toMatch(/udm_coordinator_agent_/);
     expect(text).toMatch(/^udm_gpu_hour_price_usd nan$/im);
     expect(text).toMatch(/^udm_agents_ready 1$/m);
+  });
+
+  it("the status JSON (/api/status, status --json) carries each agent's engine queue from its heartbeats", () => {
+    const wire = runStatusToWire(base);
+    expect(wire.agents).toEqual([
+      expect.objectContaining({ agent_id: "a", inflight_units: 1, inflight_requests: 4, engine_waiting: 3, engine_running: 5 }),
+    ]);
   });
 });

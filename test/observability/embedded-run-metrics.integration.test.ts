@@ -46,6 +46,10 @@ describe("udm-orch run --metrics", () => {
     const { text, status, p } = await scrapeDuringRun(["--gpu-hour-usd", "3"]);
     expect(status.agents).toHaveLength(2);
     expect(status.records_total).toBeGreaterThan(0);
+    // Each agent's engine queue, from its heartbeats, for the live page's agents table.
+    for (const a of status.agents) {
+      expect(a).toMatchObject({ inflight_requests: expect.any(Number), engine_waiting: expect.any(Number), engine_running: expect.any(Number) });
+    }
     const agents = new Set([...text.matchAll(/^udm_agent_records_total\{agent="([^"]+)",outcome="answered"\}/gm)].map((m) => m[1]));
     expect(agents.size).toBe(2);
     expect(text).toMatch(/^udm_run_info\{run_id="[0-9a-f-]+",/m);

@@ -119,6 +119,16 @@ describe.skipIf(mode === "skip")("a run watched through Prometheus, the live pag
     const e = await sseUntil(`${page}/api/events?token=${TOKEN}`, (type) => type === "track_complete", 90_000);
     const status = (await api<RunStatusJson>("/api/status")).body;
     firstTrack = { event: e.data as { track: string; records: number }, status };
+    // Prometheus has scraped every target up, and each agent after it answered records, before
+    // the agents go: what is checked below was seen while they ran, however slow the machine.
+    const p = prometheus;
+    let seen = "";
+    await waitUntilAsync(async () => {
+      const up = await p.query("up == 1");
+      const answered = await p.query('udm_agent_records_total{outcome="answered"} > 0');
+      seen = `up: ${up.map((s) => s.metric.instance).join(",")}; answered: ${answered.map((s) => s.metric.agent).join(",")}`;
+      return up.length === 4 && new Set(answered.map((s) => s.metric.agent)).size === 2;
+    }, 60_000, () => `Prometheus saw ${seen}`);
     // Then the agents drain (finish what they hold) and the run stands still part-way.
     for (const a of agents) a.kill("SIGTERM");
     for (const a of agents) expect((await a.exited).code, a.output()).toBe(0);
@@ -189,7 +199,9 @@ describe.skipIf(mode === "skip")("a run watched through Prometheus, the live pag
     const browser = await launchChromium();
     try {
       const tab = await browser.open(`${page}/?token=${TOKEN}`);
-      await tab.waitFor(`document.querySelectorAll("#tracks tbody tr[data-track]").length > 0 && document.querySelector("#feed li[data-type=track_scored]")`);
+      // The first complete track's score, from the scorer through the bus, in the feed and its row.
+      const firstRow = `#tracks tbody tr[data-track=${JSON.stringify(firstTrack.event.track)}]`;
+      await tab.waitFor(`document.querySelector(${JSON.stringify(firstRow + " .headline")})?.textContent && document.querySelector("#feed li[data-type=track_scored]")`);
       const rendered = await tab.evaluate<{ committed: number; total: number; text: string; rows: Array<{ track: string; committed: string; records: string; headline: string }>; runId: string; state: string }>(`(() => {
         const p = document.getElementById("progress");
         return {

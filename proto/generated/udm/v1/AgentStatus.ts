@@ -11,6 +11,13 @@ export interface AgentStatus {
   'results'?: (number | string | Long);
   'rejected'?: (number | string | Long);
   'engine_url'?: (string);
+  /**
+   * From its last heartbeat: requests in flight to its engine, and the engine's own queue
+   * (vllm:num_requests_waiting, vllm:num_requests_running).
+   */
+  'inflight_requests'?: (number);
+  'engine_waiting'?: (number | string);
+  'engine_running'?: (number | string);
 }
 
 export interface AgentStatus__Output {
@@ -22,4 +29,11 @@ export interface AgentStatus__Output {
   'results': (number);
   'rejected': (number);
   'engine_url': (string);
+  /**
+   * From its last heartbeat: requests in flight to its engine, and the engine's own queue
+   * (vllm:num_requests_waiting, vllm:num_requests_running).
+   */
+  'inflight_requests': (number);
+  'engine_waiting': (number);
+  'engine_running': (number);
 }
