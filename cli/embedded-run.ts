@@ -176,6 +176,8 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       logLevel,
     });
     web?.attach(coordinator, coordinator.runId);
+    // A signal while the suite was read found no coordinator to drain: drain it now.
+    if (interrupted) void coordinator.drain();
     const status = await coordinator.status();
     await scorerLoaded;
     await scorer.replayCommitted();

@@ -80,7 +80,11 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
       finished = true;
       const listening = state !== "starting";
       state = "stopped";
-      for (const w of statusWaiters.values()) w.reject(err ?? new UdmError("the coordinator stopped"));
+      // A status asked for while the thread stopped gets its final status, as later asks do.
+      for (const w of statusWaiters.values()) {
+        if (finalStatus) w.resolve(finalStatus);
+        else w.reject(err ?? new UdmError("the coordinator stopped"));
+      }
       statusWaiters.clear();
       // Nothing will answer now: metrics readers get the final page (empty when the thread died), not a hang.
       for (const w of metricsWaiters.values()) w(finalMetrics);
