@@ -4,10 +4,11 @@
 // Shared by the chaos test (test/e2e/chaos.integration.test.ts) and bench/chaos-bench.ts.
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
-import { createConnection } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./bench-args.js";
+import { acceptsNatsClients } from "./nats-probe.js";
+import { seededRandom } from "../sim/engine/model/deterministic.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The built CLI: beside this file when it runs from dist/, else the repository's dist/ (a test importing the source). */
@@ -22,18 +23,6 @@ export interface Kill {
   index: number;
   /** Pause before this kill, after the previous victim is back. */
   afterMs: number;
-}
-
-/** mulberry32: a small seeded PRNG, so a schedule is replayed exactly from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -197,7 +186,7 @@ export class ChaosCluster {
     this.nats = this.spawn("nats-server", "nats-server", ["-a", "127.0.0.1", "-p", String(this.natsPort), "-js", "-sd", this.o.natsStoreDir]);
     await this.nats.waitFor(/Server is ready/, 60_000);
     // "Server is ready" comes after JetStream recovery; the INFO line confirms the listener.
-    for (let i = 0; i < 100 && !(await acceptsNats(this.natsPort)); i++) await delay(100);
+    for (let i = 0; i < 100 && !(await acceptsNatsClients(this.natsPort)); i++) await delay(100);
   }
 
   private async startEngine(i: number): Promise<void> {
@@ -338,19 +327,6 @@ export async function engineCounters(port: number): Promise<EngineCounters | und
   } catch {
     return undefined;
   }
-}
-
-async function acceptsNats(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = createConnection({ host: "127.0.0.1", port });
-    const done = (ok: boolean) => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.once("error", () => done(false));
-    sock.once("data", (buf) => done(buf.toString("latin1").startsWith("INFO ")));
-  });
 }
 
 function delay(ms: number): Promise<void> {

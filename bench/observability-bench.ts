@@ -14,42 +14,14 @@
 // disk) are read at both ends, polls are timed inside it, then the coordinator is drained. On a
 // small shared machine a full-scale run on both sides takes too long; the window keeps the run
 // full-scale (every track, the whole suite's status) and leaves suite reading out of the CPU.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ProcessWatch, sampleProcess } from "./proc-sample.js";
 import { arg } from "./bench-args.js";
+import { startCli } from "./cli-process.js";
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
 
-function startCli(args: string[]): { child: ChildProcess; line: (re: RegExp) => Promise<RegExpMatchArray>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, UDM_LOG_LEVEL: "warn", UDM_NO_PROGRESS: "1" } });
-  let out = "";
-  const waiters: Array<() => void> = [];
-  const onData = (b: Buffer) => {
-    out += b.toString();
-    for (const w of waiters) w();
-  };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return {
-    child,
-    exited,
-    line: (re) =>
-      new Promise((res, rej) => {
-        const check = () => {
-          const m = out.match(re);
-          if (m) res(m);
-        };
-        waiters.push(check);
-        check();
-        void exited.then((code) => rej(new Error(`${args[0]} exited (${code}) before ${re}:\n${out.slice(-2000)}`)));
-      }),
-  };
-}
 
 function percentiles(ms: number[]): { n: number; p50_ms: number | null; p95_ms: number | null; max_ms: number | null } {
   const s = [...ms].sort((a, b) => a - b);

@@ -8,68 +8,26 @@
 // and the ratio of the run's wall time to the read-and-parse time (target: at most 3x). Every
 // process shares this machine's cores, so on a 2-core machine the agents and engines compete with
 // the coordinator: the CPU figures are the steadier ones.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openSuite, readTrackRecords } from "../common/suite/suite.js";
 import { ProcessWatch } from "./proc-sample.js";
 import { arg } from "./bench-args.js";
+import { startCli } from "./cli-process.js";
+import { measureReadAndParse, runReadAndParseChild } from "./read-and-parse.js";
 
 const SELF = fileURLToPath(import.meta.url);
-const MAIN = join(dirname(SELF), "..", "cli", "main.js");
-
-/** Child mode: read and parse (schema-validate) every record of the suite, print figures. */
-async function readAndParse(suiteDir: string): Promise<void> {
-  const t0 = performance.now();
-  let records = 0;
-  for (const file of openSuite(suiteDir).files) {
-    for await (const _ of readTrackRecords(file, { onHash: () => undefined })) records++;
-  }
-  const u = process.resourceUsage();
-  process.stdout.write(JSON.stringify({ wall_s: (performance.now() - t0) / 1000, cpu_s: (u.userCPUTime + u.systemCPUTime) / 1e6, max_rss_mib: u.maxRSS / 1024, records }) + "\n");
-}
-
-function startCli(args: string[]): { child: ChildProcess; line: (re: RegExp) => Promise<RegExpMatchArray>; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, UDM_LOG_LEVEL: "warn", UDM_NO_PROGRESS: "1" } });
-  let out = "";
-  const waiters: Array<() => void> = [];
-  const onData = (b: Buffer) => {
-    out += b.toString();
-    for (const w of waiters) w();
-  };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return {
-    child,
-    exited,
-    line: (re) =>
-      new Promise((res, rej) => {
-        const check = () => {
-          const m = out.match(re);
-          if (m) res(m);
-        };
-        waiters.push(check);
-        check();
-        void exited.then((code) => rej(new Error(`${args[0]} exited (${code}) before ${re}:\n${out.slice(-2000)}`)));
-      }),
-  };
-}
 
 async function main(): Promise<void> {
-  const childMode = process.argv.find((a) => a.startsWith("--child="));
-  if (childMode) return readAndParse(process.argv[process.argv.indexOf(childMode) + 1]!);
+  if (await runReadAndParseChild()) return;
 
   const suite = resolve(arg("suite"));
   const agents = Number(arg("agents", "4"));
   const outFile = arg("out", "bench/out/run.json");
   const outDir = mkdtempSync(join(tmpdir(), "udm-run-bench-"));
 
-  const parse = spawnSync(process.execPath, [SELF, "--child=read", suite], { encoding: "utf8", maxBuffer: 1 << 24 });
-  if (parse.status !== 0) throw new Error(`read-and-parse child failed: ${parse.stderr}`);
-  const readParse = JSON.parse(parse.stdout.trim().split("\n").pop()!) as { wall_s: number; cpu_s: number; max_rss_mib: number; records: number };
+  const readParse = measureReadAndParse(SELF, suite);
   process.stderr.write(`read and parse: ${readParse.records} records in ${readParse.wall_s.toFixed(1)} s\n`);
 
   const sims = Array.from({ length: agents }, () => startCli(["sim-engine", "--port", "0", "--tokens-per-s", "0"]));

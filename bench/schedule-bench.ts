@@ -13,49 +13,16 @@
 //     [--records 5000] [--scenarios uneven,kill,static] [--out bench/out/schedule.json]
 //
 // Targets (issue 9): efficiency >= 0.95 uneven, >= 0.90 with the kill.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve, basename } from "node:path";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { fetchStatus } from "../cli/status.js";
 import { arg } from "./bench-args.js";
+import { startCli, type CliProcess } from "./cli-process.js";
 
-const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
-
-interface Proc {
-  child: ChildProcess;
-  line: (re: RegExp) => Promise<RegExpMatchArray>;
-  exited: Promise<number | null>;
-}
-
-function startCli(args: string[]): Proc {
-  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, UDM_LOG_LEVEL: "warn", UDM_NO_PROGRESS: "1" } });
-  let out = "";
-  const waiters: Array<() => void> = [];
-  const onData = (b: Buffer) => {
-    out = (out + b.toString()).slice(-20_000);
-    for (const w of waiters) w();
-  };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  return {
-    child,
-    exited,
-    line: (re) =>
-      new Promise((res, rej) => {
-        const check = () => {
-          const m = out.match(re);
-          if (m) res(m);
-        };
-        waiters.push(check);
-        check();
-        void exited.then((code) => rej(new Error(`${args[0]} exited (${code}) before ${re}:\n${out.slice(-2000)}`)));
-      }),
-  };
-}
+/** The output tail kept per process: a schedule run's agents and engines print for minutes. */
+const KEEP_CHARS = 20_000;
 
 /**
  * Engine work so far in tokens (prompt - cached + generated, from vLLM's counters on /metrics) and
@@ -119,9 +86,9 @@ interface ScenarioResult {
 
 async function runOne(suite: string, speeds: number[], tracks: string[][], killFastestAtHalf: boolean): Promise<ScenarioResult> {
   const outs: string[] = [];
-  const procs: Proc[] = [];
+  const procs: CliProcess[] = [];
   try {
-    const engines = speeds.map((tps) => startCli(["sim-engine", "--port", "0", "--tokens-per-s", String(tps)]));
+    const engines = speeds.map((tps) => startCli(["sim-engine", "--port", "0", "--tokens-per-s", String(tps)], { keepChars: KEEP_CHARS }));
     procs.push(...engines);
     const urls = await Promise.all(engines.map((e) => e.line(/^(http:\/\/127\.0\.0\.1:\d+)$/m).then((m) => m[1]!)));
     // One coordinator per shard; a shard's agents are the engines given to it.
@@ -129,13 +96,13 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const coords = tracks.map((ts) => {
       const out = mkdtempSync(join(tmpdir(), "udm-schedule-bench-"));
       outs.push(out);
-      return startCli(["coordinator", "--suite", suite, "--out", out, "--listen", "127.0.0.1:0", "--metrics", "off", "--tracks", ts.join(",")]);
+      return startCli(["coordinator", "--suite", suite, "--out", out, "--listen", "127.0.0.1:0", "--metrics", "off", "--tracks", ts.join(",")], { keepChars: KEEP_CHARS });
     });
     procs.push(...coords);
     const addresses = await Promise.all(coords.map((c) => c.line(/listening on (127\.0\.0\.1:\d+) run \S+: (\d+) records/)));
     const total = addresses.reduce((n, m) => n + Number(m[2]), 0);
     const t0 = performance.now();
-    const agents = urls.map((url, i) => startCli(["agent", "--coordinator", addresses[shardOf(i)]![1]!, "--engine", url, "--agent-id", `e${i}-${speeds[i]}`]));
+    const agents = urls.map((url, i) => startCli(["agent", "--coordinator", addresses[shardOf(i)]![1]!, "--engine", url, "--agent-id", `e${i}-${speeds[i]}`], { keepChars: KEEP_CHARS }));
     procs.push(...agents);
     const work: Array<number | undefined> = urls.map(() => undefined);
     const busySamples = urls.map(() => 0);

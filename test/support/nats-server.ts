@@ -3,9 +3,10 @@
 // dir so a test can show what survives a server restart.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { acceptsNatsClients } from "../../bench/nats-probe.js";
 
 export interface NatsServerAuth {
   token?: string;
@@ -84,20 +85,6 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once the server's INFO line arrives on a TCP connection, i.e. it accepts clients. */
-async function acceptsConnections(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = createConnection({ host: "127.0.0.1", port });
-    const done = (ok: boolean) => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.once("error", () => done(false));
-    sock.once("data", (buf) => done(buf.toString("latin1").startsWith("INFO ")));
-  });
-}
-
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function startNatsServer(opts: NatsServerOptions = {}): Promise<RunningNatsServer> {
@@ -136,7 +123,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Run
     for (let i = 0; i < 300; i++) {
       if (exited) throw new Error(`nats-server ${exited} before accepting connections:\n${logText}`);
       // "Server is ready" follows JetStream recovery; the INFO probe confirms the listener.
-      if (logText.includes("Server is ready") && (await acceptsConnections(port))) return;
+      if (logText.includes("Server is ready") && (await acceptsNatsClients(port))) return;
       await delay(100);
     }
     proc.kill("SIGKILL");
