@@ -3,6 +3,7 @@
 // `--method any --vllm-cmd "... {model} ..."` follow it, restarting their engine when the model
 // changes. Runs whose card is complete with the same fingerprint are skipped, so rerunning the
 // command resumes an interrupted sweep. --dry-run prints the matrix with estimates.
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Command } from "commander";
 import { EXIT, UdmError } from "../common/errors.js";
@@ -120,6 +121,14 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
   const logger = createLogger("sweep", process.env.UDM_LOG_LEVEL ? undefined : "warn");
   const recordPath = join(config.outDir, "sweep.json");
   const startedAt = new Date().toISOString();
+  /**
+   * The agents of the sweep (by agent id, stable while an agent process lives; engine URLs are not
+   * unique, every agent beside its vLLM says http://127.0.0.1:8000): those that attached to any run
+   * of this sweep, also before it was resumed (sweep.json keeps them), or that its cards list. The
+   * last run drains each of them, so none dials a closed address for ever.
+   */
+  const sweepAgents = new Set<string>(previousSweepAgents(recordPath));
+  for (const run of runs) for (const a of previousCard(join(config.outDir, run.name))?.cluster.agents ?? []) sweepAgents.add(a.agent_id);
   const save = () =>
     writeSweepRecord(recordPath, {
       format: SWEEP_RECORD_FORMAT,
@@ -128,6 +137,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
       dataset_sha256: dataset,
       started_at: startedAt,
       runs: entries,
+      agents: [...sweepAgents].sort(),
     });
   save();
   const todo = entries.map((e, i) => (e.status === "skipped" ? -1 : i)).filter((i) => i >= 0);
@@ -135,13 +145,6 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
 
   let listen = flags.listen ?? config.listen;
   let current: { drain(): void } | undefined;
-  /**
-   * The engines of the sweep's agents (an agent's --engine is its stable name): those its cards
-   * saw, in this invocation and the ones before it (a resumed sweep), and those attached when a run
-   * ended. The last run drains each of them.
-   */
-  const sweepEngines = new Set<string>();
-  for (const run of runs) for (const a of previousCard(join(config.outDir, run.name))?.cluster.agents ?? []) if (a.engine_url) sweepEngines.add(a.engine_url);
   let interrupted: NodeJS.Signals | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (interrupted) return;
@@ -169,8 +172,8 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
       entries[i] = { ...entry, status: "running" };
       save();
       const last = k === todo.length - 1;
-      // The engines whose agents attached to this run (an agent's --engine is its stable name).
-      const joined = new Set<string>();
+      // The agents this run told to drain (the last run drains them all).
+      const drained = new Set<string>();
       process.stdout.write(`sweep: run ${k + 1}/${todo.length} ${run.name} (model ${run.model}, ${run.method}, temperature ${run.temperature}, seeds [${run.seeds.join(",")}])\n`);
       const coordinator = await startBoundedCoordinator({
         suiteDir: config.suiteDir,
@@ -186,7 +189,11 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         onCommitted: session.onCommitted,
         onGold: session.onGold!,
         onLiveEvent: (e) => {
-          if (e.type === "agent_joined" && e.engineUrl) joined.add(e.engineUrl);
+          if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
+            sweepAgents.add(e.agentId);
+            save();
+          }
+          if (e.type === "agent_left" && e.reason === "drained") drained.add(e.agentId);
         },
         logger: logger.child("coordinator"),
         logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
@@ -198,13 +205,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         await session.started(coordinator, { method: run.method, batchSize: SWEEP_BATCH_SIZE, methodClass: config.method_class, gpuHourUsd: config.gpu_hour_usd });
         if (interrupted) coordinator.drain();
         const outcome = await coordinator.done;
-        if (outcome.state === "complete" && !interrupted) {
-          if (!last) for (const a of (await coordinator.status()).agents) if (a.engineUrl) sweepEngines.add(a.engineUrl);
-          else await drainLateAgents(coordinator, sweepEngines, joined, () => interrupted !== undefined);
-        }
-        await coordinator.close();
         const sealed = await session.finished(outcome);
-        for (const a of sealed.card.cluster.agents) if (a.engine_url) sweepEngines.add(a.engine_url);
         entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: outcome.state, card: relative(config.outDir, sealed.cardPath) };
         save();
         process.stdout.write(
@@ -212,6 +213,8 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
             `${sealed.card.elapsed_seconds.toFixed(1)} s, card ${sealed.cardPath}\n`,
         );
         if (outcome.state === "failed") throw new UdmError(`sweep run ${run.name} failed: ${outcome.error ?? "unknown error"}`);
+        if (last && outcome.state === "complete" && !interrupted) await drainLateAgents(coordinator, sweepAgents, drained, () => interrupted !== undefined);
+        await coordinator.close();
       } catch (err) {
         await Promise.resolve(coordinator.close()).catch(() => undefined);
         await session.failed();
@@ -237,25 +240,36 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
 }
 
 /**
- * After the last run: waits (at most LATE_AGENT_WAIT_MS) until every agent the sweep has seen has
- * come back and been drained (the coordinator drains an agent that attaches after its run is
- * complete), so every agent of the sweep exits when the sweep is done, also one that was still
- * waiting to redial during the whole of a short run.
+ * After the last run: waits (at most LATE_AGENT_WAIT_MS) until every agent the sweep has seen was
+ * told to drain and left, and none is attached (the coordinator drains an agent that attaches after
+ * its run is complete), so every agent of the sweep exits when the sweep is done, also one that was
+ * still waiting to redial during the whole of a short run, or that reattached as the run ended.
  */
 async function drainLateAgents(
-  coordinator: { status(): Promise<{ agents: ReadonlyArray<{ engineUrl: string }> }> },
+  coordinator: { status(): Promise<{ agents: ReadonlyArray<unknown> }> },
   expected: ReadonlySet<string>,
-  joined: ReadonlySet<string>,
+  drained: ReadonlySet<string>,
   interrupted: () => boolean,
 ): Promise<void> {
-  const missing = () => [...expected].filter((e) => !joined.has(e));
+  const missing = () => [...expected].filter((a) => !drained.has(a));
+  const attached = async () => (await coordinator.status().catch(() => ({ agents: [] }))).agents.length;
+  if (missing().length === 0 && (await attached()) === 0) return;
   if (missing().length > 0) process.stdout.write(`sweep: waiting up to ${LATE_AGENT_WAIT_MS / 1000} s for ${missing().length} agent(s) to come back and be drained\n`);
   const until = Date.now() + LATE_AGENT_WAIT_MS;
   while (Date.now() < until && !interrupted()) {
-    const attached = (await coordinator.status().catch(() => ({ agents: [] }))).agents.length;
-    if (missing().length === 0 && attached === 0) return;
+    if (missing().length === 0 && (await attached()) === 0) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   const left = missing();
-  if (left.length > 0) process.stderr.write(`sweep: agent(s) of ${left.join(", ")} did not come back to be drained; stop them by hand\n`);
+  if (left.length > 0) process.stderr.write(`sweep: agent(s) ${left.join(", ")} did not come back to be drained; stop them by hand\n`);
+}
+
+/** The agents a previous invocation of this sweep recorded in sweep.json (none when it is absent or unreadable). */
+function previousSweepAgents(path: string): string[] {
+  try {
+    const agents = (JSON.parse(readFileSync(path, "utf8")) as { agents?: unknown }).agents;
+    return Array.isArray(agents) ? agents.filter((a): a is string => typeof a === "string") : [];
+  } catch {
+    return [];
+  }
 }

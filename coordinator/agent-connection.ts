@@ -29,6 +29,10 @@ export class AgentConnection implements AgentLink {
   private blocked = false;
   private ended = false;
   private drained = false;
+  /** Whether this connection was told to drain (the agent then stops). */
+  get toldToDrain(): boolean {
+    return this.drained;
+  }
   private outbox: Outbound[] = [];
 
   constructor(

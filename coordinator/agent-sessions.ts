@@ -142,7 +142,7 @@ export class AgentSessions {
   private gone(conn: AgentConnection): void {
     if (this.connections.get(conn.key) === conn) {
       this.forget(conn);
-      const reason = this.options.state() === "running" && !this.options.runEnded() ? "disconnected" : "run ended";
+      const reason = conn.toldToDrain ? "drained" : this.options.state() === "running" && !this.options.runEnded() ? "disconnected" : "run ended";
       this.options.publishEvent({ type: "agent_left", at: now(), agentId: conn.agentId, reason });
     }
     this.options.scheduler.detach(conn.key);

@@ -25,7 +25,11 @@ export interface CoordinatorHandle {
   /** The run's stable id (run.json), the same across resumes. */
   runId: string;
   outDir: string;
-  /** Resolves once every record in scope is committed (complete), or when the coordinator stops. */
+  /**
+   * Resolves once every record in scope is committed (complete), or when the coordinator stops. A
+   * complete run's coordinator goes on serving until drain() or close(): an agent that attaches
+   * meanwhile is told to drain.
+   */
   done: Promise<RunOutcome>;
   state(): CoordinatorState;
   /** The run's status; once stopped, its final status (a thread that died answers with an error). */

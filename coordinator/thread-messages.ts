@@ -31,6 +31,8 @@ export type WorkerToHost =
   | { type: "liveEvent"; event: LiveEvent }
   | { type: "status"; requestId: number; status: RunStatus }
   | { type: "metrics"; requestId: number; text: string }
-  /** metrics, status: the coordinator's last metrics page and status (the thread answers nothing after). */
+  /** The run ended (done); a complete run's coordinator still serves until the host says drain or close. */
+  | { type: "outcome"; outcome: RunOutcome }
+  /** The coordinator stopped. metrics, status: its last metrics page and status (the thread answers nothing after). */
   | { type: "done"; outcome: RunOutcome; metrics: string; status: RunStatus }
   | { type: "error"; error: ThreadError };

@@ -62,10 +62,8 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     rejectDone = rej;
   });
   // drain() and close() resolve once the worker has stopped, whether the run ended well or not.
-  const stopped = done.then(
-    () => undefined,
-    () => undefined,
-  );
+  let markStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (markStopped = resolve));
   const stop = (msg: HostToWorker): Promise<void> => {
     if (state === "running") {
       state = "draining";
@@ -92,6 +90,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
       if (outcome) resolveDone(outcome);
       else if (listening) rejectDone(err!);
       else reject(err!);
+      markStopped();
     };
     worker.on("message", (msg: WorkerToHost) => {
       switch (msg.type) {
@@ -145,6 +144,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           break;
         case "liveEvent":
           onLiveEvent?.(msg.event);
+          break;
+        case "outcome":
+          resolveDone(msg.outcome);
           break;
         case "done":
           finalMetrics = msg.metrics;

@@ -32,6 +32,8 @@ const gather = (line: StoredResultLine, track: string) => {
 const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, nats, logLevel, ...options } = workerData as WorkerStartData;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
+let releaseServer!: () => void;
+const serverReleased = new Promise<void>((resolve) => (releaseServer = resolve));
 try {
   const handle = await startCoordinator({
     ...options,
@@ -45,9 +47,11 @@ try {
   port.on("message", (msg: HostToWorker) => {
     switch (msg.type) {
       case "drain":
+        releaseServer();
         void handle.drain();
         break;
       case "close":
+        releaseServer();
         void handle.close();
         break;
       case "status":
@@ -60,6 +64,10 @@ try {
   });
   post({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, outDir: handle.outDir });
   const outcome = await handle.done;
+  post({ type: "outcome", outcome });
+  // As in the host's thread, a complete run's coordinator serves until it is closed: agents that
+  // attach meanwhile are told to drain (a sweep waits for those that were redialling).
+  if (outcome.state === "complete") await serverReleased;
   await handle.close();
   await bus?.close().catch(() => undefined);
   post({ type: "done", outcome, metrics: await handle.metricsText(), status: await handle.status() });

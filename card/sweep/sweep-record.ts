@@ -31,6 +31,8 @@ export interface SweepRecord {
   started_at: string;
   updated_at: string;
   runs: SweepRunEntry[];
+  /** Ids of the agents that attached to any run of the sweep (a resumed sweep drains them too at its end). */
+  agents: string[];
   totals: { runs: number; complete: number; skipped: number; failed: number; cost_usd: number | null; elapsed_seconds: number };
 }
 

@@ -136,6 +136,9 @@ describe("sweep", () => {
     // The last run drained the agents: they exit once the sweep is done.
     for (const a of agents) expect((await exitedWithin(a, 60_000)).code, a.output().slice(-2000)).toBe(0);
     expect(agents[0]!.output()).toMatch(/restarting the engine with it/);
+    // sweep.json names every agent of the sweep, those of the run killed before the resume too.
+    const ids = agents.map((a) => /\[udm-orch\/agent ([^\]]+)\]/.exec(a.output())![1]!);
+    expect(JSON.parse(readFileSync(join(dir, "runs", "sweep.json"), "utf8")).agents).toEqual([...ids].sort());
   }, 420_000);
 
   it("leaderboard ranks the oracle model above the pseudo-model, in markdown, JSON and HTML", async () => {

@@ -30,6 +30,10 @@ describe.skipIf(!built)("startCoordinatorInWorker", () => {
     expect(new Set(committed).size).toBe(27);
     expect(tracks.sort()).toEqual(["tiny-guard", "tiny-rr", "tiny-sa"]);
     expect(resultLines(outDir, "sentiment", "tiny-sa")).toHaveLength(12);
+    // A complete run's coordinator serves until closed, as one in this thread does.
+    expect(w.state()).toBe("running");
+    await w.close();
+    expect(w.state()).toBe("stopped");
   });
 
   it("passes a usage error from the worker through with its exit code", async () => {
