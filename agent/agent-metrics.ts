@@ -115,6 +115,16 @@ function seriesOf(registry: Registry): AgentSeries {
     },
   });
   new Counter({
+    name: "udm_agent_unknown_labels_total",
+    help: "Labels the engine answered that are not options of the question (dropped from the distribution).",
+    labelNames: ["agent"] as const,
+    registers,
+    collect() {
+      this.reset();
+      each((s, st) => this.inc({ agent: s.agent }, st.unknownLabels));
+    },
+  });
+  new Counter({
     name: "udm_agent_reconnects_total",
     help: "Attach streams that ended without a Drain (the agent reattached or will).",
     labelNames: ["agent"] as const,

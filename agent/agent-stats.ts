@@ -19,6 +19,8 @@ export interface AgentStatsCounters {
   recordFailures: number;
   resultsSent: number;
   heartbeatsSent: number;
+  /** Labels engines answered that were not options of the question (dropped). */
+  unknownLabels: number;
   engineLoad: EngineLoad | undefined;
 }
 
@@ -46,6 +48,7 @@ export function newCounters(): AgentStatsCounters {
     recordFailures: 0,
     resultsSent: 0,
     heartbeatsSent: 0,
+    unknownLabels: 0,
     engineLoad: undefined,
   };
 }

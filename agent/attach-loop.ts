@@ -97,6 +97,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
 export function startAgent(options: AgentOptions): AgentHandle {
   const agentId = options.agentId ?? defaultAgentId();
+  const instance = randomBytes(8).toString("hex");
   const logger = (options.logger ?? createLogger("udm-orch")).child(`agent ${agentId}`);
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.reconnect };
   const counters = newCounters();
@@ -178,6 +179,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
       session = new AttachSession(client, {
         coordinator: options.coordinator,
         agentId,
+        instance,
         token: options.token,
         engineUrl: options.engineUrl,
         method: options.method,

@@ -22,6 +22,8 @@ import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 export interface SessionOptions {
   coordinator: string;
   agentId: string;
+  /** Random per agent process: lets this process take over its own agent_id after a network blip. */
+  instance: string;
   token: string | undefined;
   engineUrl: string | undefined;
   method: EngineMethod;
@@ -160,6 +162,7 @@ export class AttachSession {
         version: VERSION,
         ready: this.helloReady,
         engine_url: this.o.engineUrl ?? "",
+        instance: this.o.instance,
       },
     });
     // Credit only once the engine is known: a not-ready agent is sent nothing, and the attach that
@@ -342,6 +345,7 @@ export class AttachSession {
     }
     if (signal.aborted) return;
     this.o.stats.recordsAnswered++;
+    this.o.stats.unknownLabels += answer.unknownLabels ?? 0;
     // Not awaited: the record's slot is free once it is answered; the batch goes out by itself.
     void this.sendResult(result).then((sent) => {
       if (sent) this.o.stats.resultsSent++;

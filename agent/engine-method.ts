@@ -39,6 +39,8 @@ export interface RecordAnswer {
   answeredBy: Record<string, string>;
   retries: number;
   approximate: boolean;
+  /** Option labels the engine answered that the question does not have: dropped, and counted here. */
+  unknownLabels?: number;
 }
 
 export interface EngineInfo {

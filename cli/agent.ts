@@ -227,7 +227,8 @@ export function register(program: Command): void {
       }
       const s = handle.stats();
       process.stdout.write(
-        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects, ${timeouts.total} engine timeouts\n`,
+        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects, ${timeouts.total} engine timeouts` +
+          `${s.unknownLabels > 0 ? `, ${s.unknownLabels} unknown labels from the engine dropped` : ""}\n`,
       );
       if (outcome.kind === "failed") throw outcome.error;
       if (outcome.kind === "stopped") throw new UdmError("agent stopped before draining; units in hand were returned to the coordinator");

@@ -48,7 +48,7 @@ export function register(program: Command): void {
     .command("coordinator")
     .description("serve a suite's work units to agents over gRPC and write <out>/<family>/<track>.jsonl")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
-    .addOption(opt("--out <dir>", "results directory (resumed when it holds results of the same run)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (resumed when it holds results of the same run)").makeOptionMandatory())
     .addOption(opt("--listen <host:port>", "address to listen on", "127.0.0.1:50051"))
     .addOption(opt("--token <token>", "bearer token agents and status clients must send"))
     .addOption(opt("--tls-cert <file>", "server certificate (PEM); enables TLS"))

@@ -40,7 +40,7 @@ export function register(program: Command): void {
     .command("run")
     .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
     .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
-    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json (rerun with the same --out to resume)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (rerun with the same --out to resume)").makeOptionMandatory())
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
     .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"))
     .addOption(opt("--model <name>", "model to ask the engines for (default: the one each serves)"))

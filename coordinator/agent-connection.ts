@@ -39,6 +39,8 @@ export class AgentConnection implements AgentLink {
     /** Unique per connection. */
     readonly key: string,
     readonly agentId: string,
+    /** The agent process (Hello.instance). */
+    readonly instance: string,
     private readonly stream: OutboundStream,
     private readonly options: AgentConnectionOptions,
   ) {}

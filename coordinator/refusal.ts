@@ -11,7 +11,9 @@ export type RefusalReason =
   /** The stream broke the protocol (the first message must be Hello). */
   | "protocol"
   /** A newer connection of the same agent took over. */
-  | "superseded";
+  | "superseded"
+  /** Another process holds this agent_id on a live stream. */
+  | "agent-id-in-use";
 
 export class Refusal extends UdmError {
   constructor(
@@ -27,6 +29,7 @@ const CODES: Record<RefusalReason, grpc.status> = {
   unavailable: grpc.status.UNAVAILABLE,
   protocol: grpc.status.FAILED_PRECONDITION,
   superseded: grpc.status.ABORTED,
+  "agent-id-in-use": grpc.status.ALREADY_EXISTS,
 };
 
 export interface GrpcStatus {

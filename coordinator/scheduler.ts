@@ -24,6 +24,8 @@ export interface AgentInfo {
   agentId: string;
   model: string;
   engineUrl: string;
+  /** The agent process (Hello.instance); "" from agents that do not send it. */
+  instance: string;
   methods: string[];
   capacity: number;
   maxModelLen: number;

@@ -104,6 +104,7 @@ export function agentInfoFromWire(h: Hello__Output): AgentInfo {
     agentId: h.agent_id,
     model: h.model,
     engineUrl: h.engine_url,
+    instance: h.instance,
     methods: [...h.methods],
     capacity: h.capacity,
     maxModelLen: h.max_model_len,

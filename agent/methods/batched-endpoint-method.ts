@@ -59,6 +59,8 @@ export interface DecisionEndpoint<R extends EndpointResponse, A = unknown> {
   answerOf(response: R, key: string, index: number): A | undefined;
   /** The suite's distribution from one answer, or a problem string. */
   distribution(question: Question, answer: A): Distribution | string;
+  /** The labels of an answer that are not options of the question (dropped from the distribution). */
+  unknownLabels(question: Question, answer: A): string[];
 }
 
 /** What a batch's request body depends on besides the questions. */
@@ -91,6 +93,7 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   private seedHonoured: Promise<boolean> | undefined;
   /** The run's seeds arrived after startup: ask on the next record. */
   private seedProbeWanted = false;
+  private unknownLabelsLogged = false;
 
   constructor(
     protected readonly options: BatchedMethodOptions,
@@ -249,9 +252,23 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     addUsage(out.usage, usageTokens(response.usage));
     keys.forEach((key, i) => {
       const answer = this.endpoint.answerOf(response, key, i);
+      if (answer) this.countUnknownLabels(record.questions[key]!, answer, out);
       const dist = answer ? this.endpoint.distribution(record.questions[key]!, answer) : "engine returned no answer for this question";
       if (typeof dist === "string") read.errors[key] = dist;
       else read.probs[key] = dist;
+    });
+  }
+
+  /** Labels outside the question's options are dropped; counted, and the first logged once. */
+  private countUnknownLabels(question: Question, answer: A, out: RecordAnswer): void {
+    const unknown = this.endpoint.unknownLabels(question, answer);
+    if (unknown.length === 0) return;
+    out.unknownLabels = (out.unknownLabels ?? 0) + unknown.length;
+    if (this.unknownLabelsLogged) return;
+    this.unknownLabelsLogged = true;
+    this.options.logger?.warn(`${this.endpoint.path} answered labels that are not options of the question; dropped and counted (agent stats: unknown labels)`, {
+      labels: unknown.slice(0, 5),
+      options: question.type === "choice" ? Object.keys(question.criteria).slice(0, 5) : ["yes"],
     });
   }
 }

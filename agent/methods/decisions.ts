@@ -27,6 +27,12 @@ export function decisionToDistribution(question: Question, answer: DecisionAnswe
   return choiceDistribution(Object.keys(question.criteria), (k) => byValue.get(k), "choice");
 }
 
+/** Choice values of a Decisions answer that the question does not have (a predicate has none). */
+export function decisionUnknownLabels(question: Question, answer: DecisionAnswer): string[] {
+  if (question.type !== "choice" || answer.type !== "choice") return [];
+  return (answer.probabilities ?? []).map((e) => String(e.value)).filter((value) => !Object.hasOwn(question.criteria, value));
+}
+
 /** POST /v1/decisions for BatchedEndpointMethod. */
 const DECISIONS_ENDPOINT: DecisionEndpoint<DecisionResponse, DecisionAnswer> = {
   method: "decisions",
@@ -57,6 +63,7 @@ const DECISIONS_ENDPOINT: DecisionEndpoint<DecisionResponse, DecisionAnswer> = {
   // vLLM answers in question order.
   answerOf: (response, _key, index) => response.answers[index],
   distribution: decisionToDistribution,
+  unknownLabels: decisionUnknownLabels,
 };
 
 export class DecisionsMethod extends BatchedEndpointMethod<DecisionResponse, DecisionAnswer> {

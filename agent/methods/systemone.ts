@@ -39,6 +39,14 @@ export function answerToDistribution(question: Question, answer: SystemOneAnswer
   return choiceDistribution(Object.keys(question.criteria), (k) => answer.probabilities[k], "option");
 }
 
+/** Labels of a systemone answer that the question does not have (noul answers by yes and no). */
+export function systemOneUnknownLabels(question: Question, answer: SystemOneAnswer): string[] {
+  const known = question.type === "choice" ? question.criteria : NOUL_LABELS;
+  return Object.keys(answer.probabilities).filter((label) => !Object.hasOwn(known, label));
+}
+
+const NOUL_LABELS = { yes: "", no: "" };
+
 /** POST /v1/systemone for BatchedEndpointMethod. */
 const SYSTEMONE_ENDPOINT: DecisionEndpoint<SystemOneResponse, SystemOneAnswer> = {
   method: "systemone",
@@ -67,6 +75,7 @@ const SYSTEMONE_ENDPOINT: DecisionEndpoint<SystemOneResponse, SystemOneAnswer> =
   },
   answerOf: (response, key) => response.answers[key],
   distribution: answerToDistribution,
+  unknownLabels: systemOneUnknownLabels,
 };
 
 export class SystemOneMethod extends BatchedEndpointMethod<SystemOneResponse, SystemOneAnswer> {

@@ -189,6 +189,41 @@ describe("cached tokens the engine does not report are unknown, not 0", () => {
   });
 });
 
+describe("labels an engine answers that are not options of the question", () => {
+  it("are dropped from the distribution, counted per record and said once", async () => {
+    type Answers = Record<string, { type: string; probabilities: Record<string, number> }>;
+    const { proxy } = await engine({}, {
+      response: (path, body) => {
+        if (path === "/v1/systemone") {
+          const answers = body.answers as Answers;
+          for (const a of Object.values(answers)) if (a.type === "choice") a.probabilities["Z?"] = 0;
+        }
+        if (path === "/v1/decisions") {
+          for (const a of body.answers as Array<{ type: string; probabilities?: Array<{ value: string; probability: number }> }>) {
+            if (a.type === "choice") a.probabilities!.push({ value: "not-an-option", probability: 0 }, { value: "nor-this", probability: 0 });
+          }
+        }
+        return body;
+      },
+    });
+    const questions = { a: choiceQuestion(3), b: choiceQuestion(4), c: { type: "noul" as const, instructions: "Is it late?", criteria: {} } };
+    const logger = capture();
+    const s1 = new SystemOneMethod({ baseUrl: proxy.url, logger, ...fast });
+    const out = await s1.answer(record(questions), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(Object.keys(out.probs.a!)).toEqual(Object.keys(questions.a.criteria));
+    expect(out.unknownLabels).toBe(2);
+    await s1.answer(record(questions, undefined, "r2"), new AbortController().signal);
+    expect(logger.lines.filter((l) => /not options of the question/.test(l.msg))).toHaveLength(1);
+    const d = await new DecisionsMethod({ baseUrl: proxy.url, ...fast }).answer(record(questions), new AbortController().signal);
+    expect(d.errors).toEqual({});
+    expect(d.unknownLabels).toBe(4);
+    // A well-behaved engine: nothing counted.
+    const { sim } = await engine();
+    expect((await new SystemOneMethod({ baseUrl: sim.url, ...fast }).answer(record(questions), new AbortController().signal)).unknownLabels).toBeUndefined();
+  });
+});
+
 describe("label reads after a label's first tokens", () => {
   it("send the prompt's ids as /tokenize makes them with the server's default special tokens, then the label's tokens", async () => {
     const { sim, proxy } = await engine();

@@ -71,6 +71,17 @@ describe("run card of a run", () => {
     expect(v.out).toMatch(/verifies .*3 results files rehashed/);
   });
 
+  it("run --help and coordinator --help describe the --out layout the run wrote", async () => {
+    const written = new Set(readdirSync(join(dir, "a"), { recursive: true, encoding: "utf8" }));
+    for (const command of ["run", "coordinator"]) {
+      const help = (await cli([command, "--help"])).out.replace(/\s+/g, " ");
+      const named = [...new Set([...help.matchAll(/<out>\/([^\s,()]+)/g)].map((m) => m[1]!))];
+      expect(named, command).toEqual(["<family>/<track>.jsonl", "run.json", "metrics.json", "run-card.json"]);
+      for (const path of named.slice(1)) expect(written.has(path), `${command} --help names ${path}`).toBe(true);
+      expect(written.has("content_moderation/vihsd.jsonl")).toBe(true);
+    }
+  });
+
   it("same setup on the deterministic engine: same fingerprint, identical metrics, reproduced within ±2%", () => {
     const a = readCard(join(dir, "a", "run-card.json"));
     const b = readCard(join(dir, "b", "run-card.json"));

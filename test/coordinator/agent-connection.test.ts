@@ -32,12 +32,12 @@ describe("AgentConnection", () => {
     const byRun = new Map(recs.map((r) => [r.runId, r]));
     let scheduler: Scheduler | undefined;
     const stream = new HeldWritable();
-    const conn = new AgentConnection("a#1", "a", stream, {
+    const conn = new AgentConnection("a#1", "a", "i1", stream, {
       unitMessage: (unit, records, backup) => ({ unit: { unit_id: unit.unitId, records: records.map((r) => ({ run_id: r.runId })), backup } }),
       onWritable: () => scheduler!.pump(),
     });
     scheduler = new Scheduler(units, { leaseMs: 60_000, lookup: (r) => byRun.get(r), onAccept: () => undefined, onGiveUp: () => undefined });
-    scheduler.attach(conn.key, { agentId: "a", model: "", engineUrl: "", methods: [], capacity: 10, maxModelLen: 0 }, conn, true);
+    scheduler.attach(conn.key, { agentId: "a", model: "", engineUrl: "", instance: "i1", methods: [], capacity: 10, maxModelLen: 0 }, conn, true);
     scheduler.grantCredit(conn.key, 10);
     // Two writes fill the buffer (highWaterMark 2): the second returns false and dispatch stops.
     expect(stream.written).toHaveLength(1);
@@ -61,7 +61,7 @@ describe("AgentConnection", () => {
 
   it("says Drain once and writes nothing after end()", () => {
     const stream = new HeldWritable();
-    const conn = new AgentConnection("a#1", "a", stream, { unitMessage: () => ({}), onWritable: () => undefined });
+    const conn = new AgentConnection("a#1", "a", "i1", stream, { unitMessage: () => ({}), onWritable: () => undefined });
     conn.sendDrain("run complete");
     conn.sendDrain("coordinator draining");
     stream.release();

@@ -106,6 +106,25 @@ describe("coordinator run", () => {
     expect((await good.status()).state).toBe("complete");
   });
 
+  it("refuses another process's Hello naming a live agent_id (ALREADY_EXISTS); the same process takes its id over", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
+    const first = agent(h.address, { agentId: "gpu-0", instance: "process-a", credit: 1, auto: false });
+    await first.waitFor(() => first.units.length === 1, 20_000, "a unit for the first stream");
+    const rogue = agent(h.address, { agentId: "gpu-0", instance: "process-b", credit: 5 });
+    await rogue.closed;
+    expect(rogue.error?.code).toBe(grpc.status.ALREADY_EXISTS);
+    expect(rogue.error?.details).toMatch(/agent_id gpu-0 is attached from another agent process/);
+    expect(rogue.units).toHaveLength(0);
+    expect(first.ended).toBe(false);
+    expect((await h.status()).agents.map((a) => a.agentId)).toEqual(["gpu-0"]);
+    // The same process reconnecting (its old stream not yet noticed as dead) takes the id over.
+    const again = agent(h.address, { agentId: "gpu-0", instance: "process-a", credit: 3 });
+    await first.closed;
+    expect(first.error?.code).toBe(grpc.status.ABORTED);
+    expect((await h.done).state).toBe("complete");
+    expect(again.units.length).toBeGreaterThan(0);
+  });
+
   it("never sends more units than the agent granted", async () => {
     const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out"), planLimits: { maxRecords: 1 } });
     const a = agent(h.address, { credit: 2, auto: false });

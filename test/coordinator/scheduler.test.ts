@@ -22,7 +22,7 @@ class FakeLink implements AgentLink {
   }
 }
 
-const info = (id: string): AgentInfo => ({ agentId: id, model: "m", engineUrl: "", methods: [], capacity: 1, maxModelLen: 0 });
+const info = (id: string): AgentInfo => ({ agentId: id, model: "m", engineUrl: "", instance: id, methods: [], capacity: 1, maxModelLen: 0 });
 
 function valid(unitId: string, r: RecordEntry): IncomingResult {
   return {

@@ -27,6 +27,8 @@ export function uniformAnswer(p: Payload__Output): Answer {
 
 export interface TestAgentOptions {
   agentId?: string;
+  /** Hello.instance: the agent process. Default "" (as from an agent that does not send it). */
+  instance?: string;
   token?: string;
   ready?: boolean;
   /** Credit granted right after Hello. Default 1. */
@@ -82,6 +84,7 @@ export class TestAgent {
         capacity: options.credit ?? 1,
         ready: options.ready ?? true,
         engine_url: "http://127.0.0.1:1",
+        instance: options.instance ?? "",
       },
     });
     if ((options.credit ?? 1) > 0) this.grant(options.credit ?? 1);

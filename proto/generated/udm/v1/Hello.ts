@@ -22,6 +22,11 @@ export interface Hello {
    */
   'ready'?: (boolean);
   'engine_url'?: (string);
+  /**
+   * Random per agent process. A live agent_id is taken over only by a Hello with the same instance
+   * (that process reconnecting); another process naming it is refused (ALREADY_EXISTS).
+   */
+  'instance'?: (string);
 }
 
 export interface Hello__Output {
@@ -45,4 +50,9 @@ export interface Hello__Output {
    */
   'ready': (boolean);
   'engine_url': (string);
+  /**
+   * Random per agent process. A live agent_id is taken over only by a Hello with the same instance
+   * (that process reconnecting); another process naming it is refused (ALREADY_EXISTS).
+   */
+  'instance': (string);
 }
