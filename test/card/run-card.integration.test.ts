@@ -60,7 +60,10 @@ describe("run card of a run", () => {
     expect(card.totals.gpu_hour_usd).toBe(2);
     expect(card.quality_tier.provisional).toBe(true);
     expect(card.verification_tier).toBe("self-benchmarked");
-    expect(card.cluster.agents_seen).toBe(2);
+    // Two agents were started; on a loaded machine one may finish the small suite before the other attaches.
+    expect(card.cluster.agents_seen).toBe(card.cluster.agents.length);
+    expect([1, 2]).toContain(card.cluster.agents_seen);
+    expect(card.cluster.agents.reduce((n, a) => n + a.results, 0)).toBe(card.dataset.entry_count);
     expectRunTotals(card, 2);
     // Three of the 43 v1 tracks: the partial mean, with its interval (the pillar rule over them).
     expect(card.scores.summary.v1_mean).toBeNull();
