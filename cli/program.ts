@@ -41,7 +41,7 @@ export function exitCodeOf(err: unknown): number {
   if (err instanceof Error && typeof sys.code === "string" && typeof sys.syscall === "string") {
     // A filesystem or network failure during the work (disk full, directory removed): say what
     // failed on which path, not a stack trace; what was committed before it is kept.
-    process.stderr.write(`udm-orch: ${sys.syscall}${sys.path ? ` ${sys.path}` : ""} failed: ${sys.code}${sys.code === "ENOSPC" ? " (disk full)" : ""}\n`);
+    process.stderr.write(`udm-orch: ${sys.syscall}${sys.path ? ` ${sys.path}` : ""} failed: ${sys.code}${sys.code === "ENOSPC" ? " (disk full: results committed before it are kept; free space and rerun the same command to resume)" : ""}\n`);
     return EXIT.failed;
   }
   process.stderr.write(`udm-orch: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

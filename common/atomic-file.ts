@@ -17,6 +17,9 @@ export function writeFileAtomic(path: string, text: string): void {
   } catch (err) {
     // A full disk or a directory in the way: no half-written temp file stays behind.
     rmSync(tmp, { force: true });
+    // writeSync's error names no file: name the one being written.
+    const sys = err as NodeJS.ErrnoException;
+    if (err instanceof Error && typeof sys.code === "string" && !sys.path) sys.path = path;
     throw err;
   }
 }

@@ -92,6 +92,20 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
       else reject(err!);
       markStopped();
     };
+    // A callback of the caller that throws (the scorer cannot write metrics.json on a full disk)
+    // ends the run with its error, not the process with a stack trace: the coordinator drains,
+    // and what it committed stays committed.
+    let callbackError: Error | undefined;
+    const calling = (fn: () => void) => {
+      if (callbackError) return;
+      try {
+        fn();
+      } catch (err) {
+        callbackError = err instanceof Error ? err : new Error(String(err));
+        rejectDone(callbackError);
+        void stop({ type: "drain" });
+      }
+    };
     worker.on("message", (msg: WorkerToHost) => {
       switch (msg.type) {
         case "listening":
@@ -126,13 +140,15 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           });
           break;
         case "committed":
-          for (const c of msg.lines) onCommitted?.(c.line, c.track);
+          if (onCommitted) calling(() => {
+            for (const c of msg.lines) onCommitted(c.line, c.track);
+          });
           break;
         case "trackComplete":
-          onTrackComplete?.(msg.track, msg.family);
+          if (onTrackComplete) calling(() => onTrackComplete(msg.track, msg.family));
           break;
         case "gold":
-          onGold?.(msg.message);
+          if (onGold) calling(() => onGold(msg.message));
           break;
         case "status":
           statusWaiters.get(msg.requestId)?.resolve(msg.status);
@@ -143,7 +159,11 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           metricsWaiters.delete(msg.requestId);
           break;
         case "liveEvent":
-          onLiveEvent?.(msg.event);
+          try {
+            onLiveEvent?.(msg.event);
+          } catch {
+            // A live page that fails to publish an event does not stop the run (as in the host's thread).
+          }
           break;
         case "outcome":
           resolveDone(msg.outcome);

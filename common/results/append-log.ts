@@ -56,8 +56,19 @@ export class AppendLog {
       this.waiting = [];
       if (this.closed) throw new Error(`${this.path}: append log is closed`);
       this.handle ??= await openForAppend(this.path);
-      await this.handle.write(lines.join("\n") + "\n");
-      await this.handle.datasync();
+      const handle = this.handle;
+      const bytes = Buffer.from(lines.join("\n") + "\n");
+      const start = (await handle.stat()).size;
+      try {
+        // A nearly full disk takes part of a write without an error: the rest is written (and
+        // fails with ENOSPC) before any line counts, so none counts that is not wholly on disk.
+        for (let at = 0; at < bytes.length; ) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
+        await handle.datasync();
+      } catch (err) {
+        // Nothing of a failed batch stays behind: the file ends with its last durable line.
+        await handle.truncate(start).catch(() => undefined);
+        throw err;
+      }
     });
     return this.writing;
   }

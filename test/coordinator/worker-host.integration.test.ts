@@ -1,6 +1,7 @@
 // The coordinator in a heap-capped worker thread (what `udm-orch coordinator` runs). The worker
 // entry is the compiled one, so this runs after `npm run build` and is skipped before.
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { startCoordinatorInWorker } from "../../coordinator/worker-host.js";
@@ -34,6 +35,30 @@ describe.skipIf(!built)("startCoordinatorInWorker", () => {
     expect(w.state()).toBe("running");
     await w.close();
     expect(w.state()).toBe("stopped");
+  });
+
+  it("a callback that throws (metrics.json on a full disk) ends the run with its error; the thread stops, committed lines stay", async () => {
+    const outDir = tmp("out");
+    const full = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", syscall: "write", path: join(outDir, "metrics.json") });
+    let calls = 0;
+    const w = await startCoordinatorInWorker(
+      {
+        suiteDir: writeTinySuite(tmp("suite")),
+        outDir,
+        onCommitted: () => {
+          if (++calls === 3) throw full;
+        },
+      },
+      entry,
+      128,
+    );
+    agent(w.address, { credit: 2 });
+    await expect(w.done).rejects.toBe(full);
+    await w.close();
+    expect(w.state()).toBe("stopped");
+    const onDisk = tinyTracks().reduce((n, t) => n + resultLines(outDir, t.family, t.track).length, 0);
+    expect(onDisk).toBeGreaterThanOrEqual(3);
+    expect(calls).toBe(3); // nothing more reached the callback after it threw
   });
 
   it("passes a usage error from the worker through with its exit code", async () => {

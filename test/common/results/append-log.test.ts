@@ -1,9 +1,10 @@
 // The append log shared by the results store and the scorer's journal: open-time repair, queued
 // lines durable only after flush, lines in order across flushes.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { AppendLog } from "../../../common/results/append-log.js";
 import { trackFilesUnder, trackOfRunId, trackResultsPath } from "../../../common/results/paths.js";
 
@@ -56,6 +57,52 @@ describe("AppendLog", () => {
     expect(readFileSync(eager.path, "utf8")).toBe("");
     await eager.close();
     await expect((eager.append("{}"), eager.flush())).rejects.toThrow(/closed/);
+  });
+});
+
+/** A 128 KiB tmpfs (root only): a disk that really fills up. */
+function smallDisk(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const d = mkdtempSync(join(tmpdir(), "udm-small-disk-"));
+  return spawnSync("mount", ["-t", "tmpfs", "-o", "size=128k", "tmpfs", d]).status === 0 ? d : undefined;
+}
+const disk = smallDisk();
+afterAll(() => {
+  if (disk && spawnSync("umount", [disk]).status === 0) rmSync(disk, { recursive: true, force: true });
+});
+
+describe.skipIf(!disk)("AppendLog on a disk that fills up (a 128 KiB tmpfs; needs root)", () => {
+  it("counts only batches wholly on disk, leaves no part of a failed batch, and appends again once there is room", async () => {
+    const filler = join(disk!, "filler");
+    writeFileSync(filler, Buffer.alloc(48 * 1024));
+    const path = join(disk!, "out", "track.jsonl");
+    const log = new AppendLog(path);
+    const durable: string[] = [];
+    let failure: NodeJS.ErrnoException | undefined;
+    for (let batch = 0; !failure && batch < 1000; batch++) {
+      // Batches of uneven size, so the disk fills in the middle of one.
+      const lines = Array.from({ length: 7 + (batch % 5) }, (_, i) => JSON.stringify({ run_id: `t:${batch}-${i}`, pad: "x".repeat(300 + 37 * i) }));
+      for (const l of lines) log.append(l);
+      try {
+        await log.flush();
+        durable.push(...lines);
+      } catch (err) {
+        failure = err as NodeJS.ErrnoException;
+      }
+    }
+    expect(failure?.code).toBe("ENOSPC");
+    expect(durable.length).toBeGreaterThan(0);
+    expect(readFileSync(path, "utf8")).toBe(durable.join("\n") + "\n");
+    await log.close();
+    unlinkSync(filler);
+    const seen: unknown[] = [];
+    const { log: again, torn } = await AppendLog.open(path, { onLine: (v) => seen.push(v) });
+    expect(torn).toBeUndefined();
+    expect(seen).toHaveLength(durable.length);
+    again.append(JSON.stringify({ run_id: "t:after" }));
+    await again.flush();
+    await again.close();
+    expect(readFileSync(path, "utf8")).toBe([...durable, JSON.stringify({ run_id: "t:after" })].join("\n") + "\n");
   });
 });
 
