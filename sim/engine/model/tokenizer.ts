@@ -47,6 +47,7 @@ const SPECIAL_SPLIT = /(<\|endoftext\|>|<\|im_start\|>|<\|im_end\|>|<\|begin_of_
 export class SimTokenizer {
   /** Text of the hashed ids seen so far, for decoding. */
   private readonly hashed = new Map<number, string>();
+  private readonly idsOfChunks = new Map<string, number>();
 
   constructor(
     /** A BOS-adding tokenizer (Llama, Gemma). */
@@ -111,10 +112,22 @@ export class SimTokenizer {
         out.push(fixed);
         continue;
       }
-      const id = HASHED_BASE + (createHash("sha1").update(chunk).digest().readUInt32BE(0) % (VOCAB_SIZE - HASHED_BASE));
-      if (!this.hashed.has(id) && this.hashed.size < 1_000_000) this.hashed.set(id, chunk);
-      out.push(id);
+      out.push(this.hashedId(chunk));
     }
+  }
+
+  /**
+   * The id of a chunk outside the fixed vocabulary: a hash of its text. Remembered per chunk, as a
+   * real tokenizer's vocabulary lookup is cheap: tokenizing a state of tens of MB otherwise spends
+   * tens of seconds hashing, blocking the process's event loop (run --sim shares it with agents).
+   */
+  private hashedId(chunk: string): number {
+    let id = this.idsOfChunks.get(chunk);
+    if (id !== undefined) return id;
+    id = HASHED_BASE + (createHash("sha1").update(chunk).digest().readUInt32BE(0) % (VOCAB_SIZE - HASHED_BASE));
+    if (!this.hashed.has(id) && this.hashed.size < 1_000_000) this.hashed.set(id, chunk);
+    if (this.idsOfChunks.size < 1_000_000) this.idsOfChunks.set(chunk, id);
+    return id;
   }
 
   /** The text of one token ("<|tok_N|>" for a hashed id never encoded here). */
