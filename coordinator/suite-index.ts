@@ -129,7 +129,7 @@ export interface IndexOptions extends TrackFilter {
 interface FileResult {
   blocks: Array<{ base: number; entries: ReadEntry[] }>;
   sha256?: string;
-  goldJson?: string;
+  goldJsonl?: string;
   error?: Error;
   done: boolean;
 }
@@ -183,8 +183,8 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
       }
       result.blocks = [];
       tracks.push(track);
-      if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, recordsJson: result.goldJson!, sha256: result.sha256! });
-      result.goldJson = undefined;
+      if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, recordsJsonl: result.goldJsonl!, sha256: result.sha256! });
+      result.goldJsonl = undefined;
     }
   };
   const entry = options.readerEntry ?? readerEntry();
@@ -200,7 +200,7 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
           if (msg.type === "error") result.error = decodeThreadError(msg.error);
           else {
             result.sha256 = msg.sha256;
-            if (msg.goldJson !== undefined) result.goldJson = msg.goldJson;
+            if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
           }
           placeReady();
         }
@@ -213,7 +213,7 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
         else {
           const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
           result.sha256 = read.sha256;
-          if (read.goldJson !== undefined) result.goldJson = read.goldJson;
+          if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
         }
         result.done = true;
         placeReady();

@@ -25,7 +25,7 @@ port.on("message", (task: ReaderTask) => {
         post({ type: "file", index: task.index, sha256: await decompressedSha256(file.path) });
         return;
       }
-      const { sha256, goldJson } = await readTrackFile(suite, file, {
+      const { sha256, goldJsonl } = await readTrackFile(suite, file, {
         gold: task.gold,
         onBlock: (block) => {
           // A block of its own (not a slice of a shared pool) moves to the index's thread without a copy.
@@ -34,7 +34,7 @@ port.on("message", (task: ReaderTask) => {
           post({ type: "block", index: task.index, bytes: own, entries: block.entries }, [own.buffer as ArrayBuffer]);
         },
       });
-      post({ type: "file", index: task.index, sha256, ...(goldJson !== undefined ? { goldJson } : {}) });
+      post({ type: "file", index: task.index, sha256, ...(goldJsonl !== undefined ? { goldJsonl } : {}) });
     } catch (err) {
       post({ type: "error", index: task.index, error: encodeThreadError(err) });
     }

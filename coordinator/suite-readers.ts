@@ -23,7 +23,7 @@ export interface ReaderTask {
 
 export type ReaderToIndex =
   | { type: "block"; index: number; bytes: Uint8Array; entries: ReadEntry[] }
-  | { type: "file"; index: number; sha256: string; goldJson?: string }
+  | { type: "file"; index: number; sha256: string; goldJsonl?: string }
   | { type: "error"; index: number; error: ThreadError };
 
 /** Heap of each reader thread: one file's records and gold at a time. */

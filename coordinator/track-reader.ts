@@ -5,7 +5,7 @@
 // (suite-reader-main.ts); what it gives back is plain data that can cross between threads.
 import { FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/format.js";
-import { goldOf, type GoldRecord } from "../common/suite/gold-feed.js";
+import { goldOf } from "../common/suite/gold-feed.js";
 import { readCheckedTrack } from "../common/suite/suite-check.js";
 import type { Suite, TrackFile } from "../common/suite/suite.js";
 import { payloadSpans } from "./payload-spans.js";
@@ -41,8 +41,8 @@ export const QUESTION_KEY_SEPARATOR = "\u0000";
  * Reads one track file, calling onBlock with each full block of payload bytes (and the last one).
  * Throws the suite check's FormatError (file, line, field) or UsageError (manifest counts and hash).
  */
-export async function readTrackFile(suite: Suite, file: TrackFile, options: { gold: boolean; onBlock: (block: ReadBlock) => void }): Promise<{ sha256: string; goldJson: string | undefined }> {
-  const gold: GoldRecord[] | undefined = options.gold ? [] : undefined;
+export async function readTrackFile(suite: Suite, file: TrackFile, options: { gold: boolean; onBlock: (block: ReadBlock) => void }): Promise<{ sha256: string; goldJsonl: string | undefined }> {
+  const gold: string[] | undefined = options.gold ? [] : undefined;
   let block = Buffer.allocUnsafe(BLOCK_BYTES);
   let used = 0;
   let entries: ReadEntry[] = [];
@@ -93,8 +93,8 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
     });
     used += state.copy(block, used);
     used += questions.copy(block, used);
-    gold?.push(goldOf(rec));
+    gold?.push(JSON.stringify(goldOf(rec)));
   }
   handOn();
-  return { sha256, goldJson: gold ? JSON.stringify(gold) : undefined };
+  return { sha256, goldJsonl: gold?.join("\n") };
 }

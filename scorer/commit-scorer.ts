@@ -8,7 +8,7 @@ import type { Logger } from "../common/log.js";
 import type { StoredResultLine } from "../common/results/format.js";
 import { selectFiles } from "../common/suite/suite.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
-import type { GoldMessage, GoldRecord } from "../common/suite/gold-feed.js";
+import { goldRecordsOf, type GoldMessage } from "../common/suite/gold-feed.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
 import type { Interval } from "./bootstrap.js";
@@ -78,7 +78,7 @@ export class CommitScorer {
     const onGold = (message: GoldMessage): void => {
       if (failed) return;
       try {
-        if (message.kind === "track") scorer.addGold(message.track, JSON.parse(message.recordsJson) as GoldRecord[], message.sha256);
+        if (message.kind === "track") scorer.addGold(message.track, goldRecordsOf(message.recordsJsonl), message.sha256);
         else {
           scorer.goldComplete(message.identity);
           this.scorer = scorer;

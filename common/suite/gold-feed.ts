@@ -12,8 +12,12 @@ export type GoldMessage =
       relPath: string;
       /** Absolute path of the track file, for error messages. */
       path: string;
-      /** JSON array of goldOf(record), in file order. */
-      recordsJson: string;
+      /**
+       * JSON Lines of goldOf(record), in file order: parsed a record at a time, each record's
+       * objects die young (one JSON array of a whole track left hundreds of MB of old-generation
+       * garbage in the scorer's thread).
+       */
+      recordsJsonl: string;
       /** sha256 of the decompressed track file. */
       sha256: string;
     }
@@ -26,7 +30,17 @@ export type GoldMessage =
 /** A record's gold with its line: the record without its state and without question and option texts (unless scoring names them). */
 export type GoldRecord = SuiteRecord & { line: number };
 
-/** What goes into GoldMessage.recordsJson for one record. */
+/** The records of GoldMessage.recordsJsonl, parsed one at a time as they are iterated. */
+export function* goldRecordsOf(recordsJsonl: string): Generator<GoldRecord> {
+  for (let start = 0; start < recordsJsonl.length; ) {
+    let end = recordsJsonl.indexOf("\n", start);
+    if (end < 0) end = recordsJsonl.length;
+    if (end > start) yield JSON.parse(recordsJsonl.slice(start, end)) as GoldRecord;
+    start = end + 1;
+  }
+}
+
+/** What goes into GoldMessage.recordsJsonl for one record (one line). */
 export function goldOf(rec: SuiteRecord & { line: number; raw?: Buffer }): GoldRecord {
   const { state, questions, raw: _raw, ...rest } = rec;
   const by = (rec.scoring as { combine_chunks_by?: unknown } | undefined)?.combine_chunks_by;

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { FormatError } from "../../common/errors.js";
 import { createLogger } from "../../common/log.js";
 import { openSuite } from "../../common/suite/suite.js";
-import type { GoldMessage } from "../../common/suite/gold-feed.js";
+import { goldRecordsOf, type GoldMessage } from "../../common/suite/gold-feed.js";
 import { indexSuite, questionSpecs } from "../../coordinator/suite-index.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
 import { tinyTracks, writeTinySuite } from "./helpers/tiny-suite.js";
@@ -41,7 +41,7 @@ describe("indexSuite", () => {
       index.spill.dispose();
     }
     expect(gold.map((m) => (m.kind === "track" ? m.track : m.kind))).toEqual([...index.tracks.map((t) => t.track), "end"]);
-    const goldRecords = gold.flatMap((m) => (m.kind === "track" ? (JSON.parse(m.recordsJson) as Array<{ state: object; line: number }>) : []));
+    const goldRecords = gold.flatMap((m) => (m.kind === "track" ? ([...goldRecordsOf(m.recordsJsonl)] as Array<{ state: object; line: number }>) : []));
     expect(goldRecords.every((r) => Object.keys(r.state).length === 0 && r.line > 0)).toBe(true);
 
     const read = new CommitScorer({ suiteDir, outDir: join(root, "read"), log: quiet });
