@@ -49,17 +49,26 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
   // A coordinator thread that is stopping may never answer: then the last answer stands.
   const within = <T>(p: Promise<T>, fallback: () => T): Promise<T> =>
     Promise.race([p, new Promise<T>((r) => setTimeout(() => r(fallback()), 2_000).unref())]);
+  // While the run is served, a request is answered from the coordinator's last answer when it is
+  // younger than STALE_MS, and a fresh one is asked for in the background: a scrape or a page poll
+  // never waits behind a coordinator thread busy with results (at one poll a second, what is shown
+  // is at most about a second old). Without an answer that recent, the request waits for one.
+  const statusCache = new Revalidating<RunStatus>(() => {
+    const stopped = () => last ?? startingStatus();
+    // A thread that has stopped answers status() with an error: then the last answer stands too.
+    return within(coordinator!.status().catch(stopped), stopped);
+  });
+  const metricsCache = new Revalidating<string>(async () => (await within(coordinator!.metricsText().catch(() => ""), () => "")) || lastMetrics);
   const status = async (): Promise<RunStatus> => {
     if (coordinator && serving) {
-      const stopped = () => last ?? startingStatus();
-      // A thread that has stopped answers status() with an error: then the last answer stands too.
-      last = await within(coordinator.status().catch(stopped), stopped);
+      const s = await statusCache.get();
+      if (serving) last = s;
     }
     return last ?? startingStatus();
   };
   const coordinatorMetrics = async (): Promise<string> => {
     // Asked after the run too: a coordinator's metricsText() answers its final page once stopped.
-    if (coordinator) lastMetrics = (await within(coordinator.metricsText().catch(() => ""), () => "")) || lastMetrics;
+    if (coordinator) lastMetrics = serving ? await metricsCache.get() : (await within(coordinator.metricsText().catch(() => ""), () => "")) || lastMetrics;
     return lastMetrics;
   };
   const server = await startMetricsServer({
@@ -84,6 +93,8 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
     },
     detach(final) {
       serving = false;
+      statusCache.clear();
+      metricsCache.clear();
       if (final) last = { ...(last ?? startingStatus()), ...final };
     },
     publish: (e) => events.publish(e),
@@ -92,4 +103,38 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
       await server.close();
     },
   };
+}
+
+/** How old an answer may be and still be served at once (a fresh one is then asked for behind it). */
+const STALE_MS = 5_000;
+/** An answer younger than this is served without asking again. */
+const FRESH_MS = 250;
+
+/** The last value of an asynchronous source, served while a fresh one is fetched behind it. */
+class Revalidating<T> {
+  private value: { v: T; at: number } | undefined;
+  private inflight: Promise<T> | undefined;
+
+  constructor(private readonly fetch: () => Promise<T>) {}
+
+  get(): Promise<T> {
+    const age = this.value ? Date.now() - this.value.at : Infinity;
+    if (age < FRESH_MS) return Promise.resolve(this.value!.v);
+    const fresh = this.refresh();
+    return age < STALE_MS ? Promise.resolve(this.value!.v) : fresh;
+  }
+
+  clear(): void {
+    this.value = undefined;
+  }
+
+  private refresh(): Promise<T> {
+    this.inflight ??= this.fetch()
+      .then((v) => {
+        this.value = { v, at: Date.now() };
+        return v;
+      })
+      .finally(() => (this.inflight = undefined));
+    return this.inflight;
+  }
 }
