@@ -119,8 +119,9 @@ async function oneRun(suite: string, agents: number, metricsOn: boolean, pollMs:
     const lines0 = resultLineCount(outDir);
     const t = performance.now();
     timing = true;
-    await sleep(w.seconds * 1000);
+    const ended = await Promise.race([sleep(w.seconds * 1000).then(() => false), coord.exited.then(() => true)]);
     timing = false;
+    if (ended) throw new Error(`the run ended ${((performance.now() - t) / 1000).toFixed(0)} s into the ${w.seconds} s window: pass a shorter --window-s (or none: the whole run)`);
     const cpu1 = sampleProcess(pid)!.cpuS;
     const lines1 = resultLineCount(outDir);
     const seconds = (performance.now() - t) / 1000;
