@@ -87,17 +87,15 @@ export class AgentSessions {
     // The same agent process connecting again (network blip): its old stream's leases are released
     // now. Another process may not take over a live agent_id (a copied --agent-id, or a token
     // holder impersonating an agent): it is refused and retries until the id is free.
-    for (const old of this.connections.values()) {
-      if (old.agentId === info.agentId && old.instance !== info.instance) {
-        o.log.warn("refused an agent: its agent_id is attached from another process", { agent: info.agentId, peer: stream.getPeer() });
-        throw new Refusal("agent-id-in-use", `agent_id ${info.agentId} is attached from another agent process; give each agent its own --agent-id`);
-      }
+    // An agent_id has at most one live connection: each Hello supersedes the one before it.
+    const old = [...this.connections.values()].find((c) => c.agentId === info.agentId);
+    if (old && old.instance !== info.instance) {
+      o.log.warn("refused an agent: its agent_id is attached from another process", { agent: info.agentId, peer: stream.getPeer() });
+      throw new Refusal("agent-id-in-use", `agent_id ${info.agentId} is attached from another agent process; give each agent its own --agent-id`);
     }
-    for (const old of this.connections.values()) {
-      if (old.agentId === info.agentId) {
-        this.forget(old);
-        old.end(grpcStatusOf(new Refusal("superseded", "superseded by a newer connection of the same agent")));
-      }
+    if (old) {
+      this.forget(old);
+      old.end(grpcStatusOf(new Refusal("superseded", "superseded by a newer connection of the same agent")));
     }
     const conn = new AgentConnection(`${info.agentId}#${++this.seq}`, info.agentId, info.instance, stream, {
       unitMessage: (unit, records, backup) => {

@@ -27,6 +27,8 @@ export class AppendLog {
   private waiting: string[] = [];
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Bytes in the file up to its last durable line (this log is the file's only writer), once known. */
+  private size: number | undefined;
 
   /** A log on `path`; the file is not read (see open()) and is created by the first flush. */
   constructor(readonly path: string) {}
@@ -58,12 +60,13 @@ export class AppendLog {
       this.handle ??= await openForAppend(this.path);
       const handle = this.handle;
       const bytes = Buffer.from(lines.join("\n") + "\n");
-      const start = (await handle.stat()).size;
+      const start = (this.size ??= (await handle.stat()).size);
       try {
         // A nearly full disk takes part of a write without an error: the rest is written (and
         // fails with ENOSPC) before any line counts, so none counts that is not wholly on disk.
         for (let at = 0; at < bytes.length; ) at += (await handle.write(bytes, at, bytes.length - at)).bytesWritten;
         await handle.datasync();
+        this.size = start + bytes.length;
       } catch (err) {
         // Nothing of a failed batch stays behind: the file ends with its last durable line.
         await handle.truncate(start).catch(() => undefined);

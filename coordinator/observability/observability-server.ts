@@ -58,7 +58,8 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
     // A thread that has stopped answers status() with an error: then the last answer stands too.
     return within(coordinator!.status().catch(stopped), stopped);
   });
-  const metricsCache = new Revalidating<string>(async () => (await within(coordinator!.metricsText().catch(() => ""), () => "")) || lastMetrics);
+  const fetchMetrics = async () => (await within(coordinator!.metricsText().catch(() => ""), () => "")) || lastMetrics;
+  const metricsCache = new Revalidating<string>(fetchMetrics);
   const status = async (): Promise<RunStatus> => {
     if (coordinator && serving) {
       const s = await statusCache.get();
@@ -68,7 +69,7 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
   };
   const coordinatorMetrics = async (): Promise<string> => {
     // Asked after the run too: a coordinator's metricsText() answers its final page once stopped.
-    if (coordinator) lastMetrics = serving ? await metricsCache.get() : (await within(coordinator.metricsText().catch(() => ""), () => "")) || lastMetrics;
+    if (coordinator) lastMetrics = await (serving ? metricsCache.get() : fetchMetrics());
     return lastMetrics;
   };
   const server = await startMetricsServer({
