@@ -30,6 +30,23 @@ let suite: string;
 let config: string;
 const agents: CliProcess[] = [];
 let tokenizer: SimEngine;
+let coordinatorPort: number;
+
+/**
+ * Two agents for the sweep, started with it: an agent started long before dials a closed address
+ * with a growing backoff (up to 30 s) and may miss a short sweep altogether, and an agent that
+ * never attached is one the sweep cannot know of, nor drain.
+ */
+async function startAgents(): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const enginePort = await freePort();
+    agents.push(
+      spawnCli(["agent", "--coordinator", `127.0.0.1:${coordinatorPort}`, "--engine", `http://127.0.0.1:${enginePort}`, "--method", "any", "--vllm-cmd", agentTemplate(enginePort)], {
+        UDM_LOG_LEVEL: "info",
+      }),
+    );
+  }
+}
 
 function agentTemplate(enginePort: number): string {
   // {model} is replaced by the quoted model name; the oracle model reads the suite's gold.
@@ -57,7 +74,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "udm-sweep-"));
   suite = join(dir, "suite");
   await makeSuite({ out: suite, scale: "small", seed: 9, tracks: ["vihsd", "aiv-nli500"] });
-  const coordinatorPort = await freePort();
+  coordinatorPort = await freePort();
   config = join(dir, "sweep.yaml");
   writeFileSync(
     config,
@@ -72,14 +89,6 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
-  for (let i = 0; i < 2; i++) {
-    const enginePort = await freePort();
-    agents.push(
-      spawnCli(["agent", "--coordinator", `127.0.0.1:${coordinatorPort}`, "--engine", `http://127.0.0.1:${enginePort}`, "--method", "any", "--vllm-cmd", agentTemplate(enginePort)], {
-        UDM_LOG_LEVEL: "info",
-      }),
-    );
-  }
   tokenizer = await startSimEngine({ port: 0 });
 }, 60_000);
 
@@ -104,6 +113,7 @@ describe("sweep", () => {
 
   it("runs the 2x2 matrix, resumed after SIGKILL without redoing finished runs", async () => {
     const first = spawnCli(["sweep", "--config", config]);
+    await startAgents();
     await first.waitFor(/sweep: sim_pseudo__systemone__t0__seeds-none complete/, 240_000);
     await first.waitFor(/sweep: run 2\/4 /, 30_000);
     first.kill("SIGKILL");
