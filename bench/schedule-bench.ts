@@ -1,8 +1,15 @@
 // Benchmark of scheduling on uneven and failing GPUs: N simulated engines of uneven speed
 // (`sim-engine --tokens-per-s`), one agent each, one coordinator, all as processes on 127.0.0.1.
-// Each scenario's makespan (agents started -> last record committed) is set next to the ideal one: the
-// engines' total work (sum over engines of prompt - cached + generated tokens, read from their
-// /metrics) over their total capacity (sum of tokens/s). Scenarios:
+// Each scenario's makespan (agents started -> last record committed) is set next to two ideals:
+//   engine ideal  the engines' total work (sum over engines of prompt - cached + generated tokens,
+//                 read from their /metrics) over their total capacity (sum of tokens/s): issue 9's
+//                 definition, which counts wasted work too (backup copies answered twice, records
+//                 redone after the kill), so it flatters the efficiency;
+//   strict ideal  the work of the committed results only, each record once (prompt - cached +
+//                 completion tokens of the committed lines, checked against the coordinator's run
+//                 totals) over the same capacity. The headline and the targets use this one.
+// Also per scenario: the wasted share of engine work (1 - committed / engine work) and the startup
+// overhead inside the makespan (agents started -> first record committed). Scenarios:
 //   uneven  every engine up to the end;
 //   kill    the fastest engine SIGKILLed once half the records are committed (the ideal then
 //           counts its capacity only until the kill);
@@ -13,11 +20,12 @@
 //     [--records 5000] [--scenarios uneven,kill,static] [--out bench/out/schedule.json]
 //
 // Targets (issue 9): efficiency >= 0.95 uneven, >= 0.90 with the kill.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve, basename } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { fetchStatus } from "../cli/status.js";
+import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import { arg } from "./bench-args.js";
 import { startCli, type CliProcess } from "./cli-process.js";
 
@@ -28,7 +36,7 @@ const KEEP_CHARS = 20_000;
  * Engine work so far in tokens (prompt - cached + generated, from vLLM's counters on /metrics) and
  * whether it has requests running or waiting now.
  */
-async function engineWork(url: string): Promise<{ work: number; busy: boolean } | undefined> {
+async function engineWork(url: string): Promise<{ work: number; prompt: number; cached: number; busy: boolean } | undefined> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     const sum = (name: string) =>
@@ -38,6 +46,8 @@ async function engineWork(url: string): Promise<{ work: number; busy: boolean } 
         .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
     return {
       work: sum("vllm:prompt_tokens_total") - sum("vllm:prefix_cache_hits_total") + sum("vllm:generation_tokens_total"),
+      prompt: sum("vllm:prompt_tokens_total"),
+      cached: sum("vllm:prefix_cache_hits_total"),
       busy: sum("vllm:num_requests_running") + sum("vllm:num_requests_waiting") > 0,
     };
   } catch {
@@ -69,14 +79,86 @@ function equalShards(tracks: Array<{ track: string; rows: number }>, n: number):
   return shards.map((s) => s.tracks);
 }
 
+/** Tokens of the committed results, each record once, as the results files hold them. */
+interface CommittedTokens {
+  prompt: number;
+  completion: number;
+  /** Cached tokens of the lines that report them. */
+  cached: number;
+  /** Prompt tokens of the lines without a cached count (vLLM's systemone usage carries none). */
+  promptCachedUnknown: number;
+}
+
+/** Sums the committed results' tokens over `<out>/<family>/<track>.jsonl`. */
+function committedTokens(out: string): CommittedTokens {
+  const t: CommittedTokens = { prompt: 0, completion: 0, cached: 0, promptCachedUnknown: 0 };
+  for (const family of readdirSync(out, { withFileTypes: true })) {
+    if (!family.isDirectory()) continue;
+    for (const f of readdirSync(join(out, family.name))) {
+      if (!f.endsWith(".jsonl")) continue;
+      for (const line of readFileSync(join(out, family.name, f), "utf8").split("\n")) {
+        if (!line) continue;
+        const r = JSON.parse(line) as { prompt_tokens?: number; cached_tokens?: number; completion_tokens?: number };
+        t.prompt += r.prompt_tokens ?? 0;
+        t.completion += r.completion_tokens ?? 0;
+        if (r.cached_tokens === undefined) t.promptCachedUnknown += r.prompt_tokens ?? 0;
+        else t.cached += r.cached_tokens;
+      }
+    }
+  }
+  return t;
+}
+
+/**
+ * Work of committed results (prompt - cached + completion tokens). A line without a cached count
+ * has its prompt tokens taken as cached in the share the engines' own counters found (prefix cache
+ * hits over prompt tokens, all engines together): an estimate, said in the figures.
+ */
+function committedWork(t: CommittedTokens, engineCachedShare: number): number {
+  return t.prompt - t.cached - t.promptCachedUnknown * engineCachedShare + t.completion;
+}
+
+/** Seconds the work takes at full capacity, with the killed engine's capacity counted only until the kill. */
+function idealS(work: number, speeds: number[], killed: { at: number; engine: number } | undefined): number {
+  const C = speeds.reduce((a, b) => a + b, 0);
+  if (killed === undefined || work <= C * killed.at) return work / C;
+  return killed.at + (work - C * killed.at) / (C - speeds[killed.engine]!);
+}
+
 interface ScenarioResult {
   scenario: string;
   records: number;
   makespan_s: number;
+  /** Strict: committed results' work, each record once, over capacity (the headline). */
   ideal_s: number;
   efficiency: number;
+  /** Issue 9's: every engine's work from /metrics (wasted work included) over capacity. */
+  engine_ideal_s: number;
+  engine_efficiency: number;
+  /** 1 - committed work / engine work. */
+  wasted_share: number;
+  committed_work_tokens: number;
+  /** Share of committed prompt tokens whose cached count was unknown (estimated at the engines' prefix-cache hit share). */
+  committed_cached_estimated_share: number;
+  /**
+   * The coordinator's run totals (final Status) agree with the results files on prompt and
+   * completion tokens; undefined when the coordinator exited before a poll saw its last commit.
+   */
+  run_totals_match_results?: boolean;
+  /** Prefix cache hits over prompt tokens, all engines together (/metrics). */
+  engine_cached_share: number;
+  /** Per engine: seconds from start to the first scrape that found it busy (startup as the engines see it). */
+  first_busy_s: number[];
+  /** Agents started -> first record committed (Status polled every 200 ms). */
+  startup_s: number;
+  /** From each coordinator's summary line: results dropped as duplicates (answered twice), leases expired, backup copies sent. */
+  coordinator_counters: Array<{ duplicates: number; leases_expired: number; backup_units: number } | null>;
   work_tokens: number[];
   killed_at_s?: number;
+  /** Kill -> the dead engine's agent saying it returned its units. */
+  handed_back_after_kill_s?: number;
+  after_kill_s?: number;
+  after_kill_ideal_s?: number;
   shard_makespans_s?: number[];
   /** Per engine: share of /metrics scrapes (every ~0.5 s) that found it with requests running or waiting, until the makespan. */
   busy_share: number[];
@@ -105,6 +187,9 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const agents = urls.map((url, i) => startCli(["agent", "--coordinator", addresses[shardOf(i)]![1]!, "--engine", url, "--agent-id", `e${i}-${speeds[i]}`], { keepChars: KEEP_CHARS }));
     procs.push(...agents);
     const work: Array<number | undefined> = urls.map(() => undefined);
+    const prompt = urls.map(() => 0);
+    const cached = urls.map(() => 0);
+    const firstBusy: Array<number | undefined> = urls.map(() => undefined);
     const busySamples = urls.map(() => 0);
     const samples = urls.map(() => 0);
     const lastBusy = urls.map(() => 0);
@@ -116,15 +201,19 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
         const w = await engineWork(u);
         if (w === undefined || dead.has(i)) return;
         work[i] = w.work;
+        prompt[i] = w.prompt;
+        cached[i] = w.cached;
         if (finished) return;
         samples[i]!++;
         if (w.busy) {
           busySamples[i]!++;
           lastBusy[i] = (performance.now() - t0) / 1000;
+          firstBusy[i] ??= lastBusy[i];
         }
       }));
     };
     let killedAt: number | undefined;
+    let handedBackAt: number | undefined;
     const fastest = speeds.indexOf(Math.max(...speeds));
     let polling = true;
     const poller = (async () => {
@@ -137,6 +226,11 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
             dead.add(fastest);
             engines[fastest]!.child.kill("SIGKILL");
             killedAt = (performance.now() - t0) / 1000;
+            // The agent says (warn) when it returns its units to the coordinator.
+            void agents[fastest]!.line(/engine not answering; returning the units/).then(
+              () => (handedBackAt = (performance.now() - t0) / 1000),
+              () => undefined,
+            );
             process.stderr.write(`  killed engine ${fastest} (${speeds[fastest]} tokens/s) at ${killedAt.toFixed(1)} s, ${st.records_committed}/${total} committed\n`);
           }
         }
@@ -146,23 +240,36 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     // A shard ends when its last record is committed, not when its processes have exited: the
     // coordinator prints its summary line the moment the run completes (handle.done settles on the
     // last commit, before the drain); a Status poll seeing every record committed counts too.
+    // The final Status (every record committed) carries the run totals of committed results; the
+    // coordinator drains its agents before it exits, so a poll usually catches it.
+    const finals: Array<RunStatus__Output | undefined> = coords.map(() => undefined);
+    let firstCommit: number | undefined;
+    const counters: Array<{ duplicates: number; leases_expired: number; backup_units: number } | undefined> = coords.map(() => undefined);
     const ends = await Promise.all(
       coords.map(async (c, i) => {
         const want = Number(addresses[i]![2]);
         let end: number | undefined;
-        const summary = c.line(/^run \S+ complete: /m).then(
-          () => (end ??= (performance.now() - t0) / 1000),
+        const summary = c.line(/^run \S+ complete: .*?(\d+) duplicates dropped, (\d+) leases expired, (\d+) backup units/m).then(
+          (m) => {
+            counters[i] = { duplicates: Number(m[1]), leases_expired: Number(m[2]), backup_units: Number(m[3]) };
+            return (end ??= (performance.now() - t0) / 1000);
+          },
           () => undefined,
         );
-        while (end === undefined) {
+        while (finals[i] === undefined) {
           const st = await fetchStatus(addresses[i]![1]!, grpc.credentials.createInsecure(), undefined, 5_000).catch(() => undefined);
-          if (st && st.records_committed >= want) end ??= (performance.now() - t0) / 1000;
-          else if (c.child.exitCode !== null) {
+          if (st && st.records_committed > 0) firstCommit ??= (performance.now() - t0) / 1000;
+          if (st && st.records_committed >= want) {
+            end ??= (performance.now() - t0) / 1000;
+            finals[i] = st;
+          } else if (c.child.exitCode !== null) {
             await summary;
             if (end === undefined) throw new Error(`coordinator ${i} exited (${c.child.exitCode}) before its last record was committed`);
+            break;
           } else await new Promise((r) => setTimeout(r, 200));
         }
-        return end;
+        await summary;
+        return end!;
       }),
     );
     finished = true;
@@ -173,17 +280,45 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const makespan = Math.max(...ends);
     const workTokens = work.map((w) => w ?? 0);
     const W = workTokens.reduce((a, b) => a + b, 0);
-    const C = speeds.reduce((a, b) => a + b, 0);
-    let ideal = W / C;
-    if (killedAt !== undefined && W > C * killedAt) ideal = killedAt + (W - C * killedAt) / (C - speeds[fastest]!);
+    const P = prompt.reduce((a, b) => a + b, 0);
+    const cachedShare = P > 0 ? cached.reduce((a, b) => a + b, 0) / P : 0;
+    // The results files, not the run totals, give the committed work: their cached count is per line
+    // (known or not), where the totals mark it known as soon as one result reported it.
+    const parts = outs.map((o) => committedTokens(o));
+    const committed = parts.reduce((n, p) => n + committedWork(p, cachedShare), 0);
+    const unknownShare = parts.reduce((n, p) => n + p.promptCachedUnknown, 0) / Math.max(1, parts.reduce((n, p) => n + p.prompt, 0));
+    const totalsMatch = finals.every((f) => f?.totals)
+      ? finals.every((f, i) => Number(f!.totals!.prompt_tokens) === parts[i]!.prompt && Number(f!.totals!.completion_tokens) === parts[i]!.completion)
+      : undefined;
+    const killed = killedAt !== undefined ? { at: killedAt, engine: fastest } : undefined;
+    const engineIdeal = idealS(W, speeds, killed);
+    const ideal = idealS(committed, speeds, killed);
     return {
       scenario: killFastestAtHalf ? "kill" : tracks.length > 1 ? "static" : "uneven",
       records: total,
       makespan_s: makespan,
       ideal_s: ideal,
       efficiency: ideal / makespan,
+      engine_ideal_s: engineIdeal,
+      engine_efficiency: engineIdeal / makespan,
+      wasted_share: W > 0 ? 1 - committed / W : 0,
+      committed_work_tokens: committed,
+      committed_cached_estimated_share: unknownShare,
+      ...(totalsMatch !== undefined ? { run_totals_match_results: totalsMatch } : {}),
+      engine_cached_share: cachedShare,
+      first_busy_s: firstBusy.map((t) => t ?? makespan),
+      startup_s: firstCommit ?? makespan,
+      coordinator_counters: counters.map((c) => c ?? null),
       work_tokens: workTokens,
-      ...(killedAt !== undefined ? { killed_at_s: killedAt } : {}),
+      ...(killedAt !== undefined
+        ? {
+            killed_at_s: killedAt,
+            ...(handedBackAt !== undefined ? { handed_back_after_kill_s: handedBackAt - killedAt } : {}),
+            // After the kill: the makespan's rest next to the strict ideal's rest.
+            after_kill_s: makespan - killedAt,
+            after_kill_ideal_s: ideal - killedAt,
+          }
+        : {}),
       ...(tracks.length > 1 ? { shard_makespans_s: ends } : {}),
       busy_share: samples.map((n, i) => (n > 0 ? busySamples[i]! / n : 0)),
       last_busy_s: lastBusy,
@@ -210,7 +345,10 @@ async function main(): Promise<void> {
   for (const s of scenarios) {
     const r = await runOne(suite, speeds, s === "static" ? equalShards(tracks, speeds.length) : [all], s === "kill");
     process.stderr.write(
-      `${s}: makespan ${r.makespan_s.toFixed(1)} s, ideal ${r.ideal_s.toFixed(1)} s, efficiency ${r.efficiency.toFixed(3)}; ` +
+      `${s}: makespan ${r.makespan_s.toFixed(1)} s, ideal ${r.ideal_s.toFixed(1)} s, efficiency ${r.efficiency.toFixed(3)} ` +
+        `(engine-work ideal ${r.engine_ideal_s.toFixed(1)} s, efficiency ${r.engine_efficiency.toFixed(3)}; wasted ${(100 * r.wasted_share).toFixed(1)}%); ` +
+        `${r.coordinator_counters.map((c) => (c ? `${c.backup_units} backup units, ${c.duplicates} duplicates, ${c.leases_expired} leases expired` : "no summary")).join("; ")}; ` +
+        `first commit at ${r.startup_s.toFixed(1)} s, engines first busy at ${r.first_busy_s.map((t) => t.toFixed(1)).join("/")} s${r.killed_at_s !== undefined ? `, killed at ${r.killed_at_s.toFixed(1)} s, units handed back ${r.handed_back_after_kill_s?.toFixed(2) ?? "?"} s later, ${r.after_kill_s!.toFixed(1)} s after the kill (ideal ${r.after_kill_ideal_s!.toFixed(1)} s)` : ""}; ` +
         `engines busy ${r.busy_share.map((b) => b.toFixed(2)).join("/")}, last busy at ${r.last_busy_s.map((t) => t.toFixed(1)).join("/")} s; load ${loadavg()[0]!.toFixed(1)}\n`,
     );
     results.push(r);
@@ -223,7 +361,8 @@ async function main(): Promise<void> {
     machine: { cpus: cpus().length, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg() },
     scenarios: results,
     targets: { efficiency_uneven_min: 0.95, efficiency_kill_min: 0.9 },
-    note: "makespan: agents started -> last record committed (Status polled every 200 ms); ideal: engine work (prompt - cached + generated tokens from /metrics) over total tokens/s",
+    note:
+      "makespan: agents started -> last record committed (Status polled every 200 ms); ideal_s/efficiency (strict, the targets): work of committed results (committed lines' prompt - cached + completion tokens, each record once, checked against the run totals; where a line's cached count is unknown, as with systemone, the committed prompt tokens count as cached in the engines' prefix-cache hit share) over total tokens/s; engine_ideal_s/engine_efficiency (issue 9's): engine work from /metrics (wasted work included) over total tokens/s; with the kill, the killed engine's tokens/s count only until the kill",
   };
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, JSON.stringify(figures, null, 2) + "\n");
