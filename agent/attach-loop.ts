@@ -158,6 +158,15 @@ export function startAgent(options: AgentOptions): AgentHandle {
 
   async function run(): Promise<AgentOutcome> {
     const credentials = channelCredentials(options.tls);
+    const newClient = () =>
+      createCoordinatorClient(options.coordinator, credentials, {
+        "grpc.max_receive_message_length": options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        ...options.channelOptions,
+      });
+    // The first channel connects while the engine is probed: startup is inside every run's makespan.
+    // (Kept in `client`, so a stop during the probe closes it.)
+    client = newClient();
+    client.getChannel().getConnectivityState(true);
     await probe.probe();
     probe.start();
     let attempt = 0;
@@ -169,10 +178,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
         slots = new RecordSlots(concurrency);
         logger.info("capacity", { units: capacity, recordsInFlight: concurrency });
       }
-      client = createCoordinatorClient(options.coordinator, credentials, {
-        "grpc.max_receive_message_length": options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-        ...options.channelOptions,
-      });
+      client ??= newClient();
       counters.attaches++;
       logger.info("attaching", { coordinator: options.coordinator, ready: probe.ready });
       // Until the engine's capacity is known the session grants no credit, so one slot is enough.

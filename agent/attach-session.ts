@@ -286,7 +286,11 @@ export class AttachSession {
     const signal = abort.signal;
     const pending: Array<Promise<void>> = [];
     let warmed = false;
-    for (const record of unit.records) {
+    // A backup copy (the coordinator's tail handling) runs its records last first: it meets the
+    // primary holder, which runs them first to last, in the middle instead of racing it over the
+    // same records, so little is answered twice. The wire order stays the unit's.
+    const records = unit.backup ? [...unit.records].reverse() : unit.records;
+    for (const record of records) {
       if (signal.aborted) break;
       if ("unreadable" in record) {
         pending.push(this.sendUnreadable(unit.unitId, record.unreadable, signal));

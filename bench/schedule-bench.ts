@@ -20,7 +20,7 @@
 //     [--records 5000] [--scenarios uneven,kill,static] [--out bench/out/schedule.json]
 //
 // Targets (issue 9): efficiency >= 0.95 uneven, >= 0.90 with the kill.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve, basename } from "node:path";
 import * as grpc from "@grpc/grpc-js";
@@ -36,7 +36,7 @@ const KEEP_CHARS = 20_000;
  * Engine work so far in tokens (prompt - cached + generated, from vLLM's counters on /metrics) and
  * whether it has requests running or waiting now.
  */
-async function engineWork(url: string): Promise<{ work: number; prompt: number; cached: number; busy: boolean } | undefined> {
+async function engineWork(url: string): Promise<{ work: number; prompt: number; cached: number; generation: number; busy: boolean } | undefined> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
     const sum = (name: string) =>
@@ -48,6 +48,7 @@ async function engineWork(url: string): Promise<{ work: number; prompt: number; 
       work: sum("vllm:prompt_tokens_total") - sum("vllm:prefix_cache_hits_total") + sum("vllm:generation_tokens_total"),
       prompt: sum("vllm:prompt_tokens_total"),
       cached: sum("vllm:prefix_cache_hits_total"),
+      generation: sum("vllm:generation_tokens_total"),
       busy: sum("vllm:num_requests_running") + sum("vllm:num_requests_waiting") > 0,
     };
   } catch {
@@ -109,6 +110,18 @@ function committedTokens(out: string): CommittedTokens {
   return t;
 }
 
+/** When a results file (`<out>/<family>/<track>.jsonl`) was last written (epoch ms); undefined if none. */
+function lastResultsWriteMs(out: string): number | undefined {
+  let last: number | undefined;
+  for (const family of readdirSync(out, { withFileTypes: true })) {
+    if (!family.isDirectory()) continue;
+    for (const f of readdirSync(join(out, family.name))) {
+      if (f.endsWith(".jsonl")) last = Math.max(last ?? 0, statSync(join(out, family.name, f)).mtimeMs);
+    }
+  }
+  return last;
+}
+
 /**
  * Work of committed results (prompt - cached + completion tokens). A line without a cached count
  * has its prompt tokens taken as cached in the share the engines' own counters found (prefix cache
@@ -128,7 +141,10 @@ function idealS(work: number, speeds: number[], killed: { at: number; engine: nu
 interface ScenarioResult {
   scenario: string;
   records: number;
+  /** Agents started -> the results files' last write (the last commit). */
   makespan_s: number;
+  /** Agents started -> the bench saw the run complete (Status poll or summary line): an upper bound. */
+  end_detected_s: number;
   /** Strict: committed results' work, each record once, over capacity (the headline). */
   ideal_s: number;
   efficiency: number;
@@ -147,6 +163,7 @@ interface ScenarioResult {
   run_totals_match_results?: boolean;
   /** Prefix cache hits over prompt tokens, all engines together (/metrics). */
   engine_cached_share: number;
+  tokens: { engine_prompt: number; engine_cached: number; engine_generation: number; committed_prompt: number; committed_completion: number };
   /** Per engine: seconds from start to the first scrape that found it busy (startup as the engines see it). */
   first_busy_s: number[];
   /** Agents started -> first record committed (Status polled every 200 ms). */
@@ -184,11 +201,13 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const addresses = await Promise.all(coords.map((c) => c.line(/listening on (127\.0\.0\.1:\d+) run \S+: (\d+) records/)));
     const total = addresses.reduce((n, m) => n + Number(m[2]), 0);
     const t0 = performance.now();
+    const t0Wall = Date.now();
     const agents = urls.map((url, i) => startCli(["agent", "--coordinator", addresses[shardOf(i)]![1]!, "--engine", url, "--agent-id", `e${i}-${speeds[i]}`], { keepChars: KEEP_CHARS }));
     procs.push(...agents);
     const work: Array<number | undefined> = urls.map(() => undefined);
     const prompt = urls.map(() => 0);
     const cached = urls.map(() => 0);
+    const generation = urls.map(() => 0);
     const firstBusy: Array<number | undefined> = urls.map(() => undefined);
     const busySamples = urls.map(() => 0);
     const samples = urls.map(() => 0);
@@ -203,6 +222,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
         work[i] = w.work;
         prompt[i] = w.prompt;
         cached[i] = w.cached;
+        generation[i] = w.generation;
         if (finished) return;
         samples[i]!++;
         if (w.busy) {
@@ -277,7 +297,11 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     polling = false;
     await poller;
     await scrape();
-    const makespan = Math.max(...ends);
+    // The last record committed is the results files' last write; the Status poll (every 200 ms) or
+    // the summary line (printed after the drain) see it later.
+    const lastWrite = outs.map((o) => lastResultsWriteMs(o));
+    const detected = Math.max(...ends);
+    const makespan = lastWrite.every((w) => w !== undefined) ? Math.min(detected, (Math.max(...(lastWrite as number[])) - t0Wall) / 1000) : detected;
     const workTokens = work.map((w) => w ?? 0);
     const W = workTokens.reduce((a, b) => a + b, 0);
     const P = prompt.reduce((a, b) => a + b, 0);
@@ -297,6 +321,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
       scenario: killFastestAtHalf ? "kill" : tracks.length > 1 ? "static" : "uneven",
       records: total,
       makespan_s: makespan,
+      end_detected_s: detected,
       ideal_s: ideal,
       efficiency: ideal / makespan,
       engine_ideal_s: engineIdeal,
@@ -306,6 +331,14 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
       committed_cached_estimated_share: unknownShare,
       ...(totalsMatch !== undefined ? { run_totals_match_results: totalsMatch } : {}),
       engine_cached_share: cachedShare,
+      // Where the waste is: engine counters next to the committed lines' (prompt counts cached in both).
+      tokens: {
+        engine_prompt: P,
+        engine_cached: cached.reduce((a, b) => a + b, 0),
+        engine_generation: generation.reduce((a, b) => a + b, 0),
+        committed_prompt: parts.reduce((n, p) => n + p.prompt, 0),
+        committed_completion: parts.reduce((n, p) => n + p.completion, 0),
+      },
       first_busy_s: firstBusy.map((t) => t ?? makespan),
       startup_s: firstCommit ?? makespan,
       coordinator_counters: counters.map((c) => c ?? null),
@@ -319,7 +352,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
             after_kill_ideal_s: ideal - killedAt,
           }
         : {}),
-      ...(tracks.length > 1 ? { shard_makespans_s: ends } : {}),
+      ...(tracks.length > 1 ? { shard_makespans_s: ends.map((e, i) => (lastWrite[i] !== undefined ? Math.min(e, (lastWrite[i]! - t0Wall) / 1000) : e)) } : {}),
       busy_share: samples.map((n, i) => (n > 0 ? busySamples[i]! / n : 0)),
       last_busy_s: lastBusy,
     };
@@ -362,7 +395,7 @@ async function main(): Promise<void> {
     scenarios: results,
     targets: { efficiency_uneven_min: 0.95, efficiency_kill_min: 0.9 },
     note:
-      "makespan: agents started -> last record committed (Status polled every 200 ms); ideal_s/efficiency (strict, the targets): work of committed results (committed lines' prompt - cached + completion tokens, each record once, checked against the run totals; where a line's cached count is unknown, as with systemone, the committed prompt tokens count as cached in the engines' prefix-cache hit share) over total tokens/s; engine_ideal_s/engine_efficiency (issue 9's): engine work from /metrics (wasted work included) over total tokens/s; with the kill, the killed engine's tokens/s count only until the kill",
+      "makespan: agents started -> last record committed (the results files' last write; end_detected_s: when the Status poll or summary line saw it); ideal_s/efficiency (strict, the targets): work of committed results (committed lines' prompt - cached + completion tokens, each record once, checked against the run totals; where a line's cached count is unknown, as with systemone, the committed prompt tokens count as cached in the engines' prefix-cache hit share) over total tokens/s; engine_ideal_s/engine_efficiency (issue 9's): engine work from /metrics (wasted work included) over total tokens/s; with the kill, the killed engine's tokens/s count only until the kill",
   };
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, JSON.stringify(figures, null, 2) + "\n");

@@ -17,7 +17,7 @@ import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/en
 import { CommitScorer } from "../scorer/commit-scorer.js";
 import type { MetricsJson } from "../scorer/metrics-json.js";
 import type { RunScorer } from "../scorer/run-scorer.js";
-import { createProgressBar } from "./progress.js";
+import { createProgressBar, progressOf } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
 import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.js";
 import { EngineTimeouts } from "../agent/engine-timeouts.js";
@@ -230,14 +230,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
       // Once the coordinator has stopped there is no status to show.
       const s = await c.status().catch(() => undefined);
       if (!s) return;
-      bar.update({
-        committed: s.recordsCommitted,
-        total: s.recordsTotal,
-        tracksDone: s.tracks.filter((t) => t.complete).length,
-        tracksTotal: s.tracks.length,
-        agents: s.agents.length,
-        agentsReady: s.agents.filter((a) => a.ready).length,
-      });
+      bar.update(progressOf(s));
     }, 250);
     progress.unref();
 

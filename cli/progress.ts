@@ -1,6 +1,7 @@
 // A one-line progress bar on a TTY (stderr): records committed, rate, ETA, tracks done.
 // Off when stderr is not a TTY or UDM_NO_PROGRESS=1; then a plain line every `plainEveryMs`.
 import { env } from "../common/env.js";
+import type { RunStatus } from "../coordinator/run-status.js";
 
 export interface ProgressSnapshot {
   committed: number;
@@ -10,6 +11,18 @@ export interface ProgressSnapshot {
   /** Agents attached, and of them those whose engine answers (ready). */
   agents: number;
   agentsReady: number;
+}
+
+/** The progress line's figures from a coordinator's status: agents attached vs ready (their engine answers). */
+export function progressOf(s: RunStatus): ProgressSnapshot {
+  return {
+    committed: s.recordsCommitted,
+    total: s.recordsTotal,
+    tracksDone: s.tracks.filter((t) => t.complete).length,
+    tracksTotal: s.tracks.length,
+    agents: s.agents.length,
+    agentsReady: s.agents.filter((a) => a.ready).length,
+  };
 }
 
 export interface ProgressBar {

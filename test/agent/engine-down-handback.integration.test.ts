@@ -2,7 +2,8 @@
 // and a second agent: it reports not ready within seconds, hands its units back at once (the
 // lease is ten minutes, so nothing waits for it to expire; a not-ready heartbeat, then its stream
 // closed in order), the other agent redoes them, and when an engine answers on the same address
-// again the agent is ready and takes work. Every record is committed exactly once, without errors.
+// again the agent is ready and takes work. While it is down, `status`, the progress line and
+// run.json show it attached and not ready. Every record is committed exactly once, without errors.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,9 @@ import { SystemOneMethod } from "../../agent/methods/systemone.js";
 import { startAgent } from "../../agent/attach-loop.js";
 import { createLogger } from "../../common/log.js";
 import { spawnCli, type CliProcess } from "../support/cli-process.js";
+import * as grpc from "@grpc/grpc-js";
+import { fetchStatus, formatStatus } from "../../cli/status.js";
+import { createProgressBar, progressOf } from "../../cli/progress.js";
 
 const quiet = createLogger("test", "silent");
 const cleanups: Array<() => unknown> = [];
@@ -108,6 +112,19 @@ describe("engine down: not ready, units handed back, ready again", () => {
     }, 10_000);
     const atHandback = await coordinator.status();
     expect(atHandback.recordsCommitted).toBeLessThan(records);
+    // Every view says ready vs attached: the Status RPC (`udm-orch status`), the progress line, run.json.
+    const table = formatStatus(await fetchStatus(coordinator.address, grpc.credentials.createInsecure(), undefined, 10_000));
+    expect(table).toContain("agents 1 ready of 2 attached");
+    expect(table).toMatch(/^doomed +no +0 /m);
+    const progress: string[] = [];
+    const bar = createProgressBar("run", { plainEveryMs: 0, stream: { isTTY: false, write: (l: string) => progress.push(l) } as unknown as NodeJS.WriteStream });
+    bar.update(progressOf(atHandback));
+    bar.stop();
+    expect(progress.join("")).toContain("| agents 1/2 ready");
+    await waitFor("run.json showing 1 ready of 2 attached", () => {
+      const agents = (JSON.parse(readFileSync(join(outDir, "run.json"), "utf8")) as { agents?: { attached: number; ready: number; list: Array<{ agent_id: string; ready: boolean }> } }).agents;
+      return agents?.attached === 2 && agents.ready === 1 && agents.list.some((a) => a.agent_id === "doomed" && !a.ready);
+    }, 10_000);
     const receivedWhileDown = doomed.stats().unitsReceived;
 
     // The engine is back on the same address: the agent turns ready and takes units.
