@@ -124,11 +124,25 @@ function lastResultsWriteMs(out: string): number | undefined {
 
 /**
  * Work of committed results (prompt - cached + completion tokens). A line without a cached count
- * has its prompt tokens taken as cached in the share the engines' own counters found (prefix cache
- * hits over prompt tokens, all engines together): an estimate, said in the figures.
+ * has its prompt tokens taken as cached in `unknownCachedShare` (see cachedShareOfUnknown): an
+ * estimate, said in the figures.
  */
-function committedWork(t: CommittedTokens, engineCachedShare: number): number {
-  return t.prompt - t.cached - t.promptCachedUnknown * engineCachedShare + t.completion;
+function committedWork(t: CommittedTokens, unknownCachedShare: number): number {
+  return t.prompt - t.cached - t.promptCachedUnknown * unknownCachedShare + t.completion;
+}
+
+/**
+ * The cached share of the prompt tokens whose lines carry no cached count: the engines' prefix cache
+ * hits not reported by lines that do, over the engines' prompt tokens not in such lines. (The
+ * lines that report one, label reads through /v1/completions, hit the cache far more than systemone
+ * reads: the engines' overall share would count the systemone lines as more cached than they are
+ * and their work as less, a waste that is not there.)
+ */
+function cachedShareOfUnknown(parts: readonly CommittedTokens[], enginePrompt: number, engineCached: number): number {
+  const knownPrompt = parts.reduce((n, p) => n + p.prompt - p.promptCachedUnknown, 0);
+  const knownCached = parts.reduce((n, p) => n + p.cached, 0);
+  const rest = enginePrompt - knownPrompt;
+  return rest > 0 ? Math.min(1, Math.max(0, engineCached - knownCached) / rest) : 0;
 }
 
 /** Seconds the work takes at full capacity, with the killed engine's capacity counted only until the kill. */
@@ -154,7 +168,7 @@ interface ScenarioResult {
   /** 1 - committed work / engine work. */
   wasted_share: number;
   committed_work_tokens: number;
-  /** Share of committed prompt tokens whose cached count was unknown (estimated at the engines' prefix-cache hit share). */
+  /** Share of committed prompt tokens whose cached count was unknown (estimated at unknown_cached_share). */
   committed_cached_estimated_share: number;
   /**
    * The coordinator's run totals (final Status) agree with the results files on prompt and
@@ -163,6 +177,8 @@ interface ScenarioResult {
   run_totals_match_results?: boolean;
   /** Prefix cache hits over prompt tokens, all engines together (/metrics). */
   engine_cached_share: number;
+  /** The cached share taken for committed prompt tokens without a cached count (cachedShareOfUnknown). */
+  unknown_cached_share: number;
   tokens: { engine_prompt: number; engine_cached: number; engine_generation: number; committed_prompt: number; committed_completion: number };
   /** Per engine: seconds from start to the first scrape that found it busy (startup as the engines see it). */
   first_busy_s: number[];
@@ -175,7 +191,10 @@ interface ScenarioResult {
   /** Kill -> the dead engine's agent saying it returned its units. */
   handed_back_after_kill_s?: number;
   after_kill_s?: number;
+  /** The strict ideal's part after the kill: losses before the kill (startup, waste) count here at the survivors' capacity. */
   after_kill_ideal_s?: number;
+  /** The survivors' engine work after the kill over their capacity: seconds they had work for. */
+  after_kill_survivor_work_s?: number;
   shard_makespans_s?: number[];
   /** Per engine: share of /metrics scrapes (every ~0.5 s) that found it with requests running or waiting, until the makespan. */
   busy_share: number[];
@@ -234,6 +253,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     };
     let killedAt: number | undefined;
     let handedBackAt: number | undefined;
+    let workAtKill: number[] | undefined;
     const fastest = speeds.indexOf(Math.max(...speeds));
     let polling = true;
     const poller = (async () => {
@@ -244,6 +264,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
           if (st && st.records_committed >= total / 2) {
             await scrape();
             dead.add(fastest);
+            workAtKill = work.map((w) => w ?? 0);
             engines[fastest]!.child.kill("SIGKILL");
             killedAt = (performance.now() - t0) / 1000;
             // The agent says (warn) when it returns its units to the coordinator.
@@ -305,11 +326,12 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const workTokens = work.map((w) => w ?? 0);
     const W = workTokens.reduce((a, b) => a + b, 0);
     const P = prompt.reduce((a, b) => a + b, 0);
-    const cachedShare = P > 0 ? cached.reduce((a, b) => a + b, 0) / P : 0;
+    const H = cached.reduce((a, b) => a + b, 0);
     // The results files, not the run totals, give the committed work: their cached count is per line
     // (known or not), where the totals mark it known as soon as one result reported it.
     const parts = outs.map((o) => committedTokens(o));
-    const committed = parts.reduce((n, p) => n + committedWork(p, cachedShare), 0);
+    const unknownCachedShare = cachedShareOfUnknown(parts, P, H);
+    const committed = parts.reduce((n, p) => n + committedWork(p, unknownCachedShare), 0);
     const unknownShare = parts.reduce((n, p) => n + p.promptCachedUnknown, 0) / Math.max(1, parts.reduce((n, p) => n + p.prompt, 0));
     const totalsMatch = finals.every((f) => f?.totals)
       ? finals.every((f, i) => Number(f!.totals!.prompt_tokens) === parts[i]!.prompt && Number(f!.totals!.completion_tokens) === parts[i]!.completion)
@@ -330,7 +352,8 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
       committed_work_tokens: committed,
       committed_cached_estimated_share: unknownShare,
       ...(totalsMatch !== undefined ? { run_totals_match_results: totalsMatch } : {}),
-      engine_cached_share: cachedShare,
+      engine_cached_share: P > 0 ? H / P : 0,
+      unknown_cached_share: unknownCachedShare,
       // Where the waste is: engine counters next to the committed lines' (prompt counts cached in both).
       tokens: {
         engine_prompt: P,
@@ -350,6 +373,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
             // After the kill: the makespan's rest next to the strict ideal's rest.
             after_kill_s: makespan - killedAt,
             after_kill_ideal_s: ideal - killedAt,
+            ...(workAtKill ? { after_kill_survivor_work_s: workTokens.reduce((n, w, i) => n + (i === fastest ? 0 : w - workAtKill![i]!), 0) / (speeds.reduce((a, b) => a + b, 0) - speeds[fastest]!) } : {}),
           }
         : {}),
       ...(tracks.length > 1 ? { shard_makespans_s: ends.map((e, i) => (lastWrite[i] !== undefined ? Math.min(e, (lastWrite[i]! - t0Wall) / 1000) : e)) } : {}),
@@ -381,7 +405,7 @@ async function main(): Promise<void> {
       `${s}: makespan ${r.makespan_s.toFixed(1)} s, ideal ${r.ideal_s.toFixed(1)} s, efficiency ${r.efficiency.toFixed(3)} ` +
         `(engine-work ideal ${r.engine_ideal_s.toFixed(1)} s, efficiency ${r.engine_efficiency.toFixed(3)}; wasted ${(100 * r.wasted_share).toFixed(1)}%); ` +
         `${r.coordinator_counters.map((c) => (c ? `${c.backup_units} backup units, ${c.duplicates} duplicates, ${c.leases_expired} leases expired` : "no summary")).join("; ")}; ` +
-        `first commit at ${r.startup_s.toFixed(1)} s, engines first busy at ${r.first_busy_s.map((t) => t.toFixed(1)).join("/")} s${r.killed_at_s !== undefined ? `, killed at ${r.killed_at_s.toFixed(1)} s, units handed back ${r.handed_back_after_kill_s?.toFixed(2) ?? "?"} s later, ${r.after_kill_s!.toFixed(1)} s after the kill (ideal ${r.after_kill_ideal_s!.toFixed(1)} s)` : ""}; ` +
+        `first commit at ${r.startup_s.toFixed(1)} s, engines first busy at ${r.first_busy_s.map((t) => t.toFixed(1)).join("/")} s${r.killed_at_s !== undefined ? `, killed at ${r.killed_at_s.toFixed(1)} s, units handed back ${r.handed_back_after_kill_s?.toFixed(2) ?? "?"} s later, ${r.after_kill_s!.toFixed(1)} s after the kill (survivors' work after it ${r.after_kill_survivor_work_s?.toFixed(1) ?? "?"} s at their capacity)` : ""}; ` +
         `engines busy ${r.busy_share.map((b) => b.toFixed(2)).join("/")}, last busy at ${r.last_busy_s.map((t) => t.toFixed(1)).join("/")} s; load ${loadavg()[0]!.toFixed(1)}\n`,
     );
     results.push(r);
@@ -395,7 +419,7 @@ async function main(): Promise<void> {
     scenarios: results,
     targets: { efficiency_uneven_min: 0.95, efficiency_kill_min: 0.9 },
     note:
-      "makespan: agents started -> last record committed (the results files' last write; end_detected_s: when the Status poll or summary line saw it); ideal_s/efficiency (strict, the targets): work of committed results (committed lines' prompt - cached + completion tokens, each record once, checked against the run totals; where a line's cached count is unknown, as with systemone, the committed prompt tokens count as cached in the engines' prefix-cache hit share) over total tokens/s; engine_ideal_s/engine_efficiency (issue 9's): engine work from /metrics (wasted work included) over total tokens/s; with the kill, the killed engine's tokens/s count only until the kill",
+      "makespan: agents started -> last record committed (the results files' last write; end_detected_s: when the Status poll or summary line saw it); ideal_s/efficiency (strict, the targets): work of committed results (committed lines' prompt - cached + completion tokens, each record once, checked against the run totals; where a line's cached count is unknown, as with systemone, its prompt tokens count as cached in the share of the engines' prefix-cache hits not reported by lines that have one) over total tokens/s; engine_ideal_s/engine_efficiency (issue 9's): engine work from /metrics (wasted work included) over total tokens/s; with the kill, the killed engine's tokens/s count only until the kill",
   };
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, JSON.stringify(figures, null, 2) + "\n");
