@@ -76,7 +76,7 @@ function runAgent(address: string, id: string, stats: { units: number; records: 
 }
 
 const t0 = Date.now();
-const child = spawn(process.execPath, [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(tracks ? ["--tracks", tracks] : [])], {
+const child = spawn(process.execPath, [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(process.env.BENCH_EXTRA ? process.env.BENCH_EXTRA.split(" ") : []), ...(tracks ? ["--tracks", tracks] : [])], {
   stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, UDM_LOG_LEVEL: process.env.UDM_LOG_LEVEL ?? "warn" },
 });
