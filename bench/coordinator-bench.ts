@@ -4,8 +4,10 @@
 // fsynced results.
 //
 //   node dist/bench/coordinator-bench.js --suite DIR [--agents N] [--credit N] [--tracks LIST]
-//     [--cpu-prof DIR] [--out FILE]
+//     [--cpu-prof DIR] [--coordinator-flags "FLAGS"] [--out FILE]
 //
+// --coordinator-flags: more flags for `udm-orch coordinator`, space-separated (e.g.
+// "--scorer-max-heap-mb 128").
 // --cpu-prof runs the coordinator under `node --cpu-prof` (a .cpuprofile per thread; the
 // coordinator's own work is in its worker thread's).
 //
@@ -76,7 +78,7 @@ function runAgent(address: string, id: string, stats: { units: number; records: 
 }
 
 const t0 = Date.now();
-const child = spawn(process.execPath, [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(tracks ? ["--tracks", tracks] : [])], {
+const child = spawn(process.execPath, [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(optionalArg("coordinator-flags")?.split(" ").filter(Boolean) ?? []), ...(tracks ? ["--tracks", tracks] : [])], {
   stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, UDM_LOG_LEVEL: process.env.UDM_LOG_LEVEL ?? "warn" },
 });

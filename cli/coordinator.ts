@@ -17,6 +17,7 @@ import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metri
 import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 import { cardOptions, parseMethodClass } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
+import { DEFAULT_SCORER_HEAP_MB } from "../scorer/commit-scorer-thread.js";
 
 interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   suite: string;
@@ -38,6 +39,7 @@ interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   families?: string;
   force?: boolean;
   maxHeapMb?: string;
+  scorerMaxHeapMb?: string;
   methodClass?: string;
 }
 
@@ -65,7 +67,8 @@ export function register(program: Command): void {
     .addOption(opt("--tracks <list>", "comma-separated tracks (default: all)"))
     .addOption(opt("--families <list>", "comma-separated families (default: all)"))
     .addOption(opt("--force", "resume even when run.json names another suite, tracks or method"))
-    .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"));
+    .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"))
+    .addOption(opt("--scorer-max-heap-mb <mb>", `V8 old-generation cap of the scorer thread that writes metrics.json (default ${DEFAULT_SCORER_HEAP_MB})`));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz")) command.addOption(o);
@@ -118,10 +121,9 @@ export function register(program: Command): void {
       ...(families ? { families } : {}),
       log: logger.child("scorer"),
       ownScorer: true,
-      goldFromCoordinator: true,
+      scorerMaxHeapMb: intArg("scorer-max-heap-mb", flags.scorerMaxHeapMb, 64) ?? DEFAULT_SCORER_HEAP_MB,
     });
-    options.onCommitted = cardSession.onCommitted;
-    options.onGold = cardSession.onGold!;
+    Object.assign(options, cardSession.scorerFeed);
     const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
     // The page and /healthz answer while the suite is read; /readyz once agents are served.
     const web: ObservabilityServer | undefined = metricsListen

@@ -1,6 +1,7 @@
 // The run card of one run, wired to its coordinator and the scorer core: what `run`, `coordinator`
 // and each run of a `sweep` share. With `ownScorer` (coordinator, sweep) it also runs the scorer of
-// the coordinator's committed results (metrics.json); `run` brings its own. The card follows each
+// the coordinator's committed results (metrics.json), in a thread of its own when built; `run`
+// brings its own. The card follows each
 // scored track (run-card.json) and is final when the coordinator is done.
 import type { Logger } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/gold-feed.js";
@@ -8,6 +9,8 @@ import type { StoredResultLine } from "../common/results/format.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import type { RunOutcome } from "../coordinator/server.js";
 import { CommitScorer } from "../scorer/commit-scorer.js";
+import { CommitScorerThread, scorerThreadEntry, type ScorerFeed } from "../scorer/commit-scorer-thread.js";
+import { workerEntry } from "../coordinator/worker-host.js";
 import type { MetricsJson } from "../scorer/metrics-json.js";
 import type { TrackMetrics } from "../scorer/track-metrics.js";
 import type { Interval } from "../scorer/bootstrap.js";
@@ -34,47 +37,81 @@ export interface CardFlags {
   gpuHourUsd: number;
 }
 
+/** The coordinator options that feed a session's scorer: a scorer thread's feed, or callbacks in this thread. */
+export type ScorerFeedOptions = { scorerFeed: ScorerFeed } | { onCommitted: (line: StoredResultLine) => void; onGold: (message: GoldMessage) => void } | Record<never, never>;
+
+/** The scorer of the coordinator's committed results, in its own thread (the build) or in this one (from sources). */
+interface SessionScorer {
+  readonly feed: ScorerFeedOptions;
+  readonly loaded: Promise<void>;
+  replayCommitted(): Promise<void>;
+  current(): MetricsJson | undefined;
+  v1Interval(): Interval | null;
+  finish(): Promise<MetricsJson>;
+  close(): Promise<void>;
+}
+
 export class RunCardSession {
   private recorder: CardRecorder | undefined;
   private coordinator: { status(): Promise<RunStatus> } | undefined;
   /** The scorer of the coordinator's committed results, when this session runs one. */
-  readonly scorer: CommitScorer | undefined;
-  private scorerLoaded: Promise<void> | undefined;
-  /** With goldFromCoordinator: the coordinator's onGold, which feeds this session's scorer. */
-  readonly onGold: ((message: GoldMessage) => void) | undefined;
+  private readonly scorer: SessionScorer | undefined;
 
   /**
-   * goldFromCoordinator: the scorer takes the suite's gold from the coordinator's one pass over the
-   * suite (pass `onGold` to the coordinator's options) instead of reading the suite itself.
+   * With ownScorer, the session scores the coordinator's committed results (metrics.json): pass
+   * `scorerFeed` to the coordinator's options. Built, and with the coordinator in its worker thread,
+   * the scorer has a thread of its own that the coordinator's thread feeds directly; from sources
+   * the scorer runs in this thread, fed by onCommitted and onGold. Either way it takes the suite's
+   * gold from the coordinator's one pass over the suite.
    */
-  constructor(private readonly options: RunCardSessionOptions & { ownScorer?: boolean; goldFromCoordinator?: boolean }) {
-    if (options.ownScorer) {
-      const scorer = new CommitScorer({
-        suiteDir: options.suiteDir,
-        outDir: options.outDir,
-        ...(options.tracks ? { tracks: options.tracks } : {}),
-        ...(options.families ? { families: options.families } : {}),
-        log: options.log,
-        onTrackFinal: (track, m) => {
-          this.trackScored(track, m, scorer.current());
-          options.onTrackMetrics?.(track, m);
-        },
-      });
-      this.scorer = scorer;
-      if (options.goldFromCoordinator) {
-        const feed = scorer.goldFeed();
-        this.onGold = feed.onGold;
-        this.scorerLoaded = feed.loaded;
-      } else {
-        // The gold is read while the coordinator indexes the suite.
-        this.scorerLoaded = scorer.load();
-      }
-      this.scorerLoaded.catch(() => undefined);
+  constructor(private readonly options: RunCardSessionOptions & { ownScorer?: boolean; scorerMaxHeapMb?: number }) {
+    if (!options.ownScorer) return;
+    const scope = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}) };
+    const onTrackFinal = (track: string, m: TrackMetrics, current: MetricsJson | undefined) => {
+      this.trackScored(track, m, current);
+      options.onTrackMetrics?.(track, m);
+    };
+    const entry = scorerThreadEntry();
+    if (entry && workerEntry()) {
+      const thread = new CommitScorerThread(
+        { suiteDir: options.suiteDir, outDir: options.outDir, ...scope, onTrackFinal, ...(options.scorerMaxHeapMb ? { maxHeapMb: options.scorerMaxHeapMb } : {}) },
+        entry,
+      );
+      this.scorer = {
+        feed: { scorerFeed: thread.feed },
+        loaded: thread.loaded,
+        replayCommitted: () => thread.replayCommitted(),
+        current: () => thread.current(),
+        v1Interval: () => thread.v1Interval(),
+        finish: () => thread.finish(),
+        close: () => thread.close(),
+      };
+      return;
     }
+    const scorer: CommitScorer = new CommitScorer({
+      suiteDir: options.suiteDir,
+      outDir: options.outDir,
+      ...scope,
+      log: options.log,
+      onTrackFinal: (track, m) => onTrackFinal(track, m, scorer.current()),
+    });
+    const gold = scorer.goldFeed();
+    gold.loaded.catch(() => undefined);
+    this.scorer = {
+      feed: { onCommitted: (line) => scorer.committed(line), onGold: gold.onGold },
+      loaded: gold.loaded,
+      replayCommitted: () => scorer.replayCommitted(),
+      current: () => scorer.current(),
+      v1Interval: () => scorer.v1Interval(),
+      finish: async () => scorer.finish(),
+      close: async () => undefined,
+    };
   }
 
-  /** For the coordinator's onCommitted, when this session runs the scorer. */
-  readonly onCommitted = (line: StoredResultLine): void => this.scorer?.committed(line);
+  /** Spread into the coordinator's options: what feeds this session's scorer (nothing without one). */
+  get scorerFeed(): ScorerFeedOptions {
+    return this.scorer?.feed ?? {};
+  }
 
   /** A track's final metrics are out (and metrics.json so far): its results file is final too. */
   trackScored(track: string, m: TrackMetrics, partial: MetricsJson | undefined): void {
@@ -86,7 +123,7 @@ export class RunCardSession {
     this.coordinator = coordinator;
     const status = await coordinator.status();
     if (this.scorer) {
-      await this.scorerLoaded;
+      await this.scorer.loaded;
       await this.scorer.replayCommitted();
     }
     this.recorder = new CardRecorder({
@@ -106,13 +143,15 @@ export class RunCardSession {
     // result, which the card's periodic reads can miss in a run shorter than their period.
     const final = await this.coordinator?.status().then(snapshotOf, () => undefined);
     recorder.coordinatorStopped(countersAtEnd(outcome), final);
-    const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? this.scorer.finish() : undefined);
+    const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? await this.scorer.finish() : undefined);
+    await this.scorer?.close();
     const card = await recorder.finish(outcome.state, metrics);
     return { metrics, card, cardPath: recorder.path };
   }
 
   /** The run broke off (an exception): the card says failed; a rerun resumes it. */
   async failed(): Promise<void> {
+    await this.scorer?.close();
     if (this.recorder && !this.recorder.isFinished) await this.recorder.finish("failed").catch(() => undefined);
   }
 }

@@ -164,8 +164,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         suiteDir: config.suiteDir,
         outDir,
         ownScorer: true,
-        goldFromCoordinator: true,
-        ...(config.tracks ? { tracks: config.tracks } : {}),
+          ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
         log: logger.child("scorer"),
       });
@@ -186,8 +185,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
         // Agents stay for the next run; the last run to do drains them.
         releaseAgentsAtEnd: !last,
-        onCommitted: session.onCommitted,
-        onGold: session.onGold!,
+        ...session.scorerFeed,
         onLiveEvent: (e) => {
           if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
             sweepAgents.add(e.agentId);

@@ -11,7 +11,7 @@ import { openCheckedSuite } from "../common/suite/suite-check.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
 import { defaultReaderCount, readerEntry, runReaders, type ReaderTask } from "./suite-readers.js";
-import { decodeThreadError } from "./thread-error.js";
+import { decodeThreadError } from "../common/thread-error.js";
 import { QUESTION_KEY_SEPARATOR, readTrackFile, type ReadEntry } from "./track-reader.js";
 import { cacheDir } from "./out-dir-lock.js";
 

@@ -4,7 +4,7 @@
 // its hash, or the error that names file and line.
 import { parentPort, workerData } from "node:worker_threads";
 import { decompressedSha256, openSuite } from "../common/suite/suite.js";
-import { encodeThreadError } from "./thread-error.js";
+import { encodeThreadError } from "../common/thread-error.js";
 import { readTrackFile } from "./track-reader.js";
 import type { ReaderStartData, ReaderTask, ReaderToIndex } from "./suite-readers.js";
 

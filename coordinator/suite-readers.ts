@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { ThreadError } from "./thread-error.js";
+import type { ThreadError } from "../common/thread-error.js";
 import type { ReadEntry } from "./track-reader.js";
 
 export interface ReaderStartData {

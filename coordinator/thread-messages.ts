@@ -1,5 +1,6 @@
 // The messages between a coordinator's worker thread (worker-main.ts) and its host
 // (worker-host.ts), each direction one discriminated union.
+import type { MessagePort } from "node:worker_threads";
 import type { LogLevel } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { NatsBusOptions } from "../common/bus/nats.js";
@@ -7,7 +8,7 @@ import type { RunOutcome } from "./coordinator-handle.js";
 import type { StoredResultLine } from "../common/results/format.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
-import type { ThreadError } from "./thread-error.js";
+import type { ThreadError } from "../common/thread-error.js";
 import type { LiveEvent } from "./observability/live-event.js";
 
 /** workerData: the coordinator's options that can be cloned, and which callbacks to forward. */
@@ -16,6 +17,8 @@ export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCom
   forwardGold: boolean;
   forwardTrackComplete: boolean;
   forwardLiveEvents: boolean;
+  /** The sending end of a scorer thread's feed (transferred): gold and committed lines go there instead of to the host. */
+  scorerFeed?: MessagePort;
   nats?: Omit<NatsBusOptions, "logger">;
   logLevel?: LogLevel;
 };

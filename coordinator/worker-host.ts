@@ -12,7 +12,8 @@ import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
-import { decodeThreadError } from "./thread-error.js";
+import { decodeThreadError } from "../common/thread-error.js";
+import type { ScorerFeed } from "../scorer/commit-scorer-thread.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 
 /**
@@ -24,6 +25,11 @@ export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger" | "bus"
   nats?: Omit<NatsBusOptions, "logger">;
   /** Level of the worker's own logger (a Logger cannot cross into the thread). Default: UDM_LOG_LEVEL or info. */
   logLevel?: LogLevel;
+  /**
+   * A scorer thread's feed: the worker sends it the gold and the committed lines itself (instead of
+   * onGold and onCommitted here), and a scoring failure ends the run with its error.
+   */
+  scorerFeed?: ScorerFeed;
 };
 
 /** The worker entry, present only in the build (dist/); undefined when running from sources. */
@@ -33,9 +39,11 @@ export function workerEntry(): URL | undefined {
 }
 
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<CoordinatorHandle> {
-  const { onCommitted, onTrackComplete, onLiveEvent, onGold, ...cloneable } = options;
+  const { onCommitted, onTrackComplete, onLiveEvent, onGold, scorerFeed, ...cloneable } = options;
+  if (scorerFeed && (onCommitted || onGold)) throw new UsageError("a coordinator feeds either a scorer thread or onCommitted/onGold, not both");
   const workerData: WorkerStartData = {
     ...cloneable,
+    ...(scorerFeed ? { scorerFeed: scorerFeed.port } : {}),
     forwardCommitted: onCommitted !== undefined,
     forwardGold: onGold !== undefined,
     forwardTrackComplete: onTrackComplete !== undefined,
@@ -43,6 +51,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
   };
   const worker = new Worker(entry, {
     workerData,
+    ...(scorerFeed ? { transferList: [scorerFeed.port] } : {}),
     resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
     stdout: false,
     stderr: false,
@@ -61,6 +70,8 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     resolveDone = res;
     rejectDone = rej;
   });
+  // A scorer failure while the suite is still read settles done before the caller holds it.
+  done.catch(() => undefined);
   // drain() and close() resolve once the worker has stopped, whether the run ended well or not.
   let markStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (markStopped = resolve));
@@ -106,6 +117,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
         void stop({ type: "drain" });
       }
     };
+    void scorerFeed?.failure.then((err) => calling(() => {
+      throw err;
+    }));
     worker.on("message", (msg: WorkerToHost) => {
       switch (msg.type) {
         case "listening":
@@ -198,7 +212,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
 export const DEFAULT_COORDINATOR_HEAP_MB = 256;
 
 /** Coordinator options plus `nats`: a NATS bus the coordinator's thread opens (and may find down) and closes itself. */
-export type BoundedCoordinatorOptions = CoordinatorOptions & Pick<WorkerCoordinatorOptions, "nats" | "logLevel">;
+export type BoundedCoordinatorOptions = CoordinatorOptions & Pick<WorkerCoordinatorOptions, "nats" | "logLevel" | "scorerFeed">;
 
 /** A coordinator in a heap-capped worker thread (from the build) or in this thread (from sources, tests). */
 export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<CoordinatorHandle> {
@@ -209,7 +223,8 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
     return startCoordinatorInWorker(workerOptions, entry, maxHeapMb);
   }
   const { startCoordinator } = await import("./server.js");
-  const { nats, logLevel: _logLevel, ...inThread } = options;
+  const { nats, logLevel: _logLevel, scorerFeed, ...inThread } = options;
+  if (scorerFeed) throw new UsageError("a scorer thread is fed only by a coordinator in a worker thread (the build): pass onCommitted and onGold");
   const { DeferredNatsBus } = await import("../common/bus/nats-deferred.js");
   const { createLogger } = await import("../common/log.js");
   const ownBus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;

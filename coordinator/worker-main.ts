@@ -5,31 +5,37 @@ import { parentPort, workerData } from "node:worker_threads";
 import { DeferredNatsBus } from "../common/bus/nats-deferred.js";
 import { createLogger } from "../common/log.js";
 import { startCoordinator } from "./server.js";
-import { encodeThreadError } from "./thread-error.js";
+import { encodeThreadError } from "../common/thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 import type { StoredResultLine } from "../common/results/format.js";
+import type { ScorerFeedMessage } from "../scorer/commit-scorer-messages.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");
+const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, scorerFeed, nats, logLevel, ...options } = workerData as WorkerStartData;
+
 // Committed lines come a flush at a time, synchronously: they are gathered and posted in one
 // message at the end of the flush, and any other message first sends those gathered before it, so
-// the host sees everything in the order it happened.
+// the host (and the scorer thread) see everything in the order it happened.
 let committed: Array<{ line: StoredResultLine; track: string }> = [];
 const postCommitted = () => {
   if (committed.length === 0) return;
   const lines = committed;
   committed = [];
-  port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
+  if (scorerFeed) scorerFeed.postMessage({ type: "committed", lines: lines.map((c) => c.line) } satisfies ScorerFeedMessage);
+  else port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
 };
 const post = (msg: WorkerToHost) => {
   postCommitted();
   port.postMessage(msg);
 };
+const feed = (msg: ScorerFeedMessage) => {
+  postCommitted();
+  scorerFeed!.postMessage(msg);
+};
 const gather = (line: StoredResultLine, track: string) => {
   if (committed.push({ line, track }) === 1) queueMicrotask(postCommitted);
 };
-
-const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, nats, logLevel, ...options } = workerData as WorkerStartData;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 let releaseServer!: () => void;
@@ -39,9 +45,9 @@ try {
     ...options,
     ...(logLevel ? { logger: createLogger("coordinator", logLevel) } : {}),
     ...(bus ? { bus } : {}),
-    ...(forwardCommitted ? { onCommitted: gather } : {}),
+    ...(forwardCommitted || scorerFeed ? { onCommitted: gather } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
-    ...(forwardGold ? { onGold: (message) => post({ type: "gold", message }) } : {}),
+    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {
@@ -64,6 +70,7 @@ try {
   });
   post({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, outDir: handle.outDir });
   const outcome = await handle.done;
+  if (scorerFeed) feed({ type: "end" });
   post({ type: "outcome", outcome });
   // As in the host's thread, a complete run's coordinator serves until it is closed: agents that
   // attach meanwhile are told to drain (a sweep waits for those that were redialling).
@@ -71,8 +78,10 @@ try {
   await handle.close();
   await bus?.close().catch(() => undefined);
   post({ type: "done", outcome, metrics: await handle.metricsText(), status: await handle.status() });
+  scorerFeed?.close();
   port.close();
 } catch (err) {
+  scorerFeed?.close();
   await bus?.close().catch(() => undefined);
   post({ type: "error", error: encodeThreadError(err) });
   port.close();

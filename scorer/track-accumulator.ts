@@ -47,9 +47,9 @@ interface PlainRecord {
   group: string;
   questions: QuestionGold[];
   /** Per question: predicted option index (choice), 1/0 (noul), MISSING. */
-  pred: Int32Array;
+  pred: number[];
   /** Per question: p(gold) (choice) or p(true) (noul). */
-  p: Float64Array;
+  p: number[];
   routing: RoutingGold | undefined;
   answered: boolean;
 }
@@ -60,9 +60,9 @@ interface ChunkRecord {
   group: string;
   keys: readonly string[];
   docs: readonly string[];
-  scorable: Uint8Array;
+  scorable: number[];
   /** p(true) per document question; NaN when missing. */
-  p: Float64Array;
+  p: number[];
   query: QueryState;
   answered: boolean;
 }
@@ -275,7 +275,7 @@ export class TrackAccumulator {
       routing = { question, outcomes: s.outcomes, accepted: new Set(s.accepted) };
     }
     const n = questions.length;
-    return { kind: "plain", group: record.metadata.group_id, questions, pred: new Int32Array(n).fill(MISSING), p: new Float64Array(n).fill(NaN), routing, answered: false };
+    return { kind: "plain", group: record.metadata.group_id, questions, pred: new Array<number>(n).fill(MISSING), p: new Array<number>(n).fill(NaN), routing, answered: false };
   }
 
   private chunkOf(record: SuiteRecord, source: RecordSource): ChunkRecord {
@@ -309,9 +309,9 @@ export class TrackAccumulator {
     }
     const docs = keys.map((k) => s.field_to_document?.[k] ?? (k.startsWith("doc:") ? k.slice(4) : k));
     const scorableSet = s.scorable_ids ? new Set(s.scorable_ids) : undefined;
-    const scorable = Uint8Array.from(docs, (d) => (scorableSet === undefined || scorableSet.has(d) ? 1 : 0));
+    const scorable = docs.map((d) => (scorableSet === undefined || scorableSet.has(d) ? 1 : 0));
     if (this.headlineKey === undefined) this.headlineKey = keys.find((k) => Object.hasOwn(record.expected, k));
-    const chunk: ChunkRecord = { kind: "chunk", group: record.metadata.group_id, keys, docs, scorable, p: new Float64Array(keys.length).fill(NaN), query, answered: false };
+    const chunk: ChunkRecord = { kind: "chunk", group: record.metadata.group_id, keys, docs, scorable, p: new Array<number>(keys.length).fill(NaN), query, answered: false };
     query.chunks.push(chunk);
     query.scored = undefined;
     return chunk;

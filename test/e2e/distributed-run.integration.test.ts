@@ -1,6 +1,6 @@
 // The distributed run with real processes: a coordinator, agents and simulated engines, each its own
 // `udm-orch` process talking gRPC and HTTP on 127.0.0.1, killed with SIGKILL part-way.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,9 +73,27 @@ describe("distributed run across processes", () => {
     expect(end.code, p.output()).toBe(0);
     expect(p.output()).toMatch(new RegExp(`complete: ${records}/${records} records committed`));
     expectExactlyOnce(out);
+    // The coordinator's own scorer (its thread, fed by the coordinator's thread) wrote metrics.json: score's, byte for byte.
+    const own = readFileSync(join(out, "metrics.json"), "utf8");
     const score = cli(["score", "--suite", suiteDir, "--results", out]);
     expect((await score.exited).code, score.output()).toBe(0);
+    expect(readFileSync(join(out, "metrics.json"), "utf8")).toBe(own);
     expect(metricsOf(out)).toEqual(reference);
+  }, 120_000);
+
+  it("metrics.json cannot be written: the coordinator's scorer thread ends the run with that error, and what was committed stays", async () => {
+    const out = join(root, "metrics-unwritable");
+    mkdirSync(join(out, "metrics.json"), { recursive: true }); // a directory where the file goes
+    const c = await coordinator(out, ["--lease-ms", "3000"]);
+    const a = agent(c.address, await simEngine(["--tokens-per-s", "40000"]));
+    const end = await c.p.exited;
+    expect(end.code, c.p.output()).toBe(1);
+    expect(c.p.output()).toMatch(/metrics\.json/);
+    expect(c.p.output()).not.toMatch(/\n\s+at /); // no stack trace
+    const ids = resultLines(out).map((l) => l.run_id);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
+    a.kill("SIGKILL");
   }, 120_000);
 
   it("an agent killed with SIGKILL mid-run: its units are re-leased and the run completes without duplicates", async () => {
@@ -110,8 +128,11 @@ describe("distributed run across processes", () => {
     expect((await second.p.exited).code, second.p.output()).toBe(0);
     for (const a of agents) expect((await a.exited).code, a.output()).toBe(0);
     expectExactlyOnce(out);
+    // The resumed coordinator's scorer replayed the first run's lines from disk: still score's metrics.json.
+    const own = readFileSync(join(out, "metrics.json"), "utf8");
     const score = cli(["score", "--suite", suiteDir, "--results", out]);
     expect((await score.exited).code).toBe(0);
+    expect(readFileSync(join(out, "metrics.json"), "utf8")).toBe(own);
     expect(metricsOf(out)).toEqual(reference);
   }, 180_000);
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { BusError } from "../../common/bus/bus.js";
 import { CheckFailedError, FormatError, UdmError, UsageError } from "../../common/errors.js";
-import { decodeThreadError, encodeThreadError } from "../../coordinator/thread-error.js";
+import { decodeThreadError, encodeThreadError } from "../../common/thread-error.js";
 
 const across = (err: unknown) => decodeThreadError(structuredClone(encodeThreadError(err)));
 

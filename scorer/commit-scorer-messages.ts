@@ -1,0 +1,41 @@
+// The messages of the scorer thread (commit-scorer-main.ts): the feed it takes straight from the
+// coordinator's thread (gold, committed lines), and each direction between it and its host
+// (commit-scorer-thread.ts), each a discriminated union.
+import type { MessagePort } from "node:worker_threads";
+import type { LogLevel } from "../common/log.js";
+import type { StoredResultLine } from "../common/results/format.js";
+import type { GoldMessage } from "../common/suite/gold-feed.js";
+import type { ThreadError } from "../common/thread-error.js";
+import type { Interval } from "./bootstrap.js";
+import type { MetricsJson } from "./metrics-json.js";
+import type { TrackMetrics } from "./track-metrics.js";
+
+/** Coordinator thread -> scorer thread, on the port the host hands to both. */
+export type ScorerFeedMessage =
+  | { type: "gold"; message: GoldMessage }
+  /** Lines committed together (one results-store flush), in commit order. */
+  | { type: "committed"; lines: StoredResultLine[] }
+  /** The run ended: every line it committed was sent before this. */
+  | { type: "end" };
+
+/** workerData of the scorer thread. */
+export interface ScorerThreadStartData {
+  suiteDir: string;
+  outDir: string;
+  tracks?: readonly string[];
+  families?: readonly string[];
+  logLevel?: LogLevel;
+  /** The feed's receiving end (transferred). */
+  feed: MessagePort;
+}
+
+export type HostToScorer = { type: "replay" } | { type: "finish" };
+
+export type ScorerToHost =
+  /** Every track's gold is in. */
+  | { type: "loaded"; tracksInScope: number }
+  | { type: "replayed"; current: MetricsJson | undefined; v1Interval: Interval | null }
+  /** A track's final metrics, metrics.json as now written and the v1 interval so far. */
+  | { type: "trackFinal"; track: string; metrics: TrackMetrics; current: MetricsJson | undefined; v1Interval: Interval | null }
+  | { type: "finished"; metrics: MetricsJson }
+  | { type: "error"; error: ThreadError };
