@@ -148,3 +148,52 @@ describe("engine down: not ready, units handed back, ready again", () => {
     expect(lines.filter((l) => l.agent === "doomed").length).toBeGreaterThan(0);
   }, 180_000);
 });
+
+// An engine that answers every inference request HTTP 500 (its /health and /v1/models still answer,
+// so only the run of 5xx tells): its agent turns not ready after three in a row, hands its units back
+// at once and commits nothing; the healthy agent does the run. No record ends with errors.
+describe("engine answering 5xx: not ready, units handed back", () => {
+  it("a run of 5xx makes the agent not ready and hand its units back; nothing committed from it, nothing with errors", async () => {
+    const suiteDir = tmp("suite-5xx");
+    const outDir = tmp("out-5xx");
+    const records = (await makeSuite({ out: suiteDir, scale: "small", seed: 12, tracks: ["vihsd", "respan", "trec-dl19"] })).records;
+    const coordinator = await startCoordinator({ suiteDir, outDir, leaseMs: 600_000, heartbeatMs: 200, logger: quiet });
+    cleanups.push(() => coordinator.close());
+    const failing = await startSimEngine({ tokensPerS: 20_000, faults: "5xx=1" });
+    cleanups.push(() => failing.close());
+    const healthy = await startSimEngine({ tokensPerS: 20_000 });
+    cleanups.push(() => healthy.close());
+    const retry = { retries: 4, minBackoffMs: 10, maxBackoffMs: 50, timeoutMs: 30_000 };
+    const bad = startAgent({
+      coordinator: coordinator.address,
+      method: new SystemOneMethod({ baseUrl: failing.url, capacity: 3, retry }),
+      agentId: "failing",
+      engineUrl: failing.url,
+      engineHealthUrl: `${failing.url}/health`,
+      probeMs: { ready: 60_000, down: 100 },
+      logger: quiet,
+    });
+    cleanups.push(() => bad.stop());
+    await waitFor("the failing agent handing units back", () => bad.stats().unitsDropped > 0, 30_000);
+    await waitFor("the coordinator seeing it not ready", async () => (await coordinator.status()).agents.some((a) => a.agentId === "failing" && !a.ready), 10_000);
+    const good = startAgent({
+      coordinator: coordinator.address,
+      method: new SystemOneMethod({ baseUrl: healthy.url, capacity: 2 }),
+      agentId: "healthy",
+      engineUrl: healthy.url,
+      logger: quiet,
+    });
+    cleanups.push(() => good.stop());
+
+    const outcome = await coordinator.done;
+    expect(outcome).toMatchObject({ state: "complete", recordsCommitted: records, recordsErrored: 0 });
+    expect(outcome.counters.leasesExpired).toBe(0);
+    expect(outcome.counters.handedBack).toBeGreaterThan(0);
+    expect(bad.stats().resultsSent).toBe(0);
+    const lines = resultLines(outDir);
+    expect(lines).toHaveLength(records);
+    expect(new Set(lines.map((l) => l.run_id)).size).toBe(records);
+    expect(lines.filter((l) => l.errors && Object.keys(l.errors).length > 0)).toEqual([]);
+    expect(lines.every((l) => l.agent === "healthy")).toBe(true);
+  }, 120_000);
+});
