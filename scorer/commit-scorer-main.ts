@@ -25,7 +25,7 @@ const scorer: CommitScorer = new CommitScorer({
   onTrackFinal: (track, metrics) => post({ type: "trackFinal", track, metrics, current: scorer.current(), v1Interval: scorer.v1Interval() }),
 });
 const gold = scorer.goldFeed();
-gold.loaded.then(() => post({ type: "loaded", tracksInScope: scorer.tracksInScope }), fail);
+gold.loaded.then(() => post({ type: "loaded" }), fail);
 
 // The host's "finish" and the feed's last lines come on different ports: finish waits for the feed's end.
 let markEnded!: () => void;

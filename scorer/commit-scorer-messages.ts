@@ -7,6 +7,7 @@ import type { StoredResultLine } from "../common/results/format.js";
 import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { Interval } from "./bootstrap.js";
+import type { CommitScorerOptions } from "./commit-scorer.js";
 import type { MetricsJson } from "./metrics-json.js";
 import type { TrackMetrics } from "./track-metrics.js";
 
@@ -18,22 +19,18 @@ export type ScorerFeedMessage =
   /** The run ended: every line it committed was sent before this. */
   | { type: "end" };
 
-/** workerData of the scorer thread. */
-export interface ScorerThreadStartData {
-  suiteDir: string;
-  outDir: string;
-  tracks?: readonly string[];
-  families?: readonly string[];
+/** workerData of the scorer thread: the CommitScorer's cloneable options, its log level and the feed. */
+export type ScorerThreadStartData = Pick<CommitScorerOptions, "suiteDir" | "outDir" | "tracks" | "families"> & {
   logLevel?: LogLevel;
   /** The feed's receiving end (transferred). */
   feed: MessagePort;
-}
+};
 
 export type HostToScorer = { type: "replay" } | { type: "finish" };
 
 export type ScorerToHost =
   /** Every track's gold is in. */
-  | { type: "loaded"; tracksInScope: number }
+  | { type: "loaded" }
   | { type: "replayed"; current: MetricsJson | undefined; v1Interval: Interval | null }
   /** A track's final metrics, metrics.json as now written and the v1 interval so far. */
   | { type: "trackFinal"; track: string; metrics: TrackMetrics; current: MetricsJson | undefined; v1Interval: Interval | null }

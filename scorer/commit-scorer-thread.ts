@@ -8,7 +8,6 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { UdmError } from "../common/errors.js";
-import type { LogLevel } from "../common/log.js";
 import { decodeThreadError } from "../common/thread-error.js";
 import type { Interval } from "./bootstrap.js";
 import type { HostToScorer, ScorerThreadStartData, ScorerToHost } from "./commit-scorer-messages.js";
@@ -32,16 +31,11 @@ export interface ScorerFeed {
   failure: Promise<Error>;
 }
 
-export interface CommitScorerThreadOptions {
-  suiteDir: string;
-  outDir: string;
-  tracks?: readonly string[];
-  families?: readonly string[];
-  logLevel?: LogLevel;
+export type CommitScorerThreadOptions = Omit<ScorerThreadStartData, "feed"> & {
   /** Called with each track's final metrics and metrics.json as now written. */
   onTrackFinal?: (track: string, metrics: TrackMetrics, current: MetricsJson | undefined) => void;
   maxHeapMb?: number;
-}
+};
 
 export class CommitScorerThread {
   readonly feed: ScorerFeed;
@@ -50,7 +44,6 @@ export class CommitScorerThread {
   private readonly worker: Worker;
   private lastMetrics: MetricsJson | undefined;
   private lastInterval: Interval | null = null;
-  private scoped = 0;
   private error: Error | undefined;
   private readonly waiters = new Map<"replayed" | "finished", { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 
@@ -86,7 +79,6 @@ export class CommitScorerThread {
     this.worker.on("message", (msg: ScorerToHost) => {
       switch (msg.type) {
         case "loaded":
-          this.scoped = msg.tracksInScope;
           markLoaded();
           break;
         case "replayed":
@@ -140,11 +132,6 @@ export class CommitScorerThread {
   /** The interval of the v1 mean over the tracks scored so far; null before any. */
   v1Interval(): Interval | null {
     return this.lastInterval;
-  }
-
-  /** Tracks in scope (0 until loaded). */
-  get tracksInScope(): number {
-    return this.scoped;
   }
 
   async close(): Promise<void> {
