@@ -1,13 +1,16 @@
 // Keeps a run's run-card.json current: written at start (`running`), rewritten as tracks complete
 // and every few seconds while running, final at the end. Across resumes it carries the previous
 // sessions' elapsed time and totals over (same run_id), so the card describes the whole run.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { readJsonFileOrThrow } from "../common/parse.js";
+import { trackResultsPath } from "../common/results/paths.js";
 import type { MetricsJson } from "../scorer/metrics-json.js";
 import { buildRunCard, type CardSetup, type ClusterView, type RunManifestView, type RunTotals } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
 import { sealResults } from "./results-files.js";
+import { fileSha256 } from "./sha256.js";
 import type { RunCard, RunCardStatus } from "./run-card.js";
 
 const RunJsonView = z.looseObject({
@@ -102,9 +105,12 @@ export class CardRecorder {
     if (this.finished) return;
     if (metrics) this.metrics = metrics;
     const key = `${family}/${track}.jsonl`;
-    this.chain = this.chain.then(() => {
-      const seal = sealResults(this.options.outDir, new Set([key]));
-      for (const [k, v] of Object.entries(seal.files)) this.sealed.set(k, v);
+    // Only the hash, streamed: this runs in the thread that serves the live page and /metrics,
+    // and a track's file runs to tens of MB (parsing it whole here stalled them for seconds).
+    // Errored records are counted once, by finish().
+    this.chain = this.chain.then(async () => {
+      const path = trackResultsPath(this.options.outDir, family, track);
+      if (existsSync(path)) this.sealed.set(key, await fileSha256(path));
       return this.write("running");
     }).catch(() => undefined);
   }
