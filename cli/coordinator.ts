@@ -15,6 +15,8 @@ import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.j
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
 import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { trackScoredEvent } from "../coordinator/observability/live-event.js";
+import type { TrackMetrics } from "../scorer/track-metrics.js";
 import { cardOptions, parseMethodClass } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
 import { DEFAULT_SCORER_HEAP_MB } from "../scorer/commit-scorer-thread.js";
@@ -114,16 +116,6 @@ export function register(program: Command): void {
     const metricsListen = parseMetricsListen(flags.metrics);
     const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
     const methodClass = parseMethodClass(flags.methodClass);
-    const cardSession = new RunCardSession({
-      suiteDir: flags.suite,
-      outDir: flags.out,
-      ...(tracks ? { tracks } : {}),
-      ...(families ? { families } : {}),
-      log: logger.child("scorer"),
-      ownScorer: true,
-      scorerMaxHeapMb: intArg("scorer-max-heap-mb", flags.scorerMaxHeapMb, 64) ?? DEFAULT_SCORER_HEAP_MB,
-    });
-    Object.assign(options, cardSession.scorerFeed);
     const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
     // The page and /healthz answer while the suite is read; /readyz once agents are served.
     const web: ObservabilityServer | undefined = metricsListen
@@ -140,6 +132,19 @@ export function register(program: Command): void {
       options.onLiveEvent = (e) => web.publish(e);
       process.stdout.write(`live page: ${web.url}/ (metrics ${web.url}/metrics)\n`);
     }
+    const cardSession = new RunCardSession({
+      suiteDir: flags.suite,
+      outDir: flags.out,
+      ...(tracks ? { tracks } : {}),
+      ...(families ? { families } : {}),
+      log: logger.child("scorer"),
+      // The page's headline column: this process scores its committed results (a bus scorer's
+      // later announcement of the same headline is shown once).
+      ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.publish(trackScoredEvent(track, m.headline)) } : {}),
+      ownScorer: true,
+      scorerMaxHeapMb: intArg("scorer-max-heap-mb", flags.scorerMaxHeapMb, 64) ?? DEFAULT_SCORER_HEAP_MB,
+    });
+    Object.assign(options, cardSession.scorerFeed);
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     const onSignalWhileStarting = (signal: NodeJS.Signals) => {

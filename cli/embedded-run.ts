@@ -4,7 +4,7 @@
 import { existsSync, statSync } from "node:fs";
 import { oracleFromSuite } from "../sim/engine/model/oracle.js";
 import { createLogger, type Logger } from "../common/log.js";
-import type { LiveEvent } from "../coordinator/observability/live-event.js";
+import { trackScoredEvent, type LiveEvent } from "../coordinator/observability/live-event.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { CoordinatorHandle, RunOutcome } from "../coordinator/coordinator-handle.js";
@@ -102,7 +102,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
     onEmitted: (_track, seconds) => scorerMetrics?.emitted(seconds),
     onTrackFinal: (track, m) => {
       cardSession.trackScored(track, m, scorer.current());
-      web?.publish({ type: "track_scored", at: new Date().toISOString(), track, metric: m.headline.metric, value: m.headline.value, ci_low: m.headline.ci_low, ci_high: m.headline.ci_high });
+      web?.publish(trackScoredEvent(track, m.headline));
       if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
     },
   });

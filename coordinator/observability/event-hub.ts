@@ -20,6 +20,8 @@ export class EventHub {
   constructor(private readonly replay = DEFAULT_REPLAY) {}
 
   publish(event: LiveEvent): void {
+    // A coordinator with its own scorer and a bus scorer announce the same headline: show it once.
+    if (event.type === "track_scored" && sameScore(this.scores.get(event.track)?.event, event)) return;
     const kept = { id: ++this.seq, event };
     if (event.type === "track_scored") this.scores.set(event.track, kept);
     else {
@@ -71,4 +73,8 @@ export class EventHub {
 
 function sseFrame(k: Kept): string {
   return `id: ${k.id}\nevent: ${k.event.type}\ndata: ${JSON.stringify(k.event)}\n\n`;
+}
+
+function sameScore(a: LiveEvent | undefined, b: Extract<LiveEvent, { type: "track_scored" }>): boolean {
+  return a?.type === "track_scored" && a.metric === b.metric && a.value === b.value && a.ci_low === b.ci_low && a.ci_high === b.ci_high;
 }

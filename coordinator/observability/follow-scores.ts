@@ -3,7 +3,7 @@
 // first connected, and again after it reconnects if the first try failed.
 import { SUMMARY_METRICS, type Bus, type Subscription } from "../../common/bus/bus.js";
 import type { Logger } from "../../common/log.js";
-import type { LiveEvent } from "./live-event.js";
+import { trackScoredEvent, type LiveEvent } from "./live-event.js";
 
 export interface ScoreFollower {
   stop(): Promise<void>;
@@ -21,8 +21,7 @@ export function followScores(bus: Bus, runId: string, emit: (e: LiveEvent) => vo
         if (!m.final || m.track === SUMMARY_METRICS) return;
         const h = (m.metrics as { headline?: { metric?: unknown; value?: unknown; ci_low?: unknown; ci_high?: unknown } }).headline;
         if (!h || typeof h.metric !== "string") return;
-        const num = (v: unknown) => (typeof v === "number" ? v : null);
-        emit({ type: "track_scored", at: new Date().toISOString(), track: m.track, metric: h.metric, value: num(h.value), ci_low: num(h.ci_low), ci_high: num(h.ci_high) });
+        emit(trackScoredEvent(m.track, { metric: h.metric, value: h.value, ci_low: h.ci_low, ci_high: h.ci_high }));
       })
       .then((s) => {
         if (stopped) void s.stop();

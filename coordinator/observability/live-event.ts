@@ -22,3 +22,9 @@ const LIVE_BUS_TYPES = new Set(["track_complete", "agent_joined", "agent_left", 
 export function liveEventOf(e: BusEvent): LiveEvent | undefined {
   return LIVE_BUS_TYPES.has(e.type) ? (e as LiveEvent) : undefined;
 }
+
+/** A track's headline as the live page shows it (from this process's scorer or the bus's). */
+export function trackScoredEvent(track: string, headline: { metric: string; value: unknown; ci_low: unknown; ci_high: unknown }): LiveEvent {
+  const num = (v: unknown) => (typeof v === "number" ? v : null);
+  return { type: "track_scored", at: new Date().toISOString(), track, metric: headline.metric, value: num(headline.value), ci_low: num(headline.ci_low), ci_high: num(headline.ci_high) };
+}

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { resultLines, spawnCli, waitUntil, type CliProcess } from "../support/cli-process.js";
+import { readEventsUntil } from "../support/sse.js";
 
 let root: string;
 let suiteDir: string;
@@ -64,11 +65,17 @@ afterAll(() => {
 describe("distributed run across processes", () => {
   it("three agents over real gRPC finish the suite with every record exactly once", async () => {
     const out = join(root, "three");
-    const { p } = await coordinator(out).then(async (c) => {
-      const engines = await Promise.all([simEngine(["--tokens-per-s", "0"]), simEngine(["--tokens-per-s", "0"]), simEngine(["--tokens-per-s", "0"])]);
-      for (const e of engines) agent(c.address, e);
-      return c;
-    });
+    const { p, address } = await coordinator(out, ["--metrics", "127.0.0.1:0"]);
+    const page = (await p.waitFor(/live page: (http:\/\/127\.0\.0\.1:\d+)\//))[1]!;
+    let attached!: () => void;
+    const watching = new Promise<void>((r) => (attached = r));
+    const tracks = Object.keys((reference as { tracks: object }).tracks).length;
+    let scoredSoFar = 0; // every track's headline, then stop
+    const events = readEventsUntil(`${page}/api/events?token=s3cret`, (type) => type === "track_scored" && ++scoredSoFar === tracks, 120_000, attached);
+    events.catch(() => undefined); // awaited below; reported there
+    await watching;
+    const engines = await Promise.all([simEngine(["--tokens-per-s", "0"]), simEngine(["--tokens-per-s", "0"]), simEngine(["--tokens-per-s", "0"])]);
+    for (const e of engines) agent(address, e);
     const end = await p.exited;
     expect(end.code, p.output()).toBe(0);
     expect(p.output()).toMatch(new RegExp(`complete: ${records}/${records} records committed`));
@@ -78,6 +85,15 @@ describe("distributed run across processes", () => {
     const score = cli(["score", "--suite", suiteDir, "--results", out]);
     expect((await score.exited).code, score.output()).toBe(0);
     expect(readFileSync(join(out, "metrics.json"), "utf8")).toBe(own);
+    // With no bus scorer, the live page's headlines come from that scorer: one per track, with
+    // metrics.json's value, the first of them while the run went on.
+    const seen = await events;
+    const scored = seen.filter((e) => e.type === "track_scored").map((e) => e.data as { track: string; metric: string; value: number | null });
+    const final = (JSON.parse(own) as { tracks: Record<string, { headline: { metric: string; value: number | null } }> }).tracks;
+    expect(scored.map((e) => e.track).sort()).toEqual(Object.keys(final).sort());
+    for (const e of scored) expect({ metric: e.metric, value: e.value }, e.track).toEqual({ metric: final[e.track]!.headline.metric, value: final[e.track]!.headline.value });
+    const runComplete = seen.findIndex((e) => e.type === "run_complete");
+    expect(seen.findIndex((e) => e.type === "track_scored")).toBeLessThan(runComplete === -1 ? Infinity : runComplete);
     expect(metricsOf(out)).toEqual(reference);
   }, 120_000);
 

@@ -13,6 +13,7 @@ import { natsTestMode, startNatsServer, type RunningNatsServer } from "../suppor
 import { startPrometheus, type RunningPrometheus } from "../support/prometheus.js";
 import { launchChromium } from "../support/chromium.js";
 import { toolTestMode } from "../support/real-tool.js";
+import { readEventsUntil } from "../support/sse.js";
 
 const TOKEN = "watch-me";
 const modes = [natsTestMode(), toolTestMode(["prometheus", "chromium"], "prometheus chromium")];
@@ -50,36 +51,6 @@ const api = async <T>(path: string, token: string | null = TOKEN): Promise<{ sta
   return { status: res.status, body: (res.headers.get("content-type")?.includes("json") ? await res.json() : await res.text()) as T };
 };
 
-/** Reads server-sent events until `until` returns true for one; returns that event. */
-async function sseUntil(url: string, until: (type: string, data: unknown) => boolean, timeoutMs: number): Promise<{ type: string; data: unknown }> {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), timeoutMs);
-  try {
-    const res = await fetch(url, { signal: ac.signal });
-    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const reader = res.body!.getReader();
-    let buf = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("event stream ended");
-      buf += new TextDecoder().decode(value);
-      let i: number;
-      while ((i = buf.indexOf("\n\n")) >= 0) {
-        const frame = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const type = /^event: (.+)$/m.exec(frame)?.[1];
-        const data = /^data: (.+)$/m.exec(frame)?.[1];
-        if (type && data && until(type, JSON.parse(data))) {
-          ac.abort();
-          return { type, data: JSON.parse(data) };
-        }
-      }
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 const hostPort = (url: string) => new URL(url).host;
 
 describe.skipIf(mode === "skip")("a run watched through Prometheus, the live page and its events", () => {
@@ -116,7 +87,7 @@ describe.skipIf(mode === "skip")("a run watched through Prometheus, the live pag
     );
 
     // The event stream delivers a track's completion while the run goes on.
-    const e = await sseUntil(`${page}/api/events?token=${TOKEN}`, (type) => type === "track_complete", 90_000);
+    const e = (await readEventsUntil(`${page}/api/events?token=${TOKEN}`, (type) => type === "track_complete", 90_000)).at(-1)!;
     const status = (await api<RunStatusJson>("/api/status")).body;
     firstTrack = { event: e.data as { track: string; records: number }, status };
     // Prometheus has scraped every target up, and each agent after it answered records, before
