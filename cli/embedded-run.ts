@@ -23,7 +23,7 @@ import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.j
 import { EngineTimeouts } from "../agent/engine-timeouts.js";
 import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 import { registerAgentMetrics } from "../agent/agent-metrics.js";
-import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
+import { registerScorerMetrics, scorerCountsOf } from "../scorer/scorer-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import type { ListenAddress } from "../common/metrics/metrics-listen.js";
 import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
@@ -109,7 +109,13 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
   const metricsPath = scorer.metricsPath;
 
   const scorerMetrics = registry
-    ? registerScorerMetrics(registry, { metrics: () => scorer.current(), tracksInScope: () => scorer.tracksInScope })
+    ? registerScorerMetrics(registry, {
+        metrics: () => scorer.current(),
+        tracksInScope: () => scorer.tracksInScope,
+        counts: () => scorerCountsOf(scorer.core?.counts),
+        // Commits are applied as they come, in this thread: nothing waits.
+        pending: () => 0,
+      })
     : undefined;
   const sims: SimEngine[] = [];
   const agents: AgentHandle[] = [];

@@ -4,6 +4,7 @@
 // read in collect() from the scorer's own metrics (metrics.json as it stands), never recomputed.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import type { MetricsJson } from "./metrics-json.js";
+import type { ScorerCounts as CoreCounts } from "./run-scorer.js";
 
 /** Last result in -> metrics out: milliseconds for a small track, seconds for a large one. */
 export const EMIT_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -15,12 +16,17 @@ export interface ScorerCounts {
   invalid: number;
 }
 
+/** The core's counts as the metrics show them; `consumerErrors`: results the bus consumer could not read. */
+export function scorerCountsOf(c: CoreCounts | undefined, consumerErrors = 0): ScorerCounts {
+  return { applied: c?.applied ?? 0, duplicates: c?.duplicates ?? 0, invalid: (c?.unknown ?? 0) + (c?.outOfScope ?? 0) + consumerErrors };
+}
+
 export interface ScorerMetricsSource {
   /** Metrics of the tracks scored so far (metrics.json as it stands). */
   metrics(): MetricsJson | undefined;
   /** Tracks the run has, scored or not. */
   tracksInScope(): number;
-  /** Result counts, when the scorer consumes results one by one (the streaming scorer). */
+  /** Result counts, when the scorer consumes results one by one. */
   counts?(): ScorerCounts;
   /** Results delivered to the consumer and not yet acknowledged, when the bus tells. */
   pending?(): number | undefined;

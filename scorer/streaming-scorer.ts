@@ -26,6 +26,7 @@ import { openAppliedJournal } from "./applied-journal.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { RunScorer } from "./run-scorer.js";
 import type { TrackMetrics } from "./track-metrics.js";
+import { scorerCountsOf, type ScorerCounts } from "./scorer-metrics.js";
 
 export const JOURNAL_FILE = "scorer-journal.jsonl";
 export const STATE_FILE = "scorer-state.json";
@@ -339,12 +340,12 @@ export class StreamingScorer {
   }
 
   /** For metrics: the tracks scored so far, result counts and lines not yet acked. */
-  snapshot(): { metrics: MetricsJson | undefined; tracks: number; counts: { applied: number; duplicates: number; invalid: number }; pending: number } {
+  snapshot(): { metrics: MetricsJson | undefined; tracks: number; counts: ScorerCounts; pending: number } {
     const c = this.scorer?.counts;
     return {
       metrics: this.scorer?.lastWritten,
       tracks: this.scorer?.trackNames.length ?? 0,
-      counts: { applied: c?.applied ?? 0, duplicates: c?.duplicates ?? 0, invalid: (c?.unknown ?? 0) + (c?.outOfScope ?? 0) + this.consumerErrors },
+      counts: scorerCountsOf(c, this.consumerErrors),
       pending: this.acks.length,
     };
   }

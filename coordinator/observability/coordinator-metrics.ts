@@ -155,7 +155,7 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
   gauge("udm_cached_tokens_known", "1 when the engines report cached prompt tokens (vLLM's systemone usage has no cached count).", () => (totals().cachedTokens === undefined ? 0 : 1));
   counter("udm_gpu_seconds_total", "GPU-seconds: seconds each agent was attached while the run was active, summed over agents.", () => totals().gpuSeconds);
   const price = options.gpuHourUsd ?? 0;
-  gauge("udm_gpu_hour_price_usd", "Price of one GPU-hour (--gpu-hour-usd); absent when unknown (0).", () => (price > 0 ? price : undefined));
+  gauge("udm_gpu_hour_price_usd", "Price of one GPU-hour (--gpu-hour-usd); NaN when unknown (0).", () => (price > 0 ? price : undefined));
 
   gauge("udm_agents_attached", "Agents with an open Attach stream.", () => status().agents.length);
   gauge("udm_agents_ready", "Attached agents whose engine is ready.", () => status().agents.filter((a) => a.ready).length);

@@ -56,6 +56,9 @@ describe("udm-orch run --metrics", () => {
     expect(text).toMatch(/^udm_run_records \d+$/m);
     expect(text).toMatch(/^udm_gpu_hour_price_usd 3$/m);
     expect(text).toMatch(/^udm_scorer_tracks 4$/m);
+    // The scorer in this process counts the commits it applied, as the bus scorer counts what it consumes.
+    expect(text).toMatch(/^udm_scorer_results_total\{outcome="applied"\} [1-9]/m);
+    expect(text).toMatch(/^udm_scorer_consumer_pending 0$/m);
     expect(text).toMatch(/^udm_coordinator_agent_engine_waiting\{agent=/m);
     expect(text).toMatch(/^udm_record_latency_seconds_bucket\{le="600"\}/m);
     expect(text).toMatch(/^process_resident_memory_bytes /m);

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parser } from "@prometheus-io/lezer-promql";
 import { beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { REPO_ROOT } from "../support/cli-process.js";
 import { toolTestMode } from "../support/real-tool.js";
 import { knownMetricNames } from "./known-metrics.js";
@@ -138,5 +139,50 @@ describe("Grafana dashboard and Prometheus rules", () => {
     const bad = join(dir, "bad.yml");
     writeFileSync(bad, `groups:\n  - name: bad\n    rules:\n      - record: x\n        expr: "sum(rate(udm_records_committed_total[5m])"\n`);
     expect(spawnSync("promtool", ["check", "rules", bad], { encoding: "utf8" }).status).not.toBe(0);
+  });
+
+  it.skipIf(mode === "skip")("UdmRunStalled fires for a run that never commits and for one that stopped committing, not for one that commits (promtool test rules)", () => {
+    expect(mode, "promtool missing under CI=true: .ci/run must install Debian's prometheus").toBe("run");
+    const stalled = (parse(readFileSync(RULES, "utf8")) as { groups: Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> }).groups
+      .flatMap((g) => g.rules)
+      .find((r) => r.alert === "UdmRunStalled")!;
+    const minutes = 31;
+    const series = (name: string, instance: string, values: string, extra = "") =>
+      `      - series: '${name}{instance="${instance}",job="udm-coordinator"${extra}}'\n        values: '${values}'`;
+    // A coordinator exports NaN for the last commit until it commits (coordinator-metrics.ts).
+    const nan = Array.from({ length: minutes }, () => "NaN").join(" ");
+    const run = (instance: string, lastCommit: string) =>
+      [
+        series("udm_run_state", instance, `1x${minutes - 1}`, ',state="running"'),
+        series("udm_run_start_timestamp_seconds", instance, `0x${minutes - 1}`),
+        series("udm_run_last_commit_timestamp_seconds", instance, lastCommit),
+      ].join("\n");
+    const expected = (instance: string) => {
+      const annotations = Object.entries(stalled.annotations ?? {})
+        .map(([k, v]) => `              ${k}: ${JSON.stringify(v.replaceAll("{{ $labels.instance }}", instance))}`)
+        .join("\n");
+      return `          - exp_labels: { instance: "${instance}", job: udm-coordinator, state: running, severity: warning }\n            exp_annotations:\n${annotations}`;
+    };
+    const dir = mkdtempSync(join(tmpdir(), "udm-promtool-test-"));
+    const file = join(dir, "stalled-test.yml");
+    writeFileSync(
+      file,
+      [
+        `rule_files:\n  - ${JSON.stringify(RULES)}`,
+        "evaluation_interval: 1m",
+        "tests:\n  - interval: 1m\n    input_series:",
+        run("never-committed:9470", nan),
+        // Committed in its first two minutes, then nothing (the gauge holds the last commit's time).
+        run("stopped:9470", `0 60 120x${minutes - 3}`),
+        run("committing:9470", `0+60x${minutes - 1}`),
+        "    alert_rule_test:",
+        "      - eval_time: 12m\n        alertname: UdmRunStalled",
+        "      - eval_time: 20m\n        alertname: UdmRunStalled\n        exp_alerts:",
+        expected("never-committed:9470"),
+        expected("stopped:9470"),
+      ].join("\n") + "\n",
+    );
+    const r = spawnSync("promtool", ["test", "rules", file], { encoding: "utf8" });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
   });
 });
