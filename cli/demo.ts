@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { makeSuite } from "../sim/suite-maker/suite-maker.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
-import { intArg, opt } from "./options.js";
+import { intArg, numberArg, opt } from "./options.js";
 import { verifyCard } from "../card/verify-card.js";
 import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
 
@@ -15,6 +15,8 @@ interface DemoFlags {
   sim: string;
   seed: string;
   metrics: string;
+  gpuHourUsd?: string;
+  simTokensPerS?: string;
 }
 
 export function register(program: Command): void {
@@ -25,11 +27,15 @@ export function register(program: Command): void {
     .addOption(opt("--sim <n>", "simulated engines", "2"))
     .addOption(opt("--seed <n>", "seed of the synthetic suite", "0"))
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page on this address, e.g. 127.0.0.1:9470 (default off)", "off"))
+    .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour, for the cost on the page and in the run card (default 0 = unknown)"))
+    .addOption(opt("--sim-tokens-per-s <n>", "simulated engines' throughput in tokens/s, e.g. 20000 to watch the page fill (default 0 = no latency)"))
     .action(async (flags: DemoFlags) => {
       const out = resolve(flags.out ?? mkdtempSync(join(tmpdir(), "udm-demo-")));
       const sim = intArg("sim", flags.sim, 1)!;
       const metrics = parseMetricsListen(flags.metrics);
       const seed = intArg("seed", flags.seed, 0)!;
+      const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+      const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
       const suiteDir = join(out, "suite");
       const runDir = join(out, "run");
       const started = Date.now();
@@ -38,7 +44,15 @@ export function register(program: Command): void {
         process.stdout.write(`demo: synthetic suite of ${made.records} records in ${made.files} track files at ${suiteDir}\n`);
       }
       process.stdout.write(`demo: ${sim} simulated engines (sim/pseudo: a stand-in for vLLM, not a model), results in ${runDir}\n`);
-      const result = await runEmbedded({ suiteDir, outDir: runDir, sim, printTracks: false, ...(metrics ? { metrics } : {}) });
+      const result = await runEmbedded({
+        suiteDir,
+        outDir: runDir,
+        sim,
+        printTracks: false,
+        ...(metrics ? { metrics } : {}),
+        ...(tokensPerS !== undefined ? { simOptions: { tokensPerS } } : {}),
+        gpuHourUsd,
+      });
       const o = result.outcome;
       process.stdout.write(
         (result.metrics ? formatReport(result.metrics) : "") +

@@ -32,6 +32,8 @@ interface QuestionGold {
   /** Gold option index (choice), 1/0 (noul), or MISSING when the record has no gold for the key. */
   gold: number;
   ordinal: boolean;
+  /** Its index among the track's distinct question golds. */
+  id: number;
 }
 
 interface RoutingGold {
@@ -45,7 +47,8 @@ interface RoutingGold {
 interface PlainRecord {
   kind: "plain";
   group: string;
-  questions: QuestionGold[];
+  /** Interned: records with the same questions, options and gold share one array. */
+  questions: readonly QuestionGold[];
   /** Per question: predicted option index (choice), 1/0 (noul), MISSING. */
   pred: number[];
   /** Per question: p(gold) (choice) or p(true) (noul). */
@@ -59,8 +62,10 @@ interface ChunkRecord {
   kind: "chunk";
   group: string;
   keys: readonly string[];
-  docs: readonly string[];
-  scorable: number[];
+  /** Document id per question; undefined when each is its key less "doc:" (the usual case: not stored twice). */
+  docs: readonly string[] | undefined;
+  /** Indices of the questions whose document is scorable; undefined when every one is. */
+  scorable: readonly number[] | undefined;
   /** p(true) per document question; NaN when missing. */
   p: number[];
   query: QueryState;
@@ -92,6 +97,9 @@ export class TrackAccumulator {
   private readonly pending = new Map<string, ResultInput>();
   private readonly queries = new Map<string, QueryState>();
   private readonly optionSets = new Map<string, readonly string[]>();
+  private readonly optionSetIds = new Map<readonly string[], number>();
+  private readonly golds = new Map<string, QuestionGold>();
+  private readonly questionSets = new Map<string, readonly QuestionGold[]>();
   private readonly questionOrder = new Map<string, { type: "choice" | "noul"; ordinal: boolean }>();
   private headlineKey: string | undefined;
   private lang: string | undefined;
@@ -260,7 +268,7 @@ export class TrackAccumulator {
         }
       }
       const qOrdinal = ordinal && q.type === "choice";
-      questions.push({ key, type: q.type, options, gold, ordinal: qOrdinal });
+      questions.push(this.internGold(key, q.type, options, gold, qOrdinal));
       const seen = this.questionOrder.get(key);
       if (!seen) this.questionOrder.set(key, { type: q.type, ordinal: qOrdinal });
       else if (qOrdinal) seen.ordinal = true;
@@ -275,7 +283,7 @@ export class TrackAccumulator {
       routing = { question, outcomes: s.outcomes, accepted: new Set(s.accepted) };
     }
     const n = questions.length;
-    return { kind: "plain", group: record.metadata.group_id, questions, pred: new Array<number>(n).fill(MISSING), p: new Array<number>(n).fill(NaN), routing, answered: false };
+    return { kind: "plain", group: record.metadata.group_id, questions: this.internQuestions(questions), pred: new Array<number>(n).fill(MISSING), p: new Array<number>(n).fill(NaN), routing, answered: false };
   }
 
   private chunkOf(record: SuiteRecord, source: RecordSource): ChunkRecord {
@@ -307,11 +315,22 @@ export class TrackAccumulator {
     for (const key of keys) {
       if (record.questions[key]!.type !== "noul") throw new FormatError(source.file, source.line, `questions.${key}.type`, "reranking document questions must be noul");
     }
-    const docs = keys.map((k) => s.field_to_document?.[k] ?? (k.startsWith("doc:") ? k.slice(4) : k));
+    const docs = keys.map((k) => s.field_to_document?.[k] ?? derivedDoc(k));
     const scorableSet = s.scorable_ids ? new Set(s.scorable_ids) : undefined;
-    const scorable = docs.map((d) => (scorableSet === undefined || scorableSet.has(d) ? 1 : 0));
+    const scorable: number[] = [];
+    for (let i = 0; i < docs.length; i++) if (scorableSet === undefined || scorableSet.has(docs[i]!)) scorable.push(i);
     if (this.headlineKey === undefined) this.headlineKey = keys.find((k) => Object.hasOwn(record.expected, k));
-    const chunk: ChunkRecord = { kind: "chunk", group: record.metadata.group_id, keys, docs, scorable, p: new Array<number>(keys.length).fill(NaN), query, answered: false };
+    // The full suite's gold is held for the whole run (a few hundred thousand documents): keep only what cannot be derived.
+    const chunk: ChunkRecord = {
+      kind: "chunk",
+      group: record.metadata.group_id,
+      keys,
+      docs: docs.every((d, i) => d === derivedDoc(keys[i]!)) ? undefined : docs,
+      scorable: scorable.length === keys.length ? undefined : scorable,
+      p: new Array<number>(keys.length).fill(NaN),
+      query,
+      answered: false,
+    };
     query.chunks.push(chunk);
     query.scored = undefined;
     return chunk;
@@ -320,7 +339,28 @@ export class TrackAccumulator {
   private intern(options: string[]): readonly string[] {
     const key = options.join("\u0000");
     let v = this.optionSets.get(key);
-    if (!v) this.optionSets.set(key, (v = Object.freeze(options)));
+    if (!v) {
+      this.optionSets.set(key, (v = Object.freeze(options)));
+      this.optionSetIds.set(v, this.optionSetIds.size);
+    }
+    return v;
+  }
+
+  // The gold of a track's records repeats (same questions and options, a few gold answers): one
+  // object per distinct question gold and one array per distinct record gold hold the whole suite's
+  // in a fraction of the memory, for the run's whole length.
+  private internGold(key: string, type: "choice" | "noul", options: readonly string[], gold: number, ordinal: boolean): QuestionGold {
+    const optionsId = options === NOUL_KEYS ? -1 : this.optionSetIds.get(options)!;
+    const id = `${key}\u0000${type}\u0000${optionsId}\u0000${gold}\u0000${ordinal ? 1 : 0}`;
+    let q = this.golds.get(id);
+    if (!q) this.golds.set(id, (q = Object.freeze({ key, type, options, gold, ordinal, id: this.golds.size })));
+    return q;
+  }
+
+  private internQuestions(questions: QuestionGold[]): readonly QuestionGold[] {
+    const id = questions.map((q) => q.id).join(",");
+    let v = this.questionSets.get(id);
+    if (!v) this.questionSets.set(id, (v = Object.freeze(questions)));
     return v;
   }
 
@@ -489,9 +529,10 @@ function scoreQuery(q: QueryState): QueryScore {
   // Pool: scorable documents of every chunk; a document in several chunks keeps its best answered score.
   const pool = new Map<string, number>();
   for (const c of q.chunks) {
-    for (let i = 0; i < c.docs.length; i++) {
-      if (c.scorable[i] !== 1) continue;
-      const doc = c.docs[i]!;
+    const n = c.scorable ? c.scorable.length : c.keys.length;
+    for (let j = 0; j < n; j++) {
+      const i = c.scorable ? c.scorable[j]! : j;
+      const doc = c.docs ? c.docs[i]! : derivedDoc(c.keys[i]!);
       const p = c.p[i]!;
       const prev = pool.get(doc);
       if (prev === undefined || Number.isNaN(prev) || (!Number.isNaN(p) && p > prev)) pool.set(doc, p);
@@ -507,6 +548,11 @@ function scoreQuery(q: QueryState): QueryScore {
     rr: reciprocalRankAt(ranked, q.qrels, q.threshold),
     keep: q.fullyJudged ? keepSet([...pool.keys()], kept, q.qrels, q.threshold) : undefined,
   };
+}
+
+/** A document question's document when the record names none (field_to_document): its key less "doc:". */
+function derivedDoc(key: string): string {
+  return key.startsWith("doc:") ? key.slice(4) : key;
 }
 
 function valueAtPath(obj: unknown, path: string): unknown {

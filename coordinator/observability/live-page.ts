@@ -16,13 +16,13 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   header { padding:14px 20px; border-bottom:1px solid var(--line); display:flex; flex-wrap:wrap; gap:8px 24px; align-items:baseline; }
   header h1 { font-size:18px; margin:0; }
   .kv { color:var(--dim); } .kv b { color:var(--fg); font-weight:600; }
-  main { padding:16px 20px; display:grid; grid-template-columns: 2fr 1fr; gap:16px; }
+  main { padding:16px 20px; display:grid; grid-template-columns: minmax(0, 5fr) minmax(0, 2fr); gap:16px; }
   section { background:var(--panel); border:1px solid var(--line); border-radius:6px; padding:12px 14px; min-width:0; }
   section h2 { font-size:13px; text-transform:uppercase; letter-spacing:.06em; color:var(--dim); margin:0 0 10px; }
   .wide { grid-column: 1 / -1; }
   .bar { height:18px; background:#0b0f13; border:1px solid var(--line); border-radius:4px; overflow:hidden; }
   .bar > div { height:100%; background:var(--bar); width:0; transition: width .4s; }
-  .mini { height:8px; width:120px; display:inline-block; vertical-align:middle; }
+  .mini { height:8px; width:80px; display:inline-block; vertical-align:middle; }
   .big { font-size:22px; font-weight:600; }
   .row { display:flex; flex-wrap:wrap; gap:6px 24px; margin-top:8px; }
   table { width:100%; border-collapse:collapse; font-variant-numeric: tabular-nums; }
