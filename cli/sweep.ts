@@ -18,6 +18,12 @@ import { numberArg, opt } from "./options.js";
 import { methodTemplate } from "./run-card-setup.js";
 import { rankingMean } from "../card/quality-tier.js";
 import { RunCardSession } from "./run-card-session.js";
+import { boolArg } from "./metrics-flags.js";
+import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { trackScoredEvent } from "../coordinator/observability/live-event.js";
+import type { TrackMetrics } from "../scorer/track-metrics.js";
 
 interface SweepFlags {
   config: string;
@@ -27,6 +33,8 @@ interface SweepFlags {
   engine?: string;
   charsPerToken: string;
   tokensPerGpuS: string;
+  metrics: string;
+  perAgentMetrics?: string;
 }
 
 /** Sweep runs are served by the coordinator: each agent picks its batch size (the card records null). */
@@ -51,13 +59,31 @@ export function register(program: Command): void {
     .addOption(opt("--engine <url>", "--dry-run: an engine whose /tokenize counts the suite's tokens"))
     .addOption(opt("--chars-per-token <n>", "--dry-run: characters per token when no engine answers /tokenize", "4"))
     .addOption(opt("--tokens-per-gpu-s <n>", "--dry-run: tokens (prompt + completion) one GPU processes per second", "5000"))
+    .addOption(opt("--metrics <host:port>", "serve /metrics and the live page of the run in progress on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
+    .addOption(opt("--per-agent-metrics <bool>", "export per-agent gauges from heartbeats (false for very large clusters)", "true"))
     .action(async (flags: SweepFlags) => {
       const config = readSweepConfig(flags.config);
       const runs = expandSweep(config);
       const dataset = await datasetSha256(config.suiteDir);
       const entries: SweepRunEntry[] = runs.map((run) => planEntry(config, run, dataset));
       if (flags.dryRun) return dryRun(config, runs, entries, flags);
-      await runSweep(config, runs, entries, dataset, flags);
+      const metricsListen = parseMetricsListen(flags.metrics);
+      const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
+      // One page for the whole sweep: it shows the run in progress, and starts afresh with the next.
+      const web = metricsListen
+        ? await startObservabilityServer({
+            listen: metricsListen,
+            registry: createProcessRegistry("coordinator"),
+            run: { method: runs[0]?.method ?? "", model: runs[0]?.model ?? "", seeds: runs[0]?.seeds ?? [], gpuHourUsd: config.gpu_hour_usd },
+            ...(flags.token ? { token: flags.token } : {}),
+          })
+        : undefined;
+      if (web) process.stdout.write(`live page: ${web.url}/ (metrics ${web.url}/metrics)\n`);
+      try {
+        await runSweep(config, runs, entries, dataset, flags, web && { server: web, perAgent });
+      } finally {
+        await web?.close();
+      }
     });
 }
 
@@ -117,7 +143,14 @@ async function dryRun(config: SweepConfig, runs: SweepRun[], entries: SweepRunEn
   process.stdout.write(lines.join("\n") + "\n");
 }
 
-async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRunEntry[], dataset: string, flags: SweepFlags): Promise<void> {
+async function runSweep(
+  config: SweepConfig,
+  runs: SweepRun[],
+  entries: SweepRunEntry[],
+  dataset: string,
+  flags: SweepFlags,
+  web: { server: ObservabilityServer; perAgent: boolean } | undefined,
+): Promise<void> {
   const logger = createLogger("sweep", process.env.UDM_LOG_LEVEL ? undefined : "warn");
   const recordPath = join(config.outDir, "sweep.json");
   const startedAt = new Date().toISOString();
@@ -167,6 +200,7 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
           ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
         log: logger.child("scorer"),
+        ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.server.publish(trackScoredEvent(track, m.headline)) } : {}),
       });
       entries[i] = { ...entry, status: "running" };
       save();
@@ -186,7 +220,9 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         // Agents stay for the next run; the last run to do drains them.
         releaseAgentsAtEnd: !last,
         ...session.scorerFeed,
+        ...(web ? { metrics: { perAgent: web.perAgent, gpuHourUsd: config.gpu_hour_usd } } : {}),
         onLiveEvent: (e) => {
+          web?.server.publish(e);
           if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
             sweepAgents.add(e.agentId);
             save();
@@ -197,12 +233,14 @@ async function runSweep(config: SweepConfig, runs: SweepRun[], entries: SweepRun
         logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
       });
       current = coordinator;
+      web?.server.attach(coordinator, coordinator.runId, { method: run.method, model: run.model, seeds: run.seeds, gpuHourUsd: config.gpu_hour_usd });
       if (k === 0) process.stdout.write(`sweep coordinator listening on ${coordinator.address}\n`);
       listen = coordinator.address; // later runs on the same address, which the agents dial
       try {
         await session.started(coordinator, { method: run.method, batchSize: SWEEP_BATCH_SIZE, methodClass: config.method_class, gpuHourUsd: config.gpu_hour_usd });
         if (interrupted) coordinator.drain();
-        const outcome = await coordinator.done;
+        const outcome = await coordinator.done.finally(() => web?.server.detach());
+        web?.server.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
         const sealed = await session.finished(outcome);
         entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: outcome.state, card: relative(config.outDir, sealed.cardPath) };
         save();

@@ -56,6 +56,12 @@ export class EventHub {
     });
   }
 
+  /** Forgets the kept events and scores (the next run of a sweep begins); open streams stay. */
+  reset(): void {
+    this.recent.length = 0;
+    this.scores.clear();
+  }
+
   /** Ends every open stream (the server is closing). */
   close(): void {
     for (const res of this.clients) res.end();

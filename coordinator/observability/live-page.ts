@@ -97,6 +97,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   var scores = {};
   var run = null;
   var last = null;
+  var shownRun = null;
   var $ = function (id) { return document.getElementById(id); };
   var num = function (v) { return v === undefined || v === null ? undefined : Number(v); };
   var fmt = function (n, d) { return n === undefined || n === null || !isFinite(n) ? "-" : Number(n).toLocaleString("en-US", { maximumFractionDigits: d === undefined ? 0 : d, minimumFractionDigits: d === undefined ? 0 : d }); };
@@ -118,6 +119,9 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   };
 
   function render(s) {
+    // A sweep serves its runs one after the other on this page: a new run starts the page afresh.
+    if (s.run_id && shownRun && s.run_id !== shownRun) { location.reload(); return; }
+    if (s.run_id) shownRun = s.run_id;
     var committed = num(s.records_committed), total = num(s.records_total);
     $("run-id").textContent = s.run_id || "-";
     var st = $("state"); st.textContent = s.state; st.className = "state " + s.state;

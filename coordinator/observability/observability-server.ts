@@ -29,8 +29,11 @@ export interface ObservabilityServerOptions {
 
 export interface ObservabilityServer extends MetricsServer {
   readonly events: EventHub;
-  /** The coordinator is running: the page and /metrics read it from now on. */
-  attach(coordinator: ObservedCoordinator, runId: string): void;
+  /**
+   * The coordinator is running: the page and /metrics read it from now on. A sweep attaches each of
+   * its runs in turn, with that run's `run` info: the events and scores of the one before are dropped.
+   */
+  attach(coordinator: ObservedCoordinator, runId: string, run?: Omit<LiveRunInfo, "runId">): void;
   /**
    * The coordinator stopped serving (done, or its thread is gone): /readyz answers 503; the page
    * and /metrics keep its last status and metrics, updated with `final`.
@@ -43,6 +46,7 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
   const events = new EventHub();
   let coordinator: ObservedCoordinator | undefined;
   let runId = "";
+  let runInfo = options.run;
   let serving = false;
   let last: RunStatus | undefined;
   let lastMetrics = "";
@@ -77,7 +81,7 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
     metrics: () => joinedMetricsText([options.registry, coordinatorMetrics]),
     routes: observabilityRoutes({
       status,
-      run: () => ({ runId, ...options.run }),
+      run: () => ({ runId, ...runInfo }),
       events,
       ready: () => serving,
       ...(options.token !== undefined ? { token: options.token } : {}),
@@ -87,9 +91,15 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
   return {
     ...server,
     events,
-    attach(c, id) {
+    attach(c, id, run) {
+      if (runId !== "" && id !== runId) {
+        events.reset();
+        last = undefined;
+        lastMetrics = "";
+      }
       coordinator = c;
       runId = id;
+      if (run) runInfo = run;
       serving = true;
     },
     detach(final) {

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, spawnCli, type CliProcess } from "../support/cli-process.js";
+import { readEventsUntil } from "../support/sse.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import type { RunCard } from "../../card/run-card.js";
@@ -123,9 +124,38 @@ describe("sweep", () => {
     const sweepJson = JSON.parse(readFileSync(join(dir, "runs", "sweep.json"), "utf8"));
     expect(sweepJson.runs.map((r: { status: string }) => r.status)).toEqual(["complete", "running", "pending", "pending"]);
 
-    const second = spawnCli(["sweep", "--config", config]);
+    const second = spawnCli(["sweep", "--config", config, "--metrics", "127.0.0.1:0"]);
+    // One live page for the whole sweep: it follows each run in turn (its run id, model and
+    // /metrics), and a watcher that connects hears each run's track scores.
+    const page = (await second.waitFor(/live page: (http:\/\/127\.0\.0\.1:\d+)\//))[1]!;
+    const watched: Array<{ runId: string; model: string; infoRunId: string | undefined; status: string }> = [];
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        try {
+          const run = (await (await fetch(`${page}/api/run`)).json()) as { runId: string; model: string };
+          const metrics = await (await fetch(`${page}/metrics`)).text();
+          const status = (await (await fetch(`${page}/api/status`)).json()) as { run_id: string };
+          if (run.runId) watched.push({ runId: run.runId, model: run.model, infoRunId: /^udm_run_info\{run_id="([^"]+)"/m.exec(metrics)?.[1], status: status.run_id });
+        } catch {
+          // between runs, or the sweep has ended
+        }
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    })();
+    const scored = readEventsUntil(`${page}/api/events`, (type) => type === "track_scored", 240_000);
+    scored.catch(() => undefined);
     const { code } = await exitedWithin(second, 240_000);
+    watching = false;
+    await watcher;
     expect(code, second.output()).toBe(0);
+    expect((await scored).at(-1)!.type).toBe("track_scored");
+    const runIds = [...new Set(watched.map((w) => w.runId))];
+    expect(runIds.length, JSON.stringify(watched.slice(-5))).toBeGreaterThanOrEqual(2);
+    const runModels = new Set(["sim/pseudo", "sim/oracle"]);
+    for (const w of watched) expect(runModels.has(w.model), w.model).toBe(true);
+    // What the page reads, /metrics and /api/status are of the same run (allowing a switch between reads).
+    expect(watched.filter((w) => w.infoRunId === w.runId && w.status === w.runId).length).toBeGreaterThan(watched.length / 2);
     expect(second.output()).toMatch(/skip sim_pseudo__systemone__t0__seeds-none: complete card with the same fingerprint/);
     // The finished run was not redone: its card is the same, byte for byte.
     expect(card("sim_pseudo__systemone__t0__seeds-none")).toEqual(done);
