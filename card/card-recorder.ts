@@ -105,6 +105,9 @@ export class CardRecorder {
     if (this.finished) return;
     if (metrics) this.metrics = metrics;
     const key = `${family}/${track}.jsonl`;
+    // Ask the coordinator now, while the agents that answered this track are attached: in a short
+    // run the last tracks complete as the agents leave, before the card is rewritten.
+    void this.poll();
     // Only the hash, streamed: this runs in the thread that serves the live page and /metrics,
     // and a track's file runs to tens of MB (parsing it whole here stalled them for seconds).
     // Errored records are counted once, by finish().

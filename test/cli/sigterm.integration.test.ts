@@ -103,7 +103,11 @@ describe("SIGTERM while a 40 MB line is read (case 1)", () => {
     const p = cli(["run", "--suite", longLine, "--out", join(root, "run-long"), "--sim", "1"]);
     await new Promise((r) => setTimeout(r, 1500));
     const end = await terminate(p);
-    expect(end.code).not.toBe(0);
+    // While the suite is read nothing is committed: not exit 0. On a quick machine the one unit of
+    // this 5-record suite may be out already; the drain then finishes it, and exit 0 must mean that
+    // every record was committed.
+    if (end.code === 0) expect(p.output()).toMatch(/complete: 5 records \(0 resumed, 0 with errors\)/);
+    else expect(p.output()).not.toMatch(/ complete: \d+ records/);
     expect(p.output()).not.toMatch(/\n\s+at /);
   }, 120_000);
 });
