@@ -10,6 +10,7 @@ import { sealCard } from "../card/card-hash.js";
 import { writeCard } from "../card/card-file.js";
 import type { RunCard } from "../card/run-card.js";
 import { runEmbedded } from "./embedded-run.js";
+import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { parseGpuHourUsd } from "./run-card-setup.js";
 
@@ -21,6 +22,7 @@ interface ReproduceFlags {
   simOracle?: string;
   simAccuracy?: string;
   gpuHourUsd?: string;
+  metrics: string;
 }
 
 export function register(program: Command): void {
@@ -58,6 +60,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
+    .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
       const verdict = await verifyCard(file);
       if (!verdict.card) throw new UsageError(verdict.problems.join("; "));
@@ -74,6 +77,7 @@ export function register(program: Command): void {
       const out = resolve(flags.out ?? `${cardDir}-reproduce`);
       if (out === cardDir) throw new UsageError("--out must differ from the card's directory");
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
+      const metrics = parseMetricsListen(flags.metrics);
       const m = original.method;
       const result = await runEmbedded({
         suiteDir,
@@ -87,6 +91,7 @@ export function register(program: Command): void {
         methodClass: m.method_class,
         gpuHourUsd: flags.gpuHourUsd !== undefined ? parseGpuHourUsd(flags.gpuHourUsd) : original.totals.gpu_hour_usd,
         printTracks: false,
+        ...(metrics ? { metrics } : {}),
       });
       const fresh = result.card;
       if (fresh.dataset.sha256 !== original.dataset.sha256) throw new UdmError(`the suite at ${suiteDir} is not the card's (identity ${fresh.dataset.sha256}, card ${original.dataset.sha256})`);

@@ -189,7 +189,9 @@ describe("demo", () => {
 describe("card reproduce", () => {
   it("reruns the card's setup: every headline within ±2% marks the new card reproduced", async () => {
     const out = join(dir, "a-reproduce");
-    const r = await cli(["card", "reproduce", join(dir, "a", "run-card.json"), "--sim", "2", "--out", out]);
+    const r = await cli(["card", "reproduce", join(dir, "a", "run-card.json"), "--sim", "2", "--out", out, "--metrics", "127.0.0.1:0"]);
+    // A rerun is a run: watched on its own live page like one.
+    expect(r.out).toMatch(/live page: http:\/\/127\.0\.0\.1:\d+\//);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/all within ±2%: reproduced/);
     const original = readCard(join(dir, "a", "run-card.json"));
