@@ -211,7 +211,15 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
 
   it("a scorer started while nats-server is down waits for it, then scores the run", async () => {
     const results = join(root, "order");
-    const runId = ((await watcher.listStatuses()).find((x) => x.state === "complete") as { runId: string }).runId;
+    // A connection of its own: `watcher` has just lived through a server restart (the test above),
+    // and its KV listing (an ordered consumer) can then time out on nats-server 2.9.
+    const bus = await NatsBus.connect({ servers: [server.url], logger: createLogger("late-scorer", "error") });
+    let runId: string;
+    try {
+      runId = ((await bus.listStatuses()).find((x) => x.state === "complete") as { runId: string }).runId;
+    } finally {
+      await bus.close();
+    }
     const out = join(root, "late-nats-scorer");
     await server.halt();
     let s: CliProcess;
