@@ -345,7 +345,7 @@ export class LabelReadMethod implements EngineMethod {
 
   /** /tokenize of `body` once per `key`; a prompt without add_special_tokens gets the server's default, as an inference request would. */
   private tokenizeCached(cache: PromiseCache<number[]>, key: string, body: Record<string, unknown>, ctx: ReadContext, signal: AbortSignal): Promise<number[]> {
-    return cache.get(key, async () => (await this.tokenize(body, ctx, signal)).tokens);
+    return cache.get(key, async (loadSignal) => (await this.tokenize(body, ctx, loadSignal)).tokens, signal);
   }
 
   private async tokenize(body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) {

@@ -29,23 +29,23 @@ export class LabelTokenizer {
   ) {}
 
   tokens(label: string, counters: CallCounters, signal: AbortSignal): Promise<LabelTokens> {
-    return this.cache.get(label, async () => {
+    return this.cache.get(label, async (loadSignal) => {
       const user = { role: "user", content: "x" };
       const [tail, full] =
         this.api === "completions"
           ? await Promise.all([
-              this.tails.get(this.api, async () => (await this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, counters, signal)).tokens),
-              this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, counters, signal),
+              this.tails.get(this.api, async (tailSignal) => (await this.tokenize({ prompt: ANSWER_TAIL, add_special_tokens: false }, counters, tailSignal)).tokens),
+              this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, counters, loadSignal),
             ])
           : await Promise.all([
-              this.tails.get(this.api, async () => (await this.tokenize({ messages: [user], add_generation_prompt: true }, counters, signal)).tokens),
-              this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, counters, signal),
+              this.tails.get(this.api, async (tailSignal) => (await this.tokenize({ messages: [user], add_generation_prompt: true }, counters, tailSignal)).tokens),
+              this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, counters, loadSignal),
             ]);
       const n = tail.length;
       if (full.tokens.length <= n || full.tokens.slice(0, n).some((t, i) => t !== tail[i])) {
         throw new LabelTokenError(`label ${JSON.stringify(label)} does not tokenize as a continuation of the prompt for this model`);
       }
       return { ids: full.tokens.slice(n), strs: (full.token_strs ?? []).slice(n) };
-    });
+    }, signal);
   }
 }

@@ -22,15 +22,15 @@ export class StateFit {
     const text = JSON.stringify(state);
     if (text.length < maxModelLen) return false;
     try {
-      const tokens = await this.counts.get(text, async () => {
+      const tokens = await this.counts.get(text, async (loadSignal) => {
         out.usage.requests++;
         const url = `${this.baseUrl}/tokenize`;
         // The server's default special tokens (BOS), as the prompts that carry the state get them.
         const body = { ...(this.model ? { model: this.model } : {}), prompt: text };
-        const parsed = TokenizeResponseSchema.safeParse(await requestJson(url, { method: "POST", body, timeoutMs: this.timeoutMs, signal }));
+        const parsed = TokenizeResponseSchema.safeParse(await requestJson(url, { method: "POST", body, timeoutMs: this.timeoutMs, signal: loadSignal }));
         if (!parsed.success) throw new EngineProtocolError(url, "not a tokenize response");
         return parsed.data.count;
-      });
+      }, signal);
       // One token is the reply; the template and the question come on top.
       return tokens >= maxModelLen - 1;
     } catch {
