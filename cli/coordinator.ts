@@ -14,7 +14,7 @@ import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
-import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 import { trackScoredEvent } from "../coordinator/observability/live-event.js";
 import type { TrackMetrics } from "../scorer/track-metrics.js";
 import { cardOptions, parseMethodClass } from "./run-card-setup.js";
@@ -130,7 +130,7 @@ export function register(program: Command): void {
     if (web) {
       options.metrics = { perAgent, gpuHourUsd };
       options.onLiveEvent = (e) => web.publish(e);
-      process.stdout.write(`live page: ${web.url}/ (metrics ${web.url}/metrics)\n`);
+      process.stdout.write(`${livePageLine(web)}\n`);
     }
     const cardSession = new RunCardSession({
       suiteDir: flags.suite,

@@ -26,7 +26,7 @@ import { registerAgentMetrics } from "../agent/agent-metrics.js";
 import { registerScorerMetrics, scorerCountsOf } from "../scorer/scorer-metrics.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
 import type { ListenAddress } from "../common/metrics/metrics-listen.js";
-import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 import type { MethodClass, RunCard } from "../card/run-card.js";
 import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
@@ -159,7 +159,7 @@ export async function runEmbedded(options: EmbeddedRunOptions): Promise<Embedded
         ...(options.token !== undefined ? { token: options.token } : {}),
         log,
       });
-      bar.log(`live page: ${web.url}/ (metrics ${web.url}/metrics)`);
+      bar.log(livePageLine(web));
     }
     // --sim-oracle takes an oracle file or a suite directory (its gold), read once for every engine.
     const oracle = options.simOptions?.oracle;

@@ -21,7 +21,7 @@ import { RunCardSession } from "./run-card-session.js";
 import { boolArg } from "./metrics-flags.js";
 import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
 import { createProcessRegistry } from "../common/metrics/process-registry.js";
-import { startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
+import { livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
 import { trackScoredEvent } from "../coordinator/observability/live-event.js";
 import type { TrackMetrics } from "../scorer/track-metrics.js";
 
@@ -78,7 +78,7 @@ export function register(program: Command): void {
             ...(flags.token ? { token: flags.token } : {}),
           })
         : undefined;
-      if (web) process.stdout.write(`live page: ${web.url}/ (metrics ${web.url}/metrics)\n`);
+      if (web) process.stdout.write(`${livePageLine(web)}\n`);
       try {
         await runSweep(config, runs, entries, dataset, flags, web && { server: web, perAgent });
       } finally {

@@ -42,6 +42,11 @@ export interface ObservabilityServer extends MetricsServer {
   publish(event: LiveEvent): void;
 }
 
+/** The line every command prints when its page is up; tests, benches and users read the URL from it. */
+export function livePageLine(server: Pick<ObservabilityServer, "url">): string {
+  return `live page: ${server.url}/ (metrics ${server.url}/metrics)`;
+}
+
 export async function startObservabilityServer(options: ObservabilityServerOptions): Promise<ObservabilityServer> {
   const events = new EventHub();
   let coordinator: ObservedCoordinator | undefined;
