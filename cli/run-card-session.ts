@@ -5,7 +5,7 @@
 // scored track (run-card.json) and is final when the coordinator is done.
 import type { Logger } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/gold-feed.js";
-import type { StoredResultLine } from "../common/results/format.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import type { RunStatus } from "../coordinator/run-status.js";
 import type { RunOutcome } from "../coordinator/server.js";
 import { CommitScorer } from "../scorer/commit-scorer.js";
@@ -38,7 +38,7 @@ export interface CardFlags {
 }
 
 /** The coordinator options that feed a session's scorer: a scorer thread's feed, or callbacks in this thread. */
-export type ScorerFeedOptions = { scorerFeed: ScorerFeed } | { onCommitted: (line: StoredResultLine) => void; onGold: (message: GoldMessage) => void } | Record<never, never>;
+export type ScorerFeedOptions = { scorerFeed: ScorerFeed } | { onCommitted: (line: CommittedLine) => void; onGold: (message: GoldMessage) => void } | Record<never, never>;
 
 /** The scorer of the coordinator's committed results, in its own thread (the build) or in this one (from sources). */
 interface SessionScorer {

@@ -8,6 +8,7 @@ import { existsSync, openSync, readSync, closeSync } from "node:fs";
 import type { Bus, BusEvent, RunStatusInput } from "../common/bus/bus.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import type { ResultLine } from "../common/results/format.js";
 import { trackResultsPath } from "../common/results/paths.js";
 import type { RunStatus } from "./run-status.js";
@@ -78,7 +79,8 @@ export class BusPublisher {
   }
 
   /** One committed line (in file order per track, as the results store commits them). */
-  committed(line: ResultLine, track: string): void {
+  committed(line: CommittedLine): void {
+    const track = line.track;
     const f = this.files.get(track);
     if (!f) return;
     const index = f.lines++;

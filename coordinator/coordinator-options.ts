@@ -3,7 +3,7 @@ import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { Bus } from "../common/bus/bus.js";
 import type { Logger } from "../common/log.js";
 import type { PlanLimits } from "./planner.js";
-import type { StoredResultLine } from "../common/results/format.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import type { MethodConfig } from "./run-manifest.js";
 import type { TlsOptions } from "./tls.js";
 import type { CoordinatorMetricsOptions } from "./observability/coordinator-metrics.js";
@@ -34,7 +34,7 @@ export interface CoordinatorOptions {
   storeBatchLines?: number;
   storeFlushMs?: number;
   /** Called once per committed (fsynced) result line. */
-  onCommitted?: (line: StoredResultLine, track: string) => void;
+  onCommitted?: (line: CommittedLine) => void;
   /** Called once per track whose every record is committed (at start for tracks already complete). */
   onTrackComplete?: (track: string, family: string) => void;
   /**

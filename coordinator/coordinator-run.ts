@@ -3,7 +3,7 @@
 // metrics, and the ordered shutdown.
 import type * as grpc from "@grpc/grpc-js";
 import type { BusEvent } from "../common/bus/bus.js";
-import type { ResultLine, StoredResultLine } from "../common/results/format.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import type { Logger } from "../common/log.js";
 import { AgentSessions } from "./agent-sessions.js";
 import { BusPublisher, busStatusOf } from "./bus-publisher.js";
@@ -82,10 +82,10 @@ export class CoordinatorRun implements ServedRun {
       tracks: index.tracks.map((t, i) => ({ track: t.track, family: t.family, records: t.records.length, committed: t.records.length - toPlan[i]!.records.length })),
       onCommitted: (line) => {
         // A given-up line has no latency: it took no engine time of its own.
-        if (typeof line.latency_ms === "number") this.metrics?.recordLatency(line.latency_ms / 1000);
-        this.publisher?.committed(line as ResultLine, line.track);
+        if (line.usage) this.metrics?.recordLatency(line.usage.latencyMs / 1000);
+        this.publisher?.committed(line);
         try {
-          options.onCommitted?.(line, line.track);
+          options.onCommitted?.(line);
         } catch (err) {
           log.error("onCommitted failed", { error: (err as Error).message });
         }
@@ -189,7 +189,7 @@ export class CoordinatorRun implements ServedRun {
   }
 
   /** A line the results store made durable. */
-  committed(line: StoredResultLine): void {
+  committed(line: CommittedLine): void {
     this.progress.committed(line, Date.now());
   }
 

@@ -3,7 +3,8 @@
 // exactly the record's questions with valid distributions.
 import { distributionProblem, SUM_TOLERANCE } from "../common/results/format.js";
 import type { IncomingResult } from "./incoming-result.js";
-import { questionSpecs, type QuestionSpec, type RecordEntry } from "./suite-index.js";
+import { RecordQuestions } from "./record-questions.js";
+import type { RecordEntry } from "./suite-index.js";
 
 export const REJECT_REASONS = [
   "unknown_run_id",
@@ -39,40 +40,62 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
   if (result.payloadSha256 !== "" && record.payloadSha256 !== "" && result.payloadSha256 !== record.payloadSha256) {
     return { reason: "payload_mismatch", detail: `payload_sha256 ${result.payloadSha256} is not the record's ${record.payloadSha256}` };
   }
-  const specs = questionSpecs(record);
-  const known = (key: string): QuestionSpec | undefined => {
-    for (const q of specs) if (q.key === key) return q;
-    return undefined;
-  };
-  for (const key of Object.keys(result.probs)) if (!known(key)) return unknownQuestion(key);
-  for (const key of result.skipped) if (!known(key)) return unknownQuestion(key);
-  for (const key of Object.keys(result.errors)) if (!known(key)) return unknownQuestion(key);
+  const qs = new RecordQuestions(record);
+  const n = qs.count;
+  // Per question: in how many of probs, skipped, errors and prob_questions it is, and where.
+  const places = new Uint16Array(n);
+  const IN_PROBS = -2;
+  const where = new Int32Array(n).fill(-1);
+  const inProbs = Object.keys(result.probs);
+  let hint = 0;
+  for (const key of inProbs) {
+    const i = qs.indexOf(key, hint);
+    if (i < 0) return unknownQuestion(key);
+    places[i] = places[i]! + 1;
+    where[i] = IN_PROBS;
+    hint = i + 1;
+  }
+  hint = 0;
+  for (const key of result.skipped) {
+    const i = qs.indexOf(key, hint);
+    if (i < 0) return unknownQuestion(key);
+    places[i] = places[i]! + 1;
+    hint = i + 1;
+  }
+  hint = 0;
+  for (const key of Object.keys(result.errors)) {
+    const i = qs.indexOf(key, hint);
+    if (i < 0) return unknownQuestion(key);
+    places[i] = places[i]! + 1;
+    hint = i + 1;
+  }
   const compact = result.compactProbs;
   if (compact) {
     let expected = 0;
+    hint = 0;
     for (const key of compact.questions) {
-      const q = known(key);
-      if (!q) return unknownQuestion(key);
-      expected += q.options.length;
+      const i = qs.indexOf(key, hint);
+      if (i < 0) return unknownQuestion(key);
+      // A question listed twice is refused below (conflicting); its values are the first listing's.
+      if (where[i]! < 0 && places[i] === 0) where[i] = expected;
+      places[i] = places[i]! + 1;
+      expected += qs.options(i).length;
+      hint = i + 1;
     }
     if (compact.values.length !== expected) {
       return { reason: "bad_distribution", detail: `prob_values has ${compact.values.length} values, expected ${expected} for prob_questions` };
     }
   }
-  for (const { key, options } of specs) {
-    const inProbs = Object.hasOwn(result.probs, key);
-    const inSkipped = result.skipped.includes(key);
-    const inErrors = Object.hasOwn(result.errors, key);
-    let inCompact = 0;
-    if (compact) for (const k of compact.questions) if (k === key) inCompact++;
-    const places = Number(inProbs) + Number(inSkipped) + Number(inErrors) + inCompact;
-    if (places === 0) return { reason: "unanswered_question", detail: `question ${JSON.stringify(key)} is in none of probs, skipped, errors` };
-    if (places > 1) return { reason: "conflicting_question", detail: `question ${JSON.stringify(key)} is in more than one of probs, skipped, errors` };
-    if (inProbs) {
-      const problem = distributionProblem(result.probs[key], options);
+  for (let i = 0; i < n; i++) {
+    const key = qs.keys[i]!;
+    if (places[i] === 0) return { reason: "unanswered_question", detail: `question ${JSON.stringify(key)} is in none of probs, skipped, errors` };
+    if (places[i]! > 1) return { reason: "conflicting_question", detail: `question ${JSON.stringify(key)} is in more than one of probs, skipped, errors` };
+    const at = where[i]!;
+    if (at === IN_PROBS) {
+      const problem = distributionProblem(result.probs[key], qs.options(i));
       if (problem) return { reason: "bad_distribution", detail: `probs.${key}: ${problem}` };
-    } else if (inCompact) {
-      const problem = compactDistributionProblem(compact!, key, known);
+    } else if (at >= 0) {
+      const problem = compactDistributionProblem(compact!.values, at, qs.options(i));
       if (problem) return { reason: "bad_distribution", detail: `prob_values of ${key}: ${problem}` };
     }
   }
@@ -83,50 +106,14 @@ function unknownQuestion(key: string): Rejection {
   return { reason: "unknown_question", detail: `question ${JSON.stringify(key)} is not in the record` };
 }
 
-/** Where a question's values start in prob_values: after those of the questions before it. */
-function compactOffset(compact: NonNullable<IncomingResult["compactProbs"]>, key: string, known: (key: string) => QuestionSpec | undefined): number {
-  let offset = 0;
-  for (const k of compact.questions) {
-    if (k === key) return offset;
-    offset += known(k)!.options.length;
-  }
-  return -1;
-}
-
-/** The same rules as distributionProblem (common/results/format.ts) on the values of one question. */
-function compactDistributionProblem(
-  compact: NonNullable<IncomingResult["compactProbs"]>,
-  key: string,
-  known: (key: string) => QuestionSpec | undefined,
-): string | undefined {
-  const options = known(key)!.options;
-  const at = compactOffset(compact, key, known);
+/** The same rules as distributionProblem (common/results/format.ts) on one question's values, from `at` on. */
+function compactDistributionProblem(values: readonly number[], at: number, options: readonly string[]): string | undefined {
   let sum = 0;
   for (let i = 0; i < options.length; i++) {
-    const p = compact.values[at + i]!;
+    const p = values[at + i]!;
     if (!Number.isFinite(p) || p < 0 || p > 1 + SUM_TOLERANCE) return `option ${JSON.stringify(options[i])} = ${p} is not a probability`;
     sum += p;
   }
   if (Math.abs(sum - 1) > SUM_TOLERANCE) return `sums to ${sum}, not 1`;
   return undefined;
-}
-
-/**
- * The probabilities of an accepted result as the results line holds them (question -> option ->
- * probability), from the map form or the compact one; the line orders them by criteria.
- */
-export function acceptedProbs(result: IncomingResult, specs: readonly QuestionSpec[]): Record<string, Record<string, number>> {
-  const compact = result.compactProbs;
-  if (!compact || compact.questions.length === 0) return result.probs;
-  const probs: Record<string, Record<string, number>> = Object.keys(result.probs).length > 0 ? { ...result.probs } : {};
-  const values = compact.values;
-  let at = 0;
-  for (const key of compact.questions) {
-    let options: readonly string[] = [];
-    for (const q of specs) if (q.key === key) options = q.options;
-    const dist: Record<string, number> = {};
-    for (const o of options) dist[o] = values[at++]!;
-    probs[key] = dist;
-  }
-  return probs;
 }

@@ -4,12 +4,11 @@
 // is scanned for committed run_ids and a torn last line (a crash mid-write) is cut off.
 import { mkdirSync } from "node:fs";
 import { AppendLog, type TornLine } from "../common/results/append-log.js";
-import type { StoredResultLine } from "../common/results/format.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import { parseResultLine } from "../common/results/parse.js";
 import { trackFilesUnder, trackResultsPath } from "../common/results/paths.js";
 import type { Logger } from "../common/log.js";
 
-export type { StoredResultLine } from "../common/results/format.js";
 export type RepairedFile = TornLine;
 
 export interface ResultsStoreOptions {
@@ -20,14 +19,14 @@ export interface ResultsStoreOptions {
   flushMs?: number;
   logger?: Logger;
   /** Called once per line after its fsync. */
-  onCommitted?: (line: StoredResultLine) => void;
+  onCommitted?: (line: CommittedLine) => void;
   /** A write or fsync failed; the store refuses further lines. */
   onError?: (err: Error) => void;
 }
 
 interface TrackFileState {
   log: AppendLog;
-  waiting: StoredResultLine[];
+  waiting: CommittedLine[];
 }
 
 export class ResultsStore {
@@ -56,7 +55,7 @@ export class ResultsStore {
         onLine: (value, line) => {
           const parsed = parseResultLine(file, line, value, "not a results line: ");
           store.committed.add(parsed.run_id);
-          store.noteErrors(parsed.run_id, parsed.errors);
+          store.noteErrors(parsed.run_id, parsed.errors !== undefined && Object.keys(parsed.errors).length > 0);
         },
       });
       store.logs.set(file, log);
@@ -81,8 +80,8 @@ export class ResultsStore {
     return this.errored.size;
   }
 
-  private noteErrors(runId: string, errors: Readonly<Record<string, unknown>> | undefined): void {
-    if (errors && Object.keys(errors).length > 0) this.errored.add(runId);
+  private noteErrors(runId: string, errored: boolean): void {
+    if (errored) this.errored.add(runId);
     else this.errored.delete(runId);
   }
 
@@ -104,10 +103,10 @@ export class ResultsStore {
   }
 
   /** Queues a line; false when its run_id is already committed or waiting (nothing written). */
-  append(line: StoredResultLine): boolean {
+  append(line: CommittedLine): boolean {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error("results store is closed");
-    if (this.has(line.run_id)) return false;
+    if (this.has(line.runId)) return false;
     const key = `${line.family}/${line.track}`;
     let f = this.files.get(key);
     if (!f) {
@@ -117,7 +116,7 @@ export class ResultsStore {
       this.files.set(key, (f = { log, waiting: [] }));
     }
     f.waiting.push(line);
-    this.waiting.add(line.run_id);
+    this.waiting.add(line.runId);
     this.waitingCount++;
     if (this.waitingCount >= (this.options.batchLines ?? 256)) void this.flush().catch(() => undefined);
     else if (!this.timer) {
@@ -145,13 +144,13 @@ export class ResultsStore {
    */
   private async writeWaiting(): Promise<void> {
     if (this.failure) throw this.failure;
-    const batch: Array<{ f: TrackFileState; lines: StoredResultLine[] }> = [];
+    const batch: Array<{ f: TrackFileState; lines: CommittedLine[] }> = [];
     for (const f of this.files.values()) {
       if (f.waiting.length === 0) continue;
       const lines = f.waiting;
       f.waiting = [];
       this.waitingCount -= lines.length;
-      for (const l of lines) f.log.append(JSON.stringify(l));
+      for (const l of lines) f.log.append(l.text);
       batch.push({ f, lines });
     }
     const outcomes = await Promise.allSettled(batch.map(({ f }) => f.log.flush()));
@@ -163,9 +162,9 @@ export class ResultsStore {
         continue;
       }
       for (const l of batch[i]!.lines) {
-        this.waiting.delete(l.run_id);
-        this.committed.add(l.run_id);
-        this.noteErrors(l.run_id, l.errors);
+        this.waiting.delete(l.runId);
+        this.committed.add(l.runId);
+        this.noteErrors(l.runId, l.errored);
       }
     }
     // Lines whose fsync succeeded are committed even when another file's failed.

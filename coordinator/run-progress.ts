@@ -1,6 +1,6 @@
 // A run's progress: commits counted per track and in all, track and run completion, throughput,
 // and the run totals (tokens, GPU-seconds, per-record latency, ETA) every reader takes from here.
-import type { StoredResultLine } from "../common/results/format.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import { AttachedTime } from "./attached-time.js";
 import { LatencyStats } from "./latency-stats.js";
 import { ThroughputMeter } from "./throughput-meter.js";
@@ -10,7 +10,7 @@ export interface RunProgressOptions {
   /** Every track in scope with its records and how many of them were committed before this start. */
   tracks: ReadonlyArray<{ track: string; family: string; records: number; committed: number }>;
   /** Called once per line counted (in scope, first commit of its run_id). */
-  onCommitted: (line: StoredResultLine) => void;
+  onCommitted: (line: CommittedLine) => void;
   /** Called once per track whose every record is committed; atStart for those complete before this start. */
   onTrackComplete: (p: Readonly<TrackProgress>, atStart: boolean) => void;
   /** Called once, when every record in scope is committed. */
@@ -60,7 +60,7 @@ export class RunProgress {
   }
 
   /** A line made durable by the results store. Lines of tracks out of scope are not counted. */
-  committed(line: StoredResultLine, nowMs: number): void {
+  committed(line: CommittedLine, nowMs: number): void {
     const p = this.tracks.get(line.track);
     if (!p) return;
     p.committed++;
@@ -68,12 +68,15 @@ export class RunProgress {
     this.lastCommitMs = nowMs;
     this.meter.add(1, nowMs);
     // A given-up line has no latency or usage: it took no engine time of its own.
-    if (typeof line.latency_ms === "number") this.latency.add(line.latency_ms);
-    if (typeof line.prompt_tokens === "number") this.promptTokens += line.prompt_tokens;
-    if (typeof line.completion_tokens === "number") this.completionTokens += line.completion_tokens;
-    if (typeof line.cached_tokens === "number") {
-      this.cachedTokens += line.cached_tokens;
-      this.cachedReported = true;
+    const usage = line.usage;
+    if (usage) {
+      this.latency.add(usage.latencyMs);
+      this.promptTokens += usage.promptTokens;
+      this.completionTokens += usage.completionTokens;
+      if (usage.cachedTokens !== null) {
+        this.cachedTokens += usage.cachedTokens;
+        this.cachedReported = true;
+      }
     }
     this.options.onCommitted(line);
     if (!p.complete && p.committed >= p.records) {

@@ -5,7 +5,7 @@ import type { LogLevel } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { NatsBusOptions } from "../common/bus/nats.js";
 import type { RunOutcome } from "./coordinator-handle.js";
-import type { StoredResultLine } from "../common/results/format.js";
+import type { CommittedLine } from "../common/results/committed-line.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { ThreadError } from "../common/thread-error.js";
@@ -28,7 +28,7 @@ export type HostToWorker = { type: "drain" } | { type: "close" } | { type: "stat
 export type WorkerToHost =
   | { type: "listening"; address: string; port: number; runId: string; outDir: string }
   /** Lines committed together (one results-store flush), in commit order: one message, not one per line. */
-  | { type: "committed"; lines: Array<{ line: StoredResultLine; track: string }> }
+  | { type: "committed"; lines: CommittedLine[] }
   | { type: "trackComplete"; track: string; family: string }
   | { type: "gold"; message: GoldMessage }
   | { type: "liveEvent"; event: LiveEvent }

@@ -155,7 +155,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           break;
         case "committed":
           if (onCommitted) calling(() => {
-            for (const c of msg.lines) onCommitted(c.line, c.track);
+            for (const line of msg.lines) onCommitted(line);
           });
           break;
         case "trackComplete":

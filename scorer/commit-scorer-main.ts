@@ -4,6 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { createLogger } from "../common/log.js";
 import { encodeThreadError } from "../common/thread-error.js";
+import type { StoredResultLine } from "../common/results/format.js";
 import { CommitScorer } from "./commit-scorer.js";
 import type { HostToScorer, ScorerFeedMessage, ScorerThreadStartData, ScorerToHost } from "./commit-scorer-messages.js";
 
@@ -38,7 +39,7 @@ feed.on("message", (msg: ScorerFeedMessage) => {
         gold.onGold(msg.message);
         break;
       case "committed":
-        for (const line of msg.lines) scorer.committed(line);
+        for (const line of JSON.parse(msg.lines) as StoredResultLine[]) scorer.committed(line);
         break;
       case "end":
         markEnded();

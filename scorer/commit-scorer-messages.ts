@@ -3,7 +3,6 @@
 // (commit-scorer-thread.ts), each a discriminated union.
 import type { MessagePort } from "node:worker_threads";
 import type { LogLevel } from "../common/log.js";
-import type { StoredResultLine } from "../common/results/format.js";
 import type { GoldMessage } from "../common/suite/gold-feed.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { Interval } from "./bootstrap.js";
@@ -14,8 +13,8 @@ import type { TrackMetrics } from "./track-metrics.js";
 /** Coordinator thread -> scorer thread, on the port the host hands to both. */
 export type ScorerFeedMessage =
   | { type: "gold"; message: GoldMessage }
-  /** Lines committed together (one results-store flush), in commit order. */
-  | { type: "committed"; lines: StoredResultLine[] }
+  /** Lines committed together (one results-store flush), in commit order: their texts as one JSON array. */
+  | { type: "committed"; lines: string }
   /** The run ended: every line it committed was sent before this. */
   | { type: "end" };
 

@@ -5,6 +5,7 @@
 // metrics.json, what `udm-orch score` computes from the same files.
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
+import { isCommittedLine, type CommittedLine } from "../common/results/committed-line.js";
 import type { StoredResultLine } from "../common/results/format.js";
 import { selectFiles } from "../common/suite/suite.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
@@ -106,8 +107,9 @@ export class CommitScorer {
     this.finishCompleted();
   }
 
-  /** One line the coordinator committed (fsynced). */
-  committed(line: StoredResultLine): void {
+  /** One line the coordinator committed (fsynced): as written (text), or parsed. */
+  committed(committed: CommittedLine | StoredResultLine): void {
+    const line = isCommittedLine(committed) ? (JSON.parse(committed.text) as StoredResultLine) : committed;
     if (this.early) this.early.push(line);
     else {
       this.applyCommitted(line, false);

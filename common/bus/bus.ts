@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UdmError, UsageError } from "../errors.js";
 import type { ResultLine } from "../results/format.js";
+import { isCommittedLine, type CommittedLine } from "../results/committed-line.js";
 
 /** Bump when the meaning of a bus message changes; sent with every message. */
 export const BUS_FORMAT = 1;
@@ -46,9 +47,22 @@ export const subject = {
  * is not dropped as a re-publish of the old one within the duplicate window, while re-publishing the
  * same line (catch-up from disk) still is.
  */
-export function resultMessageId(runId: string, line: Pick<ResultLine, "run_id" | "errors">): string {
-  if (!line.errors || Object.keys(line.errors).length === 0) return `${runId}/${line.run_id}`;
-  return `${runId}/${line.run_id}/e${createHash("sha256").update(JSON.stringify(line)).digest("hex").slice(0, 16)}`;
+export function resultMessageId(runId: string, message: ResultMessage): string {
+  if (!message.errored) return `${runId}/${message.runId}`;
+  return `${runId}/${message.runId}/e${createHash("sha256").update(message.text).digest("hex").slice(0, 16)}`;
+}
+
+/** What a result's message carries: the line's text, and what its id is made of. */
+export interface ResultMessage {
+  runId: string;
+  errored: boolean;
+  text: string;
+}
+
+/** A committed line as written is published as is; a parsed one is written out once. */
+export function resultMessage(line: ResultLine | CommittedLine): ResultMessage {
+  if (isCommittedLine(line)) return line;
+  return { runId: line.run_id, errored: line.errors !== undefined && Object.keys(line.errors).length > 0, text: JSON.stringify(line) };
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -169,7 +183,7 @@ export interface Bus {
   onStateChange(listener: (state: BusState) => void): () => void;
 
   /** Publishes one committed result (`udm.<run>.results.<track>`), message id resultMessageId(). */
-  publishResult(runId: string, track: string, line: ResultLine): Promise<PublishOutcome>;
+  publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<PublishOutcome>;
   publishEvent(runId: string, event: BusEvent): Promise<PublishOutcome>;
   /** `track` is a track name or SUMMARY_METRICS. */
   publishMetrics(runId: string, track: string, metrics: MetricsInput): Promise<PublishOutcome>;

@@ -7,6 +7,7 @@ import {
   DEFAULT_DUPLICATE_WINDOW_MS,
   BusEventSchema,
   MetricsMessageSchema,
+  resultMessage,
   resultMessageId,
   RunStatusRecordSchema,
   SUMMARY_METRICS,
@@ -27,6 +28,7 @@ import {
   BusError,
 } from "./bus.js";
 import { createLogger, type Logger } from "../log.js";
+import type { CommittedLine } from "../results/committed-line.js";
 import { ResultLineSchema, type ResultLine } from "../results/format.js";
 
 export interface InProcessBusOptions {
@@ -202,11 +204,12 @@ export class InProcessBus implements Bus {
     return { ok: false, error: new BusError("bus is closed") };
   }
 
-  async publishResult(runId: string, track: string, line: ResultLine): Promise<PublishOutcome> {
+  async publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<PublishOutcome> {
     if (this.closed) return this.closedOutcome();
     const run = this.run(runId);
     checkToken("track", track);
-    const id = resultMessageId(runId, line);
+    const message = resultMessage(line);
+    const id = resultMessageId(runId, message);
     const now = this.now();
     for (const [key, [at]] of this.seen) {
       if (now - at < this.windowMs) break;
@@ -216,7 +219,7 @@ export class InProcessBus implements Bus {
     if (earlier) return { ok: true, duplicate: true, seq: earlier[1] };
     const seq = ++this.seq;
     this.seen.set(id, [now, seq]);
-    run.results.push({ seq, track, json: JSON.stringify(line) });
+    run.results.push({ seq, track, json: message.text });
     for (const d of run.durables.values()) d.active?.notify();
     return { ok: true, duplicate: false, seq };
   }

@@ -20,6 +20,7 @@ import {
 } from "./bus.js";
 import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "./nats.js";
 import { createLogger, type Logger } from "../log.js";
+import type { CommittedLine } from "../results/committed-line.js";
 import type { ResultLine } from "../results/format.js";
 
 /** How often a still-failing first connection is logged at warn level. */
@@ -109,7 +110,7 @@ export class DeferredNatsBus implements Bus {
     return this.inner;
   }
 
-  publishResult(runId: string, track: string, line: ResultLine): Promise<PublishOutcome> {
+  publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<PublishOutcome> {
     return this.inner ? this.inner.publishResult(runId, track, line) : Promise.resolve(this.down());
   }
 

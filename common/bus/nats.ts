@@ -34,6 +34,7 @@ import {
   METRICS_STREAM,
   MetricsMessageSchema,
   RESULTS_STREAM,
+  resultMessage,
   resultMessageId,
   RunStatusRecordSchema,
   STATUS_BUCKET,
@@ -55,6 +56,7 @@ import {
   type Subscription,
 } from "./bus.js";
 import { createLogger, type Logger } from "../log.js";
+import type { CommittedLine } from "../results/committed-line.js";
 import { ResultLineSchema, type ResultLine } from "../results/format.js";
 
 export interface NatsTlsOptions {
@@ -286,8 +288,9 @@ export class NatsBus implements Bus {
     }
   }
 
-  async publishResult(runId: string, track: string, line: ResultLine): Promise<PublishOutcome> {
-    return this.publish(subject.results(checkToken("run id", runId), checkToken("track", track)), JSON.stringify(line), resultMessageId(runId, line));
+  async publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<PublishOutcome> {
+    const message = resultMessage(line);
+    return this.publish(subject.results(checkToken("run id", runId), checkToken("track", track)), message.text, resultMessageId(runId, message));
   }
 
   async publishEvent(runId: string, event: BusEvent): Promise<PublishOutcome> {

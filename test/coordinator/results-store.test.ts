@@ -2,7 +2,8 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFile
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ResultsStore, type StoredResultLine } from "../../coordinator/results-store.js";
+import { ResultsStore } from "../../coordinator/results-store.js";
+import type { CommittedLine } from "../../common/results/committed-line.js";
 import { createLogger } from "../../common/log.js";
 import { FormatError } from "../../common/errors.js";
 
@@ -15,14 +16,20 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
-const line = (n: number, track = "t"): StoredResultLine => ({ run_id: `${track}:${n}`, id: `${n}`, track, family: "fam", probs: { label: { A: 1 } }, skipped: [] });
+const line = (n: number, track = "t"): CommittedLine => ({
+  runId: `${track}:${n}`,
+  track,
+  family: "fam",
+  text: JSON.stringify({ run_id: `${track}:${n}`, id: `${n}`, track, family: "fam", probs: { label: { A: 1 } }, skipped: [] }),
+  errored: false,
+});
 const quiet = createLogger("test", "silent");
 
 describe("ResultsStore", () => {
   it("commits only after flush, once per run_id, in <out>/<family>/<track>.jsonl", async () => {
     const out = tmp();
     const committed: string[] = [];
-    const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.run_id) });
+    const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.runId) });
     expect(store.append(line(1))).toBe(true);
     expect(store.append(line(1))).toBe(false);
     expect(store.isCommitted("t:1")).toBe(false);
@@ -40,7 +47,7 @@ describe("ResultsStore", () => {
   it("flushes by batch size without waiting for the timer", async () => {
     const out = tmp();
     const committed: string[] = [];
-    const store = await ResultsStore.open({ outDir: out, batchLines: 3, flushMs: 60_000, onCommitted: (l) => committed.push(l.run_id) });
+    const store = await ResultsStore.open({ outDir: out, batchLines: 3, flushMs: 60_000, onCommitted: (l) => committed.push(l.runId) });
     for (let i = 0; i < 3; i++) store.append(line(i));
     // The timer is a minute away: only the batch trigger can commit these.
     for (let i = 0; i < 500 && committed.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
@@ -52,8 +59,8 @@ describe("ResultsStore", () => {
     const out = tmp();
     mkdirSync(join(out, "fam"), { recursive: true });
     const file = join(out, "fam", "t.jsonl");
-    const complete = [line(1), line(2)].map((l) => JSON.stringify(l) + "\n").join("");
-    writeFileSync(file, complete + JSON.stringify(line(3)).slice(0, 25));
+    const complete = [line(1), line(2)].map((l) => l.text + "\n").join("");
+    writeFileSync(file, complete + line(3).text.slice(0, 25));
     const store = await ResultsStore.open({ outDir: out, logger: quiet });
     expect(store.repaired).toEqual([{ file, line: 3, bytesDropped: 25 }]);
     expect(readFileSync(file, "utf8")).toBe(complete);
@@ -68,7 +75,7 @@ describe("ResultsStore", () => {
     const out = tmp();
     mkdirSync(join(out, "fam"), { recursive: true });
     const file = join(out, "fam", "t.jsonl");
-    writeFileSync(file, JSON.stringify(line(1)));
+    writeFileSync(file, line(1).text);
     const store = await ResultsStore.open({ outDir: out });
     store.append(line(2));
     await store.close();
@@ -79,8 +86,8 @@ describe("ResultsStore", () => {
     const out = tmp();
     mkdirSync(join(out, "fam"), { recursive: true });
     const file = join(out, "fam", "t.jsonl");
-    writeFileSync(file, JSON.stringify(line(1)) + "\n{oops\n");
-    appendFileSync(file, JSON.stringify(line(2)) + "\n");
+    writeFileSync(file, line(1).text + "\n{oops\n");
+    appendFileSync(file, line(2).text + "\n");
     await expect(ResultsStore.open({ outDir: out })).rejects.toThrow(FormatError);
     await expect(ResultsStore.open({ outDir: out })).rejects.toThrow(`${file}:2`);
     writeFileSync(file, JSON.stringify({ id: "x" }) + "\n");

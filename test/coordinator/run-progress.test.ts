@@ -3,17 +3,36 @@
 import { describe, expect, it } from "vitest";
 import { RunProgress } from "../../coordinator/run-progress.js";
 import { LatencyStats, quantile } from "../../coordinator/latency-stats.js";
-import type { StoredResultLine } from "../../coordinator/results-store.js";
+import type { CommittedLine } from "../../common/results/committed-line.js";
 
-function line(track: string, n: number, extra: Record<string, unknown> = {}): StoredResultLine {
-  return { run_id: `${track}:${n}`, id: String(n), track, family: "f", probs: {}, skipped: [], ...extra };
+interface LineFields {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  cached_tokens?: number;
+  latency_ms?: number;
+  errors?: Record<string, string>;
+}
+
+/** A committed line with the results line's fields: usage only when it has a latency (a given-up line has none). */
+function line(track: string, n: number, extra: LineFields = {}): CommittedLine {
+  const runId = `${track}:${n}`;
+  return {
+    runId,
+    track,
+    family: "f",
+    text: JSON.stringify({ run_id: runId, id: String(n), track, family: "f", probs: {}, skipped: [], ...extra }),
+    errored: extra.errors !== undefined,
+    ...(extra.latency_ms !== undefined
+      ? { usage: { latencyMs: extra.latency_ms, promptTokens: extra.prompt_tokens ?? 0, completionTokens: extra.completion_tokens ?? 0, cachedTokens: extra.cached_tokens ?? null } }
+      : {}),
+  };
 }
 
 function progress(tracks: Array<{ track: string; records: number; committed: number }>) {
   const events: string[] = [];
   const p = new RunProgress({
     tracks: tracks.map((t) => ({ ...t, family: "f" })),
-    onCommitted: (l) => events.push(`line ${l.run_id}`),
+    onCommitted: (l) => events.push(`line ${l.runId}`),
     onTrackComplete: (t, atStart) => events.push(`track ${t.track}${atStart ? " at start" : ""}`),
     onRunComplete: () => events.push("run"),
   });

@@ -1,0 +1,30 @@
+// A results line the coordinator made durable, as it travels to the line's consumers (progress,
+// metrics, the bus, the run card's scorer): the line's text exactly as written to the track file,
+// and the few fields they read without parsing it. The coordinator writes the text straight from a
+// result (coordinator/result-line.ts) and no consumer needs the line as an object on the hot path.
+
+export interface CommittedLine {
+  runId: string;
+  track: string;
+  family: string;
+  /** The line as written to the track's results file (JSON, without the newline). */
+  text: string;
+  /** The line has errors: the record is redone by the next start, and this line superseded. */
+  errored: boolean;
+  /** Engine time and tokens; absent on a given-up line, which took no engine time of its own. */
+  usage?: LineUsage;
+}
+
+export interface LineUsage {
+  latencyMs: number;
+  promptTokens: number;
+  /** null: the engine did not report it (the line then has no cached_tokens). */
+  cachedTokens: number | null;
+  completionTokens: number;
+}
+
+/** A CommittedLine, as against a results line parsed into an object (the bus takes either). */
+export function isCommittedLine(line: object): line is CommittedLine {
+  const l = line as Partial<CommittedLine>;
+  return typeof l.text === "string" && typeof l.runId === "string" && typeof l.errored === "boolean";
+}

@@ -1,0 +1,35 @@
+// A record's questions as a result is checked and written: their keys (one split of the record's
+// compact key string) and option lists, found by key in constant time. Results list questions in
+// criteria order, so the expected position is tried before an index is built: a 64-question
+// reranking record is checked in one pass, not in a pass per question.
+import { QUESTION_KEY_SEPARATOR, type RecordEntry } from "./suite-index.js";
+
+export class RecordQuestions {
+  readonly keys: readonly string[];
+  private readonly shared: readonly string[] | undefined;
+  private byKey: Map<string, number> | undefined;
+
+  constructor(private readonly record: RecordEntry) {
+    this.keys = record.questionCount === 0 ? [] : record.questionKeys.split(QUESTION_KEY_SEPARATOR);
+    this.shared = record.optionLists.length === 1 ? record.optionLists[0] : undefined;
+  }
+
+  get count(): number {
+    return this.keys.length;
+  }
+
+  /** Option keys of question i, in criteria order. */
+  options(i: number): readonly string[] {
+    return this.shared ?? this.record.optionLists[i] ?? [];
+  }
+
+  /** Index of the question with this key, or -1; `hint` is where it is expected. */
+  indexOf(key: string, hint: number): number {
+    if (this.keys[hint] === key) return hint;
+    if (!this.byKey) {
+      this.byKey = new Map();
+      for (let i = 0; i < this.keys.length; i++) if (!this.byKey.has(this.keys[i]!)) this.byKey.set(this.keys[i]!, i);
+    }
+    return this.byKey.get(key) ?? -1;
+  }
+}

@@ -1,0 +1,137 @@
+// The coordinator writes a result's line straight to text (coordinator/result-line.ts). Held here
+// against the line object of common/results/format.ts put through JSON.stringify, which is what it
+// replaced: byte for byte, for results in the map form, the compact form (in criteria order or
+// not) or both, with skipped and errored questions, and keys JSON.stringify reorders ("0", "12").
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { acceptedResultLine } from "../../common/results/format.js";
+import type { IncomingResult } from "../../coordinator/incoming-result.js";
+import { givenUpLine, resultLine } from "../../coordinator/result-line.js";
+import { validateResult } from "../../coordinator/result-validator.js";
+import { compactQuestions, OptionInterner, questionSpecs, type RecordEntry } from "../../coordinator/suite-index.js";
+
+const QUESTION_KEYS = ["label", "doc:1", "doc:2", "0", "7", "12", "01", "b\"q", "ü", "tab\t", "4294967295", "x y"];
+const OPTION_LISTS = [["true", "false"], ["A", "B", "C", "D"], ["0", "1", "2", "10"], ["2", "1"], ["x", "5", "y"], ["neg", "pos"]];
+const interner = new OptionInterner();
+
+type Place = "compact" | "map" | "skipped" | "errors";
+const caseArb = fc
+  .uniqueArray(fc.constantFrom(...QUESTION_KEYS), { minLength: 0, maxLength: QUESTION_KEYS.length })
+  .chain((keys) =>
+    fc.record({
+      keys: fc.constant(keys),
+      shared: fc.boolean(),
+      lists: fc.array(fc.nat(OPTION_LISTS.length - 1), { minLength: keys.length, maxLength: keys.length }),
+      places: fc.array(fc.constantFrom<Place>("compact", "compact", "map", "skipped", "errors"), { minLength: keys.length, maxLength: keys.length }),
+      weights: fc.array(fc.array(fc.integer({ min: 0, max: 1000 }), { minLength: 4, maxLength: 4 }), { minLength: keys.length, maxLength: keys.length }),
+      compactShuffle: fc.boolean(),
+      mapOrder: fc.boolean(),
+      latencyMs: fc.oneof(fc.double(), fc.constantFrom(0, 12.5, -0)),
+      promptTokens: fc.nat(),
+      cachedTokens: fc.option(fc.nat(), { nil: null }),
+      completionTokens: fc.nat(),
+      answeredBy: fc.dictionary(fc.constantFrom(...QUESTION_KEYS), fc.constantFrom("systemone", "label-read", "decisions")),
+      retries: fc.nat(3),
+      approximate: fc.boolean(),
+      agent: fc.string({ maxLength: 12 }),
+      runId: fc.string({ maxLength: 12 }),
+    }),
+  );
+
+type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(c: Case): { record: RecordEntry; result: IncomingResult } {
+  const sharedList = OPTION_LISTS[c.lists[0] ?? 0]!;
+  const questions = c.keys.map((key, i) => ({ key, options: c.shared ? sharedList : OPTION_LISTS[c.lists[i]!]! }));
+  const record = { runId: c.runId, id: "r", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(questions, interner) } as RecordEntry;
+  const dist = (i: number, options: readonly string[]) => {
+    const ws = c.weights[i]!.slice(0, options.length);
+    const total = ws.reduce((a, b) => a + b, 0);
+    return ws.map((w, j) => (total === 0 ? (j === 0 ? 1 : 0) : w / total));
+  };
+  const compactIdx = questions.map((_, i) => i).filter((i) => c.places[i] === "compact");
+  if (c.compactShuffle) compactIdx.reverse();
+  const values: number[] = [];
+  for (const i of compactIdx) values.push(...dist(i, questions[i]!.options));
+  const probs: Record<string, Record<string, number>> = {};
+  questions.forEach((q, i) => {
+    if (c.places[i] !== "map") return;
+    const ps = dist(i, q.options);
+    const order = q.options.map((_, j) => j);
+    if (c.mapOrder) order.reverse();
+    const d: Record<string, number> = {};
+    for (const j of order) d[q.options[j]!] = ps[j]!;
+    probs[q.key] = d;
+  });
+  const result: IncomingResult = {
+    unitId: "t/0",
+    runId: c.runId,
+    probs,
+    ...(compactIdx.length > 0 ? { compactProbs: { questions: compactIdx.map((i) => questions[i]!.key), values } } : {}),
+    skipped: questions.filter((_, i) => c.places[i] === "skipped").map((q) => q.key).reverse(),
+    errors: Object.fromEntries(questions.filter((_, i) => c.places[i] === "errors").map((q) => [q.key, `engine: HTTP 500 on ${q.key}`])),
+    promptTokens: c.promptTokens,
+    cachedTokens: c.cachedTokens,
+    completionTokens: c.completionTokens,
+    requests: 1,
+    latencyMs: c.latencyMs,
+    payloadSha256: "ab",
+    answeredBy: c.answeredBy,
+    retries: c.retries,
+    approximate: c.approximate,
+  };
+  return { record, result };
+}
+
+/** The line as the coordinator built it before: the compact form expanded into maps, then the line object. */
+function lineObject(result: IncomingResult, record: RecordEntry, agent: string) {
+  const questions = questionSpecs(record);
+  const probs: Record<string, Record<string, number>> = { ...result.probs };
+  let at = 0;
+  for (const key of result.compactProbs?.questions ?? []) {
+    const d: Record<string, number> = {};
+    for (const o of questions.find((q) => q.key === key)!.options) d[o] = result.compactProbs!.values[at++]!;
+    probs[key] = d;
+  }
+  return acceptedResultLine(
+    { runId: record.runId, id: record.id, track: "t", family: "f", payloadSha256: record.payloadSha256, questions },
+    {
+      probs,
+      skipped: result.skipped,
+      errors: result.errors,
+      agent,
+      latencyMs: result.latencyMs,
+      promptTokens: result.promptTokens,
+      cachedTokens: result.cachedTokens,
+      completionTokens: result.completionTokens,
+      answeredBy: result.answeredBy,
+      retries: result.retries,
+      approximate: result.approximate,
+    },
+  );
+}
+
+describe("a result's line written as text (property)", () => {
+  it("is byte for byte JSON.stringify of the line object, and says whether it has errors", () => {
+    fc.assert(
+      fc.property(caseArb, (c) => {
+        const { record, result } = build(c);
+        expect(validateResult(result, { record, holdsLease: true, inUnit: true })).toBeUndefined();
+        const written = resultLine(result, record, "t", "f", c.agent);
+        const object = lineObject(result, record, c.agent);
+        expect(written.text).toBe(JSON.stringify(object));
+        expect(written).toMatchObject({ runId: record.runId, track: "t", family: "f", errored: object.errors !== undefined });
+        expect(written.usage).toEqual({ latencyMs: result.latencyMs, promptTokens: result.promptTokens, cachedTokens: result.cachedTokens, completionTokens: result.completionTokens });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("writes a given-up line with every question in errors and no usage", () => {
+    const record = { runId: "t:1", id: "1", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions([{ key: "label", options: ["A", "B"] }], interner) } as RecordEntry;
+    const line = givenUpLine(record, "t", "f", "bad_distribution: sums to 2");
+    expect(JSON.parse(line.text)).toMatchObject({ run_id: "t:1", probs: {}, errors: { label: "rejected by the coordinator: bad_distribution: sums to 2" }, agent: "" });
+    expect(line).toMatchObject({ runId: "t:1", errored: true });
+    expect(line.usage).toBeUndefined();
+  });
+});
