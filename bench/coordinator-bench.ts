@@ -1,29 +1,28 @@
 // Benchmark of the coordinator alone: memory and CPU of `udm-orch coordinator` serving a suite to
-// fast in-process agents that answer every record at once with a uniform distribution (no engine),
-// so the figures are the coordinator's own costs: indexing, planning, payload reads, validation,
-// fsynced results.
+// load agents in this process (load-agent.ts) that answer every record at once with a uniform
+// distribution built before the run (no engine), so the figures are the coordinator's own costs:
+// indexing, planning, payload reads, validation, fsynced results, the run card's scoring.
 //
 //   node dist/bench/coordinator-bench.js --suite DIR [--agents N] [--credit N] [--tracks LIST]
 //     [--cpu-prof DIR] [--coordinator-flags "FLAGS"] [--out FILE]
 //
 // --coordinator-flags: more flags for `udm-orch coordinator`, space-separated (e.g.
 // "--scorer-max-heap-mb 128").
+// UDM_BENCH_NODE_FLAGS (environment): node flags for the coordinator, e.g. "--trace-gc".
 // --cpu-prof runs the coordinator under `node --cpu-prof` (a .cpuprofile per thread; the
 // coordinator's own work is in its worker thread's).
 //
-// The coordinator runs as a child process; its peak RSS (VmHWM) and CPU time come from /proc.
-// The agents share this machine's cores with it, so records/s is a floor, not a ceiling.
+// The coordinator runs as a child process; its peak RSS (VmHWM) and CPU time come from /proc, per
+// thread too (the busiest is the coordinator's own thread, which bounds its records/s on a machine
+// with a core for each of its threads). The agents share this machine's cores with it, so records/s
+// is a floor, not a ceiling.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import * as grpc from "@grpc/grpc-js";
-import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
-import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
-import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
-import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
-import { sampleProcess, type ProcSample } from "./proc-sample.js";
+import { sampleProcess, sampleThreads, type ProcSample } from "./proc-sample.js";
+import { prebuildAnswers, runLoadAgent, type LoadAgentStats } from "./load-agent.js";
 import { arg, optionalArg } from "./bench-args.js";
 
 const suite = resolve(arg("suite"));
@@ -35,50 +34,12 @@ const cpuProf = optionalArg("cpu-prof");
 const main = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
 const outDir = mkdtempSync(join(tmpdir(), "udm-coord-bench-"));
 
-function runAgent(address: string, id: string, stats: { units: number; records: number; maxUnitBytes: number }): Promise<void> {
-  const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
-  const client = new proto.udm.v1.Coordinator(address, grpc.credentials.createInsecure(), { "grpc.max_receive_message_length": -1 });
-  const call = client.Attach();
-  const send = (m: AgentMessage) => call.write(m);
-  return new Promise((done) => {
-    call.on("data", (msg: CoordinatorMessage__Output) => {
-      if (msg.kind === "unit" && msg.unit) {
-        const u = msg.unit;
-        stats.units++;
-        let bytes = 0;
-        // One ResultBatch per unit, each distribution in the compact form (as agents send them).
-        const results: RecordResult[] = [];
-        for (const p of u.records) {
-          bytes += p.state_json.length + p.questions_json.length;
-          const qs = JSON.parse(p.questions_json) as Record<string, { type: string; criteria: Record<string, string> }>;
-          const questions: string[] = [];
-          const values: number[] = [];
-          for (const [k, q] of Object.entries(qs)) {
-            const n = q.type === "noul" ? 2 : Object.keys(q.criteria).length;
-            questions.push(k);
-            for (let i = 0; i < n; i++) values.push(1 / n);
-          }
-          results.push({ unit_id: u.unit_id, run_id: p.run_id, prob_questions: questions, prob_values: values, payload_sha256: p.payload_sha256, latency_ms: 0 });
-          stats.records++;
-        }
-        send({ results: { results } });
-        stats.maxUnitBytes = Math.max(stats.maxUnitBytes, bytes);
-        send({ unit_done: { unit_id: u.unit_id } });
-        send({ credit: { units: 1 } });
-      } else if (msg.kind === "drain") call.end();
-    });
-    call.on("error", () => undefined);
-    call.on("status", () => {
-      client.close();
-      done();
-    });
-    send({ hello: { agent_id: id, model: "bench/uniform", methods: ["systemone"], capacity: credit, ready: true } });
-    send({ credit: { units: credit } });
-  });
-}
+const tPrebuild = Date.now();
+const answers = await prebuildAnswers(suite, tracks?.split(","));
+const prebuildSeconds = (Date.now() - tPrebuild) / 1000;
 
 const t0 = Date.now();
-const child = spawn(process.execPath, [...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(optionalArg("coordinator-flags")?.split(" ").filter(Boolean) ?? []), ...(tracks ? ["--tracks", tracks] : [])], {
+const child = spawn(process.execPath, [...(process.env.UDM_BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []), ...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(optionalArg("coordinator-flags")?.split(" ").filter(Boolean) ?? []), ...(tracks ? ["--tracks", tracks] : [])], {
   stdio: ["ignore", "pipe", "inherit"],
   env: { ...process.env, UDM_LOG_LEVEL: process.env.UDM_LOG_LEVEL ?? "warn" },
 });
@@ -99,37 +60,64 @@ const address = await new Promise<string>((res, rej) => {
 });
 const tListen = Date.now();
 const atListen = sampleProcess(child.pid!);
-const stats = { units: 0, records: 0, maxUnitBytes: 0 };
-const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
-await Promise.all(Array.from({ length: agents }, (_, i) => runAgent(address, `bench-${i}`, stats)));
+const threadsAtListen = sampleThreads(child.pid!);
+const stats: LoadAgentStats = { units: 0, records: 0, maxUnitPayloadBytes: 0 };
+const exited = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
+let threadsAtEnd = threadsAtListen;
+const threadSampler = setInterval(() => {
+  const t = sampleThreads(child.pid!);
+  if (t.size > 0) threadsAtEnd = t;
+}, 200);
+const benchCpu0 = process.cpuUsage();
+await Promise.all(Array.from({ length: agents }, (_, i) => runLoadAgent(address, `bench-${i}`, credit, answers, stats)));
+const benchCpu = process.cpuUsage(benchCpu0);
+clearInterval(threadSampler);
 const last = samples.at(-1);
 const code = await exited;
 clearInterval(sampler);
 const tEnd = Date.now();
 
+// Answers to backup copies are answered twice and committed once: the rate counts commits.
+const committed = Number(/complete: (\d+)\/\d+ records committed/.exec(stdout)?.[1] ?? Number.NaN);
 const peakKb = Math.max(...samples.map((s) => s.hwmKb));
 const figures = {
   bench: "coordinator",
   suite,
   records_answered: stats.records,
   units: stats.units,
-  max_unit_payload_chars: stats.maxUnitBytes,
+  max_unit_payload_bytes: stats.maxUnitPayloadBytes,
   agents,
   credit_per_agent: credit,
   coordinator_exit_code: code,
   startup_seconds: (tListen - t0) / 1000,
   run_seconds: (tEnd - tListen) / 1000,
-  records_per_second: stats.records / ((tEnd - tListen) / 1000),
+  records_committed: committed,
+  records_per_second: committed / ((tEnd - tListen) / 1000),
   peak_rss_mb: peakKb / 1024,
   rss_at_listen_mb: (atListen?.rssKb ?? 0) / 1024,
   cpu_seconds_startup: atListen?.cpuS ?? null,
   cpu_seconds_total_last_sample: last?.cpuS ?? null,
+  cpu_ms_per_record_run: last && atListen ? ((last.cpuS - atListen.cpuS) * 1000) / stats.records : null,
+  // CPU seconds of each of the coordinator's threads from listen to the end (busiest first; the
+  // first is its coordinator thread), and the records/s that thread alone would allow.
+  thread_cpu_seconds_run: threadCpu(threadsAtListen, threadsAtEnd),
+  records_per_second_busiest_thread_bound: committed / (threadCpu(threadsAtListen, threadsAtEnd)[0] ?? Number.NaN),
+  load_agents_cpu_seconds: (benchCpu.user + benchCpu.system) / 1e6,
+  prebuild_seconds: prebuildSeconds,
   coordinator_stdout: stdout.trim().split("\n"),
   machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "", node: process.version },
   measured_at: new Date().toISOString(),
-  note: "agents run in the bench process on the same cores and answer with no engine; results are fsynced",
+  note: "load agents run in the bench process on the same cores and answer with prebuilt uniform distributions, no engine; results are fsynced; thread CPU comes from /proc/<pid>/task at 200 ms samples",
 };
 rmSync(outDir, { recursive: true, force: true });
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify(figures, null, 2) + "\n");
 process.stdout.write(JSON.stringify(figures, null, 2) + "\n");
+
+function threadCpu(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number[] {
+  return [...after.entries()]
+    .map(([tid, cpu]) => cpu - (before.get(tid) ?? 0))
+    .filter((s) => s >= 0.05)
+    .sort((a, b) => b - a)
+    .map((s) => Math.round(s * 100) / 100);
+}

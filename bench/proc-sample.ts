@@ -1,6 +1,6 @@
 // Memory and CPU of another process, read from /proc (Linux), for benchmarks that run the
 // coordinator or agents as child processes.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export interface ProcSample {
   rssKb: number;
@@ -24,6 +24,21 @@ export function sampleProcess(pid: number): ProcSample | undefined {
   } catch {
     return undefined; // the process has exited
   }
+}
+
+/** User + system CPU seconds of each thread of a process, by thread id (empty once it has exited). */
+export function sampleThreads(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND);
+    }
+  } catch {
+    // the process or a thread exited while being read
+  }
+  return out;
 }
 
 /** Samples a process every `everyMs` and keeps the last sample seen while it was alive. */

@@ -5,11 +5,20 @@
 import { QUESTION_KEY_SEPARATOR, type RecordEntry } from "./suite-index.js";
 
 export class RecordQuestions {
+  private static last: RecordQuestions | undefined;
+
+  /** The questions of `record`; the same object for the same record twice in a row (checked, then written). */
+  static of(record: RecordEntry): RecordQuestions {
+    const last = RecordQuestions.last;
+    if (last && last.record === record) return last;
+    return (RecordQuestions.last = new RecordQuestions(record));
+  }
+
   readonly keys: readonly string[];
   private readonly shared: readonly string[] | undefined;
   private byKey: Map<string, number> | undefined;
 
-  constructor(private readonly record: RecordEntry) {
+  private constructor(private readonly record: RecordEntry) {
     this.keys = record.questionCount === 0 ? [] : record.questionKeys.split(QUESTION_KEY_SEPARATOR);
     this.shared = record.optionLists.length === 1 ? record.optionLists[0] : undefined;
   }

@@ -12,7 +12,7 @@ import { questionSpecs, type RecordEntry } from "./suite-index.js";
 
 /** The line of an accepted (validated) result. */
 export function resultLine(result: IncomingResult, record: RecordEntry, track: string, family: string, agentId: string): CommittedLine {
-  const qs = new RecordQuestions(record);
+  const qs = RecordQuestions.of(record);
   const values = result.compactProbs?.values;
   const at = compactOffsets(result, qs);
   let probs = "";
@@ -59,11 +59,15 @@ export function givenUpLine(record: RecordEntry, track: string, family: string, 
   return { runId: record.runId, track, family, text: JSON.stringify(line), errored: hasKeys(line.errors) };
 }
 
+// Reused: a line is written to its end before the next.
+let offsets = new Int32Array(256);
+
 /** Per question, where its values start in prob_values; -1 for a question not there. */
 function compactOffsets(result: IncomingResult, qs: RecordQuestions): Int32Array | undefined {
   const compact = result.compactProbs;
   if (!compact || compact.questions.length === 0) return undefined;
-  const at = new Int32Array(qs.count).fill(-1);
+  if (offsets.length < qs.count) offsets = new Int32Array(qs.count * 2);
+  const at = offsets.fill(-1, 0, qs.count);
   let offset = 0;
   let hint = 0;
   for (const key of compact.questions) {

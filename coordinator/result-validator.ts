@@ -40,12 +40,10 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
   if (result.payloadSha256 !== "" && record.payloadSha256 !== "" && result.payloadSha256 !== record.payloadSha256) {
     return { reason: "payload_mismatch", detail: `payload_sha256 ${result.payloadSha256} is not the record's ${record.payloadSha256}` };
   }
-  const qs = new RecordQuestions(record);
+  const qs = RecordQuestions.of(record);
   const n = qs.count;
   // Per question: in how many of probs, skipped, errors and prob_questions it is, and where.
-  const places = new Uint16Array(n);
-  const IN_PROBS = -2;
-  const where = new Int32Array(n).fill(-1);
+  const { places, where } = scratchFor(n);
   const inProbs = Object.keys(result.probs);
   let hint = 0;
   for (const key of inProbs) {
@@ -100,6 +98,17 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
     }
   }
   return undefined;
+}
+
+const IN_PROBS = -2;
+let scratch = { places: new Int32Array(256), where: new Int32Array(256) };
+
+/** Per-question counters for one check, reused: a check runs to its end before the next begins. */
+function scratchFor(n: number): { places: Int32Array; where: Int32Array } {
+  if (scratch.places.length < n) scratch = { places: new Int32Array(n * 2), where: new Int32Array(n * 2) };
+  scratch.places.fill(0, 0, n);
+  scratch.where.fill(-1, 0, n);
+  return scratch;
 }
 
 function unknownQuestion(key: string): Rejection {
