@@ -27,8 +27,16 @@ export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSea
     const bytes = readFileSync(path);
     files[key] = sha256Hex(bytes);
     const text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
-    for (const line of text.split("\n")) {
+    const lines = text.split("\n");
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!;
       if (!line.trim()) continue;
+      // Only a line with its newline is whole: a torn last line is parsed (and fails).
+      const clean = i < lines.length - 1 ? runIdOfLineWithoutErrors(line) : undefined;
+      if (clean !== undefined) {
+        errored.set(clean, false);
+        continue;
+      }
       let row: { run_id?: unknown; errors?: unknown };
       try {
         row = JSON.parse(line) as typeof row;
@@ -43,4 +51,19 @@ export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSea
   let errorRecords = 0;
   for (const e of errored.values()) if (e) errorRecords++;
   return { files, errorRecords };
+}
+
+const RUN_ID_FIRST = '{"run_id":"';
+
+/**
+ * The run_id of a line that cannot have an errors field, read without parsing the line: it starts
+ * with its run_id (as the coordinator writes lines) and has no "errors" anywhere, nor any \u escape
+ * that could spell one. Undefined for any other line, which is then parsed.
+ */
+function runIdOfLineWithoutErrors(line: string): string | undefined {
+  if (!line.startsWith(RUN_ID_FIRST) || line.includes('"errors"') || line.includes("\\u")) return undefined;
+  const end = line.indexOf('"', RUN_ID_FIRST.length);
+  if (end < 0) return undefined;
+  const runId = line.slice(RUN_ID_FIRST.length, end);
+  return runId.includes("\\") || !line.trimEnd().endsWith("}") ? undefined : runId;
 }

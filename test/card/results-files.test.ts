@@ -1,0 +1,38 @@
+// sealResults counts records whose last line has errors. Lines the coordinator wrote without an
+// errors field are read without being parsed; every other line is parsed, so the count is what
+// parsing every line gives.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { afterAll, describe, expect, it } from "vitest";
+import { sealResults } from "../../card/results-files.js";
+
+const dir = mkdtempSync(join(tmpdir(), "udm-seal-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const line = (runId: string, extra: Record<string, unknown> = {}) => JSON.stringify({ run_id: runId, id: runId.split(":")[1], probs: {}, skipped: [], ...extra });
+
+describe("sealResults", () => {
+  it("counts a record by its last line, whatever form the line takes", () => {
+    const run = join(dir, "run");
+    mkdirSync(join(run, "fam"), { recursive: true });
+    const lines = [
+      line("t:1", { errors: { q: "engine: HTTP 500" } }),
+      line("t:1"), // redone: no longer errored
+      line("t:2"),
+      line("t:2", { errors: { q: "engine: HTTP 500" } }), // errored last
+      line("t:3", { probs: { "errors": { true: 1, false: 0 } } }), // a question named errors: no errors field
+      '{"run_id":"t:4","probs":{},"skipped":[],"\\u0065rrors":{"q":"x"}}', // an escaped key that spells errors
+      '{"id":"5","run_id":"t:5","probs":{},"errors":{"q":"x"}}', // run_id not first
+      line("t:6", { errors: { q: "x" } }),
+    ];
+    // The last line is torn (no newline, cut short): it holds no committed result, so t:6 stays errored.
+    writeFileSync(join(run, "fam", "a.jsonl"), lines.join("\n") + "\n" + line("t:6").slice(0, -1));
+    writeFileSync(join(run, "fam", "b.jsonl.gz"), gzipSync(line("u:1", { errors: { q: "x" } }) + "\n" + line("u:2") + "\n"));
+    const seal = sealResults(run);
+    expect(Object.keys(seal.files).sort()).toEqual(["fam/a.jsonl", "fam/b.jsonl.gz"]);
+    // Errored: t:2, t:4, t:5, t:6, u:1.
+    expect(seal.errorRecords).toBe(5);
+  });
+});
