@@ -81,13 +81,20 @@ export class PayloadSpill {
     this.readFully(slot.offset + slot.stateBytes, target, questionsAt, slot.questionsBytes);
   }
 
-  /** `length` stored bytes from `offset` (the payloads of several records stored one after another). */
+  /**
+   * `length` stored bytes from `offset` (the payloads of several records stored one after another),
+   * in a buffer this spill reuses: valid until its next read. Units are encoded one at a time, and a
+   * fresh buffer per unit (hundreds of KB) only added to what the GC has to reclaim.
+   */
   readRange(offset: number, length: number): Buffer {
     this.flush();
-    const buf = Buffer.allocUnsafe(length);
+    if (this.rangeBuffer.length < length) this.rangeBuffer = Buffer.allocUnsafe(Math.max(length, this.rangeBuffer.length * 2));
+    const buf = this.rangeBuffer.subarray(0, length);
     this.readFully(offset, buf, 0, length);
     return buf;
   }
+
+  private rangeBuffer: Buffer = Buffer.allocUnsafe(0);
 
   private readFully(position: number, target: Buffer, at: number, length: number): void {
     let got = 0;
