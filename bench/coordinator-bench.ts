@@ -4,7 +4,9 @@
 // indexing, planning, payload reads, validation, fsynced results, the run card's scoring.
 //
 //   node dist/bench/coordinator-bench.js --suite DIR [--agents N] [--credit N] [--tracks LIST]
-//     [--cpu-prof DIR] [--coordinator-flags "FLAGS"] [--out FILE]
+//     [--cpu-prof DIR] [--coordinator-flags "FLAGS"] [--cli OTHER/dist/cli/main.js] [--out FILE]
+//
+// --cli: the coordinator of another build (e.g. main before a change), served by the same load agents.
 //
 // --coordinator-flags: more flags for `udm-orch coordinator`, space-separated (e.g.
 // "--scorer-max-heap-mb 128").
@@ -31,7 +33,7 @@ const credit = Number(arg("credit", "4"));
 const outFile = arg("out", "bench/out/coordinator.json");
 const tracks = optionalArg("tracks");
 const cpuProf = optionalArg("cpu-prof");
-const main = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");
+const main = resolve(arg("cli", join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js")));
 const outDir = mkdtempSync(join(tmpdir(), "udm-coord-bench-"));
 
 const tPrebuild = Date.now();
