@@ -19,7 +19,7 @@
 // with a core for each of its threads). The agents share this machine's cores with it, so records/s
 // is a floor, not a ceiling.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,7 +63,7 @@ const address = await new Promise<string>((res, rej) => {
 const tListen = Date.now();
 const atListen = sampleProcess(child.pid!);
 const threadsAtListen = sampleThreads(child.pid!);
-const stats: LoadAgentStats = { units: 0, records: 0, maxUnitPayloadBytes: 0 };
+const stats: LoadAgentStats = { units: 0, records: 0, maxUnitPayloadBytes: 0, unitBytes: 0, resultBytes: 0 };
 const exited = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
 let threadsAtEnd = threadsAtListen;
 const threadSampler = setInterval(() => {
@@ -81,6 +81,9 @@ const tEnd = Date.now();
 
 // Answers to backup copies are answered twice and committed once: the rate counts commits.
 const committed = Number(/complete: (\d+)\/\d+ records committed/.exec(stdout)?.[1] ?? Number.NaN);
+const resultsBytes = readdirSync(outDir, { recursive: true, encoding: "utf8" })
+  .filter((f) => f.endsWith(".jsonl"))
+  .reduce((sum, f) => sum + statSync(join(outDir, f)).size, 0);
 const peakKb = Math.max(...samples.map((s) => s.hwmKb));
 const figures = {
   bench: "coordinator",
@@ -88,6 +91,11 @@ const figures = {
   records_answered: stats.records,
   units: stats.units,
   max_unit_payload_bytes: stats.maxUnitPayloadBytes,
+  // Per committed record: WorkUnit bytes to the agents, ResultBatch bytes back (compact form), and
+  // results-file bytes on disk.
+  unit_bytes_per_record: stats.unitBytes / committed,
+  result_bytes_per_record: stats.resultBytes / committed,
+  results_file_bytes_per_record: resultsBytes / committed,
   agents,
   credit_per_agent: credit,
   coordinator_exit_code: code,

@@ -41,6 +41,9 @@ export interface LoadAgentStats {
   records: number;
   /** Most state and question text bytes in one unit. */
   maxUnitPayloadBytes: number;
+  /** Bytes of the WorkUnit messages received, and of the ResultBatch messages sent (protobuf, before gRPC framing). */
+  unitBytes: number;
+  resultBytes: number;
 }
 
 /** Attaches to the coordinator and answers until it says drain. */
@@ -58,6 +61,7 @@ export function runLoadAgent(address: string, agentId: string, credit: number, a
       if (kind.field === 2) {
         const unit = scanUnit(msg, kind.start, kind.end);
         stats.units++;
+        stats.unitBytes += msg.length;
         stats.maxUnitPayloadBytes = Math.max(stats.maxUnitPayloadBytes, unit.payloadBytes);
         const unitIdField = lengthField(1, unit.unitId);
         const results: Buffer[] = [];
@@ -67,7 +71,9 @@ export function runLoadAgent(address: string, agentId: string, credit: number, a
           results.push(lengthField(1, Buffer.concat([unitIdField, lengthField(2, r.runId), lengthField(8, r.sha), prebuilt])));
           stats.records++;
         }
-        call.write(lengthField(6, Buffer.concat(results)));
+        const batch = lengthField(6, Buffer.concat(results));
+        stats.resultBytes += batch.length;
+        call.write(batch);
         call.write(lengthField(4, unitIdField));
         call.write(creditMsg);
       } else if (kind.field === 4) call.end();
