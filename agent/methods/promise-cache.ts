@@ -1,12 +1,16 @@
 // A bounded cache of pending or settled lookups (token ids of a state, of a label): concurrent
 // callers share one request, a failed lookup is forgotten so the next caller retries, and the
 // least recently used entry goes when the cache is full.
-//
+import { setMaxListeners } from "node:events";
+
 // The shared request belongs to no caller: it runs with a signal that never aborts (its own
 // timeout still bounds it), and each caller waits for it under its own signal. Were it started
 // with the first caller's signal, cancelling that caller's unit would fail every other record
-// waiting on the same lookup, with the cancelled unit's reason as their error.
+// waiting on the same lookup, with the cancelled unit's reason as their error. Every shared request
+// in flight listens to that signal (and stops when it settles), many at once by design: Node's
+// 10-listener leak warning does not apply.
 const NEVER_ABORTED = new AbortController().signal;
+setMaxListeners(0, NEVER_ABORTED);
 
 export class PromiseCache<V> {
   private readonly entries = new Map<string, Promise<V>>();
