@@ -1,6 +1,7 @@
 // JSON over HTTP to an inference engine, with typed failures: an HTTP status with vLLM's error
 // body, an unreachable engine, a timeout, or a body that is not what the endpoint promises. Retry
 // decisions are made on these types and on status codes, never on messages.
+import { defaultMaxListeners, getMaxListeners, setMaxListeners } from "node:events";
 import http from "node:http";
 import https from "node:https";
 import { UdmError } from "../common/errors.js";
@@ -182,10 +183,26 @@ function requestTextOnce(url: string, req: EngineRequest): Promise<string> {
       settle(req.signal!.reason);
       request.destroy();
     };
-    req.signal?.addEventListener("abort", onAbort, { once: true });
     request.on("error", (err) => settle(new EngineUnreachableError(url, err)));
+    if (req.signal) {
+      raiseListenerLimit(req.signal);
+      req.signal.addEventListener("abort", onAbort, { once: true });
+    }
     request.end(body);
   });
+}
+
+/**
+ * A record's requests run under its unit's signal, dozens at once, each listening until it settles:
+ * as fetch does (undici), a signal still at Node's default limit of 10 gets a higher one. A signal
+ * of another realm (a VM context) is refused by node:events and keeps its limit.
+ */
+function raiseListenerLimit(signal: AbortSignal): void {
+  try {
+    if (getMaxListeners(signal) === defaultMaxListeners) setMaxListeners(1500, signal);
+  } catch {
+    // only the warning is at stake
+  }
 }
 
 function describeCause(err: unknown): string {

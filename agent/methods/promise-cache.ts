@@ -1,16 +1,11 @@
 // A bounded cache of pending or settled lookups (token ids of a state, of a label): concurrent
 // callers share one request, a failed lookup is forgotten so the next caller retries, and the
 // least recently used entry goes when the cache is full.
-import { setMaxListeners } from "node:events";
-
 // The shared request belongs to no caller: it runs with a signal that never aborts (its own
 // timeout still bounds it), and each caller waits for it under its own signal. Were it started
 // with the first caller's signal, cancelling that caller's unit would fail every other record
-// waiting on the same lookup, with the cancelled unit's reason as their error. Every shared request
-// in flight listens to that signal (and stops when it settles), many at once by design: Node's
-// 10-listener leak warning does not apply.
+// waiting on the same lookup, with the cancelled unit's reason as their error.
 const NEVER_ABORTED = new AbortController().signal;
-setMaxListeners(0, NEVER_ABORTED);
 
 export class PromiseCache<V> {
   private readonly entries = new Map<string, Promise<V>>();
@@ -48,18 +43,42 @@ export class PromiseCache<V> {
   }
 }
 
-/** `p`, or its caller's abort reason as soon as `signal` aborts. */
+/** The waits under each caller's signal, with the one abort listener they share. */
+const waitsBySignal = new WeakMap<AbortSignal, { waits: Set<(reason: unknown) => void>; onAbort: () => void }>();
+
+/**
+ * `p`, or its caller's abort reason as soon as `signal` aborts. A record's questions wait on many
+ * lookups under the same signal at once: they share one abort listener on it (removed when the last
+ * wait ends), not one each, which a caller's plain AbortController would warn about past ten.
+ */
 function waitUnder<V>(p: Promise<V>, signal: AbortSignal): Promise<V> {
   return new Promise<V>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    let entry = waitsBySignal.get(signal);
+    if (!entry) {
+      const waits = new Set<(reason: unknown) => void>();
+      const onAbort = () => {
+        waitsBySignal.delete(signal);
+        for (const fail of waits) fail(signal.reason);
+      };
+      waitsBySignal.set(signal, (entry = { waits, onAbort }));
+      signal.addEventListener("abort", onAbort, { once: true });
+    }
+    const { waits, onAbort } = entry;
+    waits.add(reject);
+    const end = () => {
+      waits.delete(reject);
+      if (waits.size === 0 && waitsBySignal.get(signal) === entry) {
+        waitsBySignal.delete(signal);
+        signal.removeEventListener("abort", onAbort);
+      }
+    };
     p.then(
       (v) => {
-        signal.removeEventListener("abort", onAbort);
+        end();
         resolve(v);
       },
       (err: unknown) => {
-        signal.removeEventListener("abort", onAbort);
+        end();
         reject(err);
       },
     );

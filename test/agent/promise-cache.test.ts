@@ -1,5 +1,6 @@
 // The agent's shared lookups (token counts of a state, a label's tokens): one request for every
 // caller, and a caller that gives up (its unit was cancelled) ends only its own wait.
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { PromiseCache } from "../../agent/methods/promise-cache.js";
 
@@ -51,5 +52,27 @@ describe("PromiseCache", () => {
     await cache.get("c", async () => "C");
     expect(cache.size).toBe(2);
     expect(cache.has("a")).toBe(false);
+  });
+
+  it("many waits under one caller's signal share one abort listener, gone when the last wait ends", async () => {
+    const cache = new PromiseCache<number>(64);
+    const loads = Array.from({ length: 30 }, () => deferred<number>());
+    const unit = new AbortController();
+    const waits = loads.map((d, i) => cache.get(`label ${i}`, () => d.promise, unit.signal));
+    expect(getEventListeners(unit.signal, "abort")).toHaveLength(1);
+    loads.forEach((d, i) => d.resolve(i));
+    await expect(Promise.all(waits)).resolves.toEqual(loads.map((_, i) => i));
+    expect(getEventListeners(unit.signal, "abort")).toHaveLength(0);
+
+    // Aborting ends every wait still under the signal, and only those.
+    const slow = Array.from({ length: 12 }, () => deferred<number>());
+    const other = new AbortController();
+    const cancelled = slow.map((d, i) => cache.get(`slow ${i}`, () => d.promise, unit.signal));
+    const kept = cache.get("slow 0", () => slow[0]!.promise, other.signal);
+    unit.abort(new Error("unit t/3 cancelled"));
+    for (const w of cancelled) await expect(w).rejects.toThrow("unit t/3 cancelled");
+    slow[0]!.resolve(7);
+    await expect(kept).resolves.toBe(7);
+    expect(getEventListeners(other.signal, "abort")).toHaveLength(0);
   });
 });
