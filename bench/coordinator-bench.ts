@@ -84,6 +84,7 @@ const committed = Number(/complete: (\d+)\/\d+ records committed/.exec(stdout)?.
 const resultsBytes = readdirSync(outDir, { recursive: true, encoding: "utf8" })
   .filter((f) => f.endsWith(".jsonl"))
   .reduce((sum, f) => sum + statSync(join(outDir, f)).size, 0);
+const threadSeconds = threadCpu(threadsAtListen, threadsAtEnd);
 const peakKb = Math.max(...samples.map((s) => s.hwmKb));
 const figures = {
   bench: "coordinator",
@@ -110,8 +111,8 @@ const figures = {
   cpu_ms_per_record_run: last && atListen ? ((last.cpuS - atListen.cpuS) * 1000) / stats.records : null,
   // CPU seconds of each of the coordinator's threads from listen to the end (busiest first; the
   // first is its coordinator thread), and the records/s that thread alone would allow.
-  thread_cpu_seconds_run: threadCpu(threadsAtListen, threadsAtEnd),
-  records_per_second_busiest_thread_bound: committed / (threadCpu(threadsAtListen, threadsAtEnd)[0] ?? Number.NaN),
+  thread_cpu_seconds_run: threadSeconds,
+  records_per_second_busiest_thread_bound: committed / (threadSeconds[0] ?? Number.NaN),
   load_agents_cpu_seconds: (benchCpu.user + benchCpu.system) / 1e6,
   prebuild_seconds: prebuildSeconds,
   coordinator_stdout: stdout.trim().split("\n"),

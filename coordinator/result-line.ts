@@ -5,7 +5,7 @@
 // question, then an ordered copy, then the line) cost more than the writing; the text is what the
 // results file, the bus and the run card's scorer take.
 import type { CommittedLine } from "../common/results/committed-line.js";
-import { givenUpResultLine, RESULT_FORMAT } from "../common/results/format.js";
+import { givenUpResultLine, lineHasErrors, RESULT_FORMAT } from "../common/results/format.js";
 import type { IncomingResult } from "./incoming-result.js";
 import { RecordQuestions } from "./record-questions.js";
 import { questionSpecs, type RecordEntry } from "./suite-index.js";
@@ -33,7 +33,7 @@ export function resultLine(result: IncomingResult, record: RecordEntry, track: s
   let text =
     `{"run_id":${JSON.stringify(record.runId)},"id":${JSON.stringify(record.id)},"track":${JSON.stringify(track)},"family":${JSON.stringify(family)}` +
     `,"probs":${probs === "" ? "{}" : probs + "}"},"skipped":${skippedInCriteriaOrder(result.skipped, qs.keys)}`;
-  const errored = hasKeys(result.errors);
+  const errored = lineHasErrors(result);
   if (errored) text += `,"errors":${JSON.stringify(result.errors)}`;
   text +=
     `,"payload_sha256":${JSON.stringify(record.payloadSha256)},"agent":${JSON.stringify(agentId)},"latency_ms":${num(result.latencyMs)}` +
@@ -56,7 +56,7 @@ export function resultLine(result: IncomingResult, record: RecordEntry, track: s
 /** The line of a record given up after repeated invalid results: every question in errors. */
 export function givenUpLine(record: RecordEntry, track: string, family: string, reason: string): CommittedLine {
   const line = givenUpResultLine({ runId: record.runId, id: record.id, track, family, payloadSha256: record.payloadSha256, questions: questionSpecs(record) }, reason);
-  return { runId: record.runId, track, family, text: JSON.stringify(line), errored: hasKeys(line.errors) };
+  return { runId: record.runId, track, family, text: JSON.stringify(line), errored: lineHasErrors(line) };
 }
 
 // Reused: a line is written to its end before the next.
@@ -85,12 +85,6 @@ function skippedInCriteriaOrder(skipped: readonly string[], keys: readonly strin
   let out = "";
   for (const k of keys) if (set.has(k)) out += (out === "" ? "[" : ",") + JSON.stringify(k);
   return out === "" ? "[]" : out + "]";
-}
-
-function hasKeys(o: object | undefined): boolean {
-  if (!o) return false;
-  for (const k in o) if (Object.hasOwn(o, k)) return true;
-  return false;
 }
 
 /** A number as JSON.stringify writes it (null when not finite). */

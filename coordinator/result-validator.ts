@@ -44,33 +44,24 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
   const n = qs.count;
   // Per question: in how many of probs, skipped, errors and prob_questions it is, and where.
   const { places, where } = scratchFor(n);
-  const inProbs = Object.keys(result.probs);
-  let hint = 0;
-  for (const key of inProbs) {
-    const i = qs.indexOf(key, hint);
-    if (i < 0) return unknownQuestion(key);
-    places[i] = places[i]! + 1;
-    where[i] = IN_PROBS;
-    hint = i + 1;
-  }
-  hint = 0;
-  for (const key of result.skipped) {
-    const i = qs.indexOf(key, hint);
-    if (i < 0) return unknownQuestion(key);
-    places[i] = places[i]! + 1;
-    hint = i + 1;
-  }
-  hint = 0;
-  for (const key of Object.keys(result.errors)) {
-    const i = qs.indexOf(key, hint);
-    if (i < 0) return unknownQuestion(key);
-    places[i] = places[i]! + 1;
-    hint = i + 1;
-  }
+  /** Counts each key's question as placed once more; returns the first key not in the record. */
+  const place = (keys: readonly string[], inProbs: boolean): string | undefined => {
+    let hint = 0;
+    for (const key of keys) {
+      const i = qs.indexOf(key, hint);
+      if (i < 0) return key;
+      places[i] = places[i]! + 1;
+      if (inProbs) where[i] = IN_PROBS;
+      hint = i + 1;
+    }
+    return undefined;
+  };
+  const unknown = place(Object.keys(result.probs), true) ?? place(result.skipped, false) ?? place(Object.keys(result.errors), false);
+  if (unknown !== undefined) return unknownQuestion(unknown);
   const compact = result.compactProbs;
   if (compact) {
     let expected = 0;
-    hint = 0;
+    let hint = 0;
     for (const key of compact.questions) {
       const i = qs.indexOf(key, hint);
       if (i < 0) return unknownQuestion(key);

@@ -5,6 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { AppendLog, type TornLine } from "../common/results/append-log.js";
 import type { CommittedLine } from "../common/results/committed-line.js";
+import { lineHasErrors } from "../common/results/format.js";
 import { parseResultLine } from "../common/results/parse.js";
 import { trackFilesUnder, trackResultsPath } from "../common/results/paths.js";
 import type { Logger } from "../common/log.js";
@@ -55,7 +56,7 @@ export class ResultsStore {
         onLine: (value, line) => {
           const parsed = parseResultLine(file, line, value, "not a results line: ");
           store.committed.add(parsed.run_id);
-          store.noteErrors(parsed.run_id, parsed.errors !== undefined && Object.keys(parsed.errors).length > 0);
+          store.noteErrors(parsed.run_id, lineHasErrors(parsed));
         },
       });
       store.logs.set(file, log);

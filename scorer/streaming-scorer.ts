@@ -20,7 +20,7 @@ import { UsageError } from "../common/errors.js";
 import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
 import type { AppendLog } from "../common/results/append-log.js";
-import type { ResultInput, ResultLine } from "../common/results/format.js";
+import { lineHasErrors, type ResultInput, type ResultLine } from "../common/results/format.js";
 import { openCheckedSuite } from "../common/suite/suite-check.js";
 import { openAppliedJournal } from "./applied-journal.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
@@ -239,7 +239,7 @@ export class StreamingScorer {
     const earlier = this.errored.get(line.run_id);
     const outcome = this.scorer!.apply(line, replay, earlier !== undefined && earlier !== content ? "replace" : "skip");
     if (outcome === "applied" || outcome === "replaced") {
-      if (line.errors && Object.keys(line.errors).length > 0) this.errored.set(line.run_id, content);
+      if (lineHasErrors(line)) this.errored.set(line.run_id, content);
       else this.errored.delete(line.run_id);
       return "applied";
     }

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UdmError, UsageError } from "../errors.js";
-import type { ResultLine } from "../results/format.js";
+import { lineHasErrors, type ResultLine } from "../results/format.js";
 import { isCommittedLine, type CommittedLine } from "../results/committed-line.js";
 
 /** Bump when the meaning of a bus message changes; sent with every message. */
@@ -62,7 +62,7 @@ export interface ResultMessage {
 /** A committed line as written is published as is; a parsed one is written out once. */
 export function resultMessage(line: ResultLine | CommittedLine): ResultMessage {
   if (isCommittedLine(line)) return line;
-  return { runId: line.run_id, errored: line.errors !== undefined && Object.keys(line.errors).length > 0, text: JSON.stringify(line) };
+  return { runId: line.run_id, errored: lineHasErrors(line), text: JSON.stringify(line) };
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;

@@ -99,6 +99,11 @@ export function acceptedResultLine(record: LineRecord, answer: AcceptedAnswer): 
   return line;
 }
 
+/** The line has an errored question: its record is redone by the next start, and this line superseded. */
+export function lineHasErrors(line: { readonly errors?: Readonly<Record<string, unknown>> | undefined }): boolean {
+  return line.errors !== undefined && Object.keys(line.errors).length > 0;
+}
+
 /** The line of a record given up (repeated invalid results): every question in errors. */
 export function givenUpResultLine(record: LineRecord, reason: string): StoredResultLine {
   return {
