@@ -11,11 +11,11 @@ import { AgentAuthError } from "./agent-errors.js";
 import { newCounters, type AgentStats } from "./agent-stats.js";
 import { AttachSession, type SessionEnd } from "./attach-session.js";
 import type { EngineLoad } from "./engine-load.js";
-import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./coordinator-channel.js";
+import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./transport/coordinator-channel.js";
 import { EngineProbe } from "./engine-probe.js";
 import { observeEngineRequests } from "./engine-http.js";
 import { RecordSlots } from "./record-slots.js";
-import type { RunWelcome } from "./wire.js";
+import type { RunWelcome } from "./transport/wire.js";
 import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
 
 export interface AgentOptions {

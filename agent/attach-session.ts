@@ -9,8 +9,8 @@ import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload } from "./en
 import type { EngineLoad } from "./engine-load.js";
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
-import { StreamWriter } from "./stream-writer.js";
-import { failedAnswer, fromWire, toCompactWire, toWire, welcomeFromWire, type AssignedUnit, type RunWelcome, type UnreadablePayload } from "./wire.js";
+import { StreamWriter } from "./transport/stream-writer.js";
+import { failedAnswer, fromWire, toCompactWire, toWire, welcomeFromWire, type AssignedUnit, type RunWelcome, type UnreadablePayload } from "./transport/wire.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
 import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";

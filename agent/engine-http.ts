@@ -5,7 +5,7 @@ import { defaultMaxListeners, getMaxListeners, setMaxListeners } from "node:even
 import http from "node:http";
 import https from "node:https";
 import { UdmError } from "../common/errors.js";
-import { parseErrorBody, type ErrorInfo } from "../common/engine-protocol/vllm.js";
+import { parseErrorBody, type ErrorInfo } from "../common/engine-protocol/index.js";
 
 /** The engine answered with a non-2xx status. */
 export class EngineHttpError extends UdmError {

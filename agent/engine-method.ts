@@ -1,7 +1,7 @@
 // What the attach loop needs from an engine method (systemone, decisions, label-read): answer one
 // record's questions. Methods are stateless per record apart from caches; retries live inside.
-import type { Question } from "../common/suite/schema.js";
-import type { Distribution } from "../common/results/format.js";
+import type { Question } from "../common/suite/index.js";
+import type { Distribution } from "../common/results/index.js";
 
 /** One record as an agent receives it: state and questions only, never gold. */
 export interface RecordPayload {

@@ -11,11 +11,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Bus } from "../common/bus/bus.js";
-import { InProcessBus } from "../common/bus/in-process.js";
-import { NatsBus } from "../common/bus/nats.js";
+import { type Bus, InProcessBus, NatsBus } from "../common/bus/index.js";
 import { createLogger } from "../common/log.js";
-import type { ResultLine } from "../common/results/format.js";
+import type { ResultLine } from "../common/results/index.js";
 import { arg, freePort } from "./bench-args.js";
 
 function resultLine(i: number): ResultLine {

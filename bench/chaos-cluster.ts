@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./bench-args.js";
 import { acceptsNatsClients } from "./nats-probe.js";
-import { seededRandom } from "../sim/engine/model/deterministic.js";
+import { seededRandom } from "../sim/index.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The built CLI: beside this file when it runs from dist/, else the repository's dist/ (a test importing the source). */

@@ -5,7 +5,7 @@
 // shares with the coordinator, the coordinator's cost is what the figures measure (the generic
 // decoder of a real agent spends more on a unit's payload text than the coordinator spends on it).
 import * as grpc from "@grpc/grpc-js";
-import { openSuite, readTrackRecords, selectFiles } from "../common/suite/suite.js";
+import { openSuite, readTrackRecords, selectFiles } from "../common/suite/index.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 

@@ -17,13 +17,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname } from "node:path";
-import { openSuite, readTrackRecords } from "../common/suite/suite.js";
-import { startSimEngine, type SimEngineOptions } from "../sim/engine/server.js";
-import { SystemOneMethod } from "../agent/methods/systemone.js";
-import { DecisionsMethod } from "../agent/methods/decisions.js";
-import { LabelReadMethod } from "../agent/methods/label-read.js";
-import { LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../agent/methods/label-read-template.js";
-import type { EngineMethod, RecordPayload } from "../agent/engine-method.js";
+import { openSuite, readTrackRecords } from "../common/suite/index.js";
+import { startSimEngine, type SimEngineOptions } from "../sim/index.js";
+import { SystemOneMethod, DecisionsMethod, LabelReadMethod, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION, type EngineMethod, type RecordPayload } from "../agent/index.js";
 import { arg, optionalArg } from "./bench-args.js";
 
 interface Sample {

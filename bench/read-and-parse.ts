@@ -3,7 +3,7 @@
 // of its own (measureReadAndParse) so its CPU and RSS are its own and it does not share the cores
 // with what it is compared to.
 import { spawnSync } from "node:child_process";
-import { openSuite, readTrackRecords, selectFiles } from "../common/suite/suite.js";
+import { openSuite, readTrackRecords, selectFiles } from "../common/suite/index.js";
 
 export interface ReadAndParseFigures {
   wall_s: number;

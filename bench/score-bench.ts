@@ -11,11 +11,9 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readJsonLines } from "../common/jsonl-reader.js";
-import { openSuite, readTrackRecords } from "../common/suite/suite.js";
-import type { SuiteRecord } from "../common/suite/schema.js";
-import { Xoshiro128 } from "../scorer/prng.js";
-import { scoreResults } from "../scorer/score-results.js";
-import { makeSuite } from "../sim/suite-maker/suite-maker.js";
+import { openSuite, readTrackRecords, type SuiteRecord } from "../common/suite/index.js";
+import { Xoshiro128, scoreResults } from "../scorer/index.js";
+import { makeSuite } from "../sim/index.js";
 
 const SELF = fileURLToPath(import.meta.url);
 

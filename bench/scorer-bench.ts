@@ -14,10 +14,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BusEvent, MetricsMessage } from "../common/bus/bus.js";
-import { NatsBus } from "../common/bus/nats.js";
+import { type BusEvent, type MetricsMessage, NatsBus } from "../common/bus/index.js";
 import { createLogger } from "../common/log.js";
-import { StreamingScorer } from "../scorer/streaming-scorer.js";
+import { StreamingScorer } from "../scorer/index.js";
 import { arg, freePort } from "./bench-args.js";
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), "..", "cli", "main.js");

@@ -18,10 +18,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { AppendLog } from "../common/results/append-log.js";
-import { acceptedResultLine, NOUL_KEYS } from "../common/results/format.js";
-import { trackResultsPath } from "../common/results/paths.js";
-import { openSuite, readTrackRecords, selectFiles } from "../common/suite/suite.js";
+import { AppendLog, acceptedResultLine, NOUL_KEYS, trackResultsPath } from "../common/results/index.js";
+import { openSuite, readTrackRecords, selectFiles } from "../common/suite/index.js";
 import { measureReadAndParse, runReadAndParseChild } from "./read-and-parse.js";
 import { sampleProcess, type ProcSample } from "./proc-sample.js";
 import { arg, optionalArg } from "./bench-args.js";

@@ -9,8 +9,8 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { verifySuite } from "../common/suite/verify.js";
-import { makeSuite } from "../sim/suite-maker/suite-maker.js";
+import { verifySuite } from "../common/suite/index.js";
+import { makeSuite } from "../sim/index.js";
 import { arg } from "./bench-args.js";
 
 function sizeOnDisk(dir: string): number {

@@ -9,10 +9,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname } from "node:path";
-import { SystemOneMethod } from "../agent/methods/systemone.js";
-import type { RecordPayload } from "../agent/engine-method.js";
-import type { Question } from "../common/suite/schema.js";
-import { startSimEngine, type SimEngineOptions } from "../sim/engine/server.js";
+import { SystemOneMethod, type RecordPayload } from "../agent/index.js";
+import type { Question } from "../common/suite/index.js";
+import { startSimEngine, type SimEngineOptions } from "../sim/index.js";
 import { arg } from "./bench-args.js";
 
 function makeRecord(i: number, questionCount: number, stateWords: number): RecordPayload {

@@ -2,7 +2,7 @@
 // the coordinator's run totals, the sealed results files) and the flags of the command. Nothing
 // here reads a clock or a file; card-recorder.ts gathers the inputs.
 import { VERSION } from "../common/version.js";
-import type { MetricsJson } from "../scorer/metrics-json.js";
+import type { MetricsJson } from "../scorer/index.js";
 import { sealCard } from "./card-hash.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
 import { qualityTierOf } from "./quality-tier.js";

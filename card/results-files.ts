@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { relative, sep } from "node:path";
-import { resultFiles } from "../scorer/result-files.js";
+import { resultFiles } from "../scorer/index.js";
 import { sha256Hex } from "./sha256.js";
 
 export interface ResultsSeal {

@@ -3,7 +3,7 @@
 // and no results file is there that the card does not list.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { resultFiles } from "../scorer/result-files.js";
+import { resultFiles } from "../scorer/index.js";
 import { runCardHash } from "./card-hash.js";
 import { readCardFile } from "./card-file.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";

@@ -5,20 +5,10 @@
 import type { Command } from "commander";
 import { UsageError, UdmError, EXIT } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startAgent, type AgentOutcome } from "../agent/attach-loop.js";
-import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
-import { readEngineLoad } from "../agent/engine-load.js";
-import { VllmSupervisor } from "../agent/vllm-supervisor.js";
-import { MethodSwitch } from "../agent/method-switch.js";
+import { startAgent, type AgentOutcome, AdaptiveConcurrency, readEngineLoad, VllmSupervisor, MethodSwitch, registerAgentMetrics, EngineTimeouts, channelCredentials, DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { opt, intArg } from "./options.js";
-import { registerAgentMetrics } from "../agent/agent-metrics.js";
-import { createProcessRegistry } from "../common/metrics/process-registry.js";
-import { AGENT_METRICS_EXAMPLE, parseMetricsListen } from "../common/metrics/metrics-listen.js";
-import { startMetricsServer, type MetricsServer } from "../common/metrics/metrics-server.js";
+import { createProcessRegistry, AGENT_METRICS_EXAMPLE, parseMetricsListen, startMetricsServer, type MetricsServer } from "../common/metrics/index.js";
 import { METHODS, engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
-import { EngineTimeouts } from "../agent/engine-timeouts.js";
-import { channelCredentials } from "../agent/coordinator-channel.js";
-import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
 
 interface AgentFlags {
   coordinator: string;

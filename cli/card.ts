@@ -4,13 +4,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CheckFailedError, UdmError, UsageError } from "../common/errors.js";
-import { verifyCard } from "../card/verify-card.js";
-import { compareHeadlines, REPRODUCE_TOLERANCE } from "../card/reproduce-compare.js";
-import { sealCard } from "../card/card-hash.js";
-import { writeCard } from "../card/card-file.js";
-import type { RunCard } from "../card/run-card.js";
+import { verifyCard, compareHeadlines, REPRODUCE_TOLERANCE, sealCard, writeCard, type RunCard } from "../card/index.js";
 import { runEmbedded } from "./embedded-run.js";
-import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { parseGpuHourUsd } from "./run-card-setup.js";
 

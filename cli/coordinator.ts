@@ -6,20 +6,14 @@ import type { Command } from "commander";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-options.js";
-import type { CoordinatorHandle } from "../coordinator/coordinator-handle.js";
-import type { TlsOptions } from "../coordinator/tls.js";
-import { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions } from "../coordinator/worker-host.js";
+import { type CoordinatorHandle, type TlsOptions, DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions, livePageLine, startObservabilityServer, type ObservabilityServer, trackScoredEvent } from "../coordinator/index.js";
 import { csv, intArg, numberArg, opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
-import { createProcessRegistry } from "../common/metrics/process-registry.js";
-import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
-import { livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
-import { trackScoredEvent } from "../coordinator/observability/live-event.js";
-import type { TrackMetrics } from "../scorer/track-metrics.js";
+import { createProcessRegistry, DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
+import { type TrackMetrics, DEFAULT_SCORER_HEAP_MB } from "../scorer/index.js";
 import { cardOptions, parseMethodClass } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
-import { DEFAULT_SCORER_HEAP_MB } from "../scorer/commit-scorer-thread.js";
 
 interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   suite: string;

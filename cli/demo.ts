@@ -3,12 +3,12 @@ import { mkdtempSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import { makeSuite } from "../sim/suite-maker/suite-maker.js";
+import { makeSuite } from "../sim/index.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { intArg, numberArg, opt } from "./options.js";
-import { verifyCard } from "../card/verify-card.js";
-import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { verifyCard } from "../card/index.js";
+import { parseMetricsListen } from "../common/metrics/index.js";
 
 interface DemoFlags {
   out?: string;

@@ -2,32 +2,18 @@
 // engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
 // `run` and `demo` share. Rerunning with the same --out resumes.
 import { existsSync, statSync } from "node:fs";
-import { oracleFromSuite } from "../sim/engine/model/oracle.js";
+import { oracleFromSuite, startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/index.js";
 import { createLogger, type Logger } from "../common/log.js";
-import { trackScoredEvent, type LiveEvent } from "../coordinator/observability/live-event.js";
+import { trackScoredEvent, type LiveEvent, type CoordinatorHandle, type RunOutcome, startBoundedCoordinator, type MethodConfig, livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/index.js";
 import { env } from "../common/env.js";
 import { UdmError, UsageError } from "../common/errors.js";
-import type { CoordinatorHandle, RunOutcome } from "../coordinator/coordinator-handle.js";
-import { startBoundedCoordinator } from "../coordinator/worker-host.js";
-import type { MethodConfig } from "../coordinator/run-manifest.js";
-import { startAgent, type AgentHandle } from "../agent/attach-loop.js";
-import { readEngineLoad } from "../agent/engine-load.js";
-import { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/engine/server.js";
-import { CommitScorer } from "../scorer/commit-scorer.js";
-import type { MetricsJson } from "../scorer/metrics-json.js";
-import type { RunScorer } from "../scorer/run-scorer.js";
+import { startAgent, type AgentHandle, readEngineLoad, AdaptiveConcurrency, EngineTimeouts, DEFAULT_RETRY_POLICY, registerAgentMetrics } from "../agent/index.js";
+import { CommitScorer, type MetricsJson, type RunScorer, registerScorerMetrics, scorerCountsOf } from "../scorer/index.js";
 import { createProgressBar, progressOf } from "./progress.js";
 import { methodFactory } from "./engine-methods.js";
 import { watchEngineReadiness, type EngineReadiness } from "./engine-readiness.js";
-import { EngineTimeouts } from "../agent/engine-timeouts.js";
-import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
-import { registerAgentMetrics } from "../agent/agent-metrics.js";
-import { registerScorerMetrics, scorerCountsOf } from "../scorer/scorer-metrics.js";
-import { createProcessRegistry } from "../common/metrics/process-registry.js";
-import type { ListenAddress } from "../common/metrics/metrics-listen.js";
-import { livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
-import type { MethodClass, RunCard } from "../card/run-card.js";
+import { createProcessRegistry, type ListenAddress } from "../common/metrics/index.js";
+import type { MethodClass, RunCard } from "../card/index.js";
 import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
 

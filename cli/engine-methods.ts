@@ -1,11 +1,6 @@
 // The engine methods the CLI can drive (`agent --method`, `run --method`), built the same way for both.
 import { UsageError } from "../common/errors.js";
-import type { EngineMethod, RunParams } from "../agent/engine-method.js";
-import type { AdaptiveConcurrency } from "../agent/adaptive-concurrency.js";
-import type { RetryPolicy } from "../agent/methods/engine-call.js";
-import { SystemOneMethod } from "../agent/methods/systemone.js";
-import { DecisionsMethod } from "../agent/methods/decisions.js";
-import { LabelReadMethod } from "../agent/methods/label-read.js";
+import { type EngineMethod, type RunParams, type AdaptiveConcurrency, type RetryPolicy, SystemOneMethod, DecisionsMethod, LabelReadMethod } from "../agent/index.js";
 import { csv } from "./options.js";
 import type { Logger } from "../common/log.js";
 

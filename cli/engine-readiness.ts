@@ -2,7 +2,7 @@
 // reported by URL with its last error; when none is ready the run fails (exit 1) instead of
 // waiting at 0% forever.
 import { UdmError } from "../common/errors.js";
-import type { EngineMethod } from "../agent/engine-method.js";
+import type { EngineMethod } from "../agent/index.js";
 
 const POLL_MS = 500;
 

@@ -6,13 +6,9 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { writeFileAtomic } from "../common/atomic-file.js";
-import { openSuite } from "../common/suite/suite.js";
-import { scoreResultsWithInterval } from "../scorer/score-results.js";
-import { verifyCard } from "../card/verify-card.js";
-import { RUN_CARD_FILE } from "../card/run-card.js";
-import { buildLeaderboard, type LeaderboardEntry } from "../card/leaderboard/leaderboard-rows.js";
-import { renderMarkdown } from "../card/leaderboard/leaderboard-markdown.js";
-import { renderHtml } from "../card/leaderboard/leaderboard-html.js";
+import { openSuite } from "../common/suite/index.js";
+import { scoreResultsWithInterval } from "../scorer/index.js";
+import { verifyCard, RUN_CARD_FILE, buildLeaderboard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
 import { opt } from "./options.js";
 import { DATASET_ID } from "./run-card-setup.js";
 

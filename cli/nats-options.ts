@@ -3,7 +3,7 @@
 // the flag. Lives in common/ so every command that talks to the bus offers the same flags.
 import { existsSync } from "node:fs";
 import { Option } from "commander";
-import type { NatsBusOptions } from "../common/bus/nats.js";
+import type { NatsBusOptions } from "../common/bus/index.js";
 import { flagEnvName } from "../common/env.js";
 import { UsageError } from "../common/errors.js";
 

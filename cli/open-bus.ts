@@ -1,9 +1,6 @@
 // Which bus a process uses: NATS JetStream when --nats is given, otherwise the in-process bus
 // (one machine, `udm-orch run`).
-import type { Bus } from "../common/bus/bus.js";
-import { InProcessBus } from "../common/bus/in-process.js";
-import { NatsBus } from "../common/bus/nats.js";
-import { DeferredNatsBus } from "../common/bus/nats-deferred.js";
+import { type Bus, InProcessBus, NatsBus, DeferredNatsBus } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
 import { natsBusOptionsFrom, type NatsFlagValues } from "./nats-options.js";
 

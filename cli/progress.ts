@@ -1,7 +1,7 @@
 // A one-line progress bar on a TTY (stderr): records committed, rate, ETA, tracks done.
 // Off when stderr is not a TTY or UDM_NO_PROGRESS=1; then a plain line every `plainEveryMs`.
 import { env } from "../common/env.js";
-import type { RunStatus } from "../coordinator/run-status.js";
+import type { RunStatus } from "../coordinator/index.js";
 
 export interface ProgressSnapshot {
   committed: number;

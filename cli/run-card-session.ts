@@ -4,18 +4,11 @@
 // brings its own. The card follows each
 // scored track (run-card.json) and is final when the coordinator is done.
 import type { Logger } from "../common/log.js";
-import type { GoldMessage } from "../common/suite/gold-feed.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
-import type { RunStatus } from "../coordinator/run-status.js";
-import type { RunOutcome } from "../coordinator/server.js";
-import { CommitScorer } from "../scorer/commit-scorer.js";
-import { CommitScorerThread, scorerThreadEntry, type ScorerFeed } from "../scorer/commit-scorer-thread.js";
-import { workerEntry } from "../coordinator/worker-host.js";
-import type { MetricsJson } from "../scorer/metrics-json.js";
-import type { TrackMetrics } from "../scorer/track-metrics.js";
-import type { Interval } from "../scorer/bootstrap.js";
-import { CardRecorder } from "../card/card-recorder.js";
-import type { MethodClass, RunCard } from "../card/run-card.js";
+import type { GoldMessage } from "../common/suite/index.js";
+import type { CommittedLine } from "../common/results/index.js";
+import { type RunStatus, type RunOutcome, workerEntry } from "../coordinator/index.js";
+import { CommitScorer, CommitScorerThread, scorerThreadEntry, type ScorerFeed, type MetricsJson, type TrackMetrics, type Interval } from "../scorer/index.js";
+import { CardRecorder, type MethodClass, type RunCard } from "../card/index.js";
 import { cardSetup, countersAtEnd, snapshotOf } from "./run-card-setup.js";
 
 export interface RunCardSessionOptions {

@@ -4,13 +4,10 @@
 import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { UsageError } from "../common/errors.js";
-import { openSuite } from "../common/suite/suite.js";
-import { LABEL_READ_TEMPLATE_TEXT, LABEL_READ_TEMPLATE_VERSION } from "../agent/methods/label-read-template.js";
-import type { RunStatus } from "../coordinator/run-status.js";
-import type { RunOutcome } from "../coordinator/server.js";
-import type { CardSetup } from "../card/build-card.js";
-import type { RunSnapshot } from "../card/card-recorder.js";
-import { METHOD_CLASSES, type MethodClass } from "../card/run-card.js";
+import { openSuite } from "../common/suite/index.js";
+import { LABEL_READ_TEMPLATE_TEXT, LABEL_READ_TEMPLATE_VERSION } from "../agent/index.js";
+import type { RunStatus, RunOutcome } from "../coordinator/index.js";
+import { type CardSetup, type RunSnapshot, METHOD_CLASSES, type MethodClass } from "../card/index.js";
 import { opt } from "./options.js";
 
 export const DATASET_ID = "udm-eval-v1";

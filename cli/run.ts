@@ -4,12 +4,12 @@ import { UdmError, UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
 import { engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
-import { DEFAULT_RETRY_POLICY } from "../agent/methods/engine-call.js";
+import { DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
 import { cardOptions, parseMethodClass } from "./run-card-setup.js";
-import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
+import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
 
 interface RunFlags extends MetricsFlagValues {
   methodClass?: string;

@@ -2,8 +2,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { METRICS_FILE, writeMetricsJson, type MetricsJson } from "../scorer/metrics-json.js";
-import { scoreResults } from "../scorer/score-results.js";
+import { METRICS_FILE, writeMetricsJson, type MetricsJson, scoreResults } from "../scorer/index.js";
 import { csv, opt } from "./options.js";
 import { ensureWritableFile } from "./out-path.js";
 

@@ -4,19 +4,16 @@
 // in, running metrics for tracks in progress, and the summary; keeps <out>/metrics.json current.
 // Exit 0 once every track of the run is scored, 1 when stopped before, 2 on bad usage or input.
 import type { Command } from "commander";
-import { checkToken } from "../common/bus/bus.js";
+import { checkToken } from "../common/bus/index.js";
 import { EXIT, UdmError, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { natsCliOptions, type NatsFlagValues } from "./nats-options.js";
 import { openBus } from "./open-bus.js";
-import { chooseRun, StreamingScorer } from "../scorer/streaming-scorer.js";
+import { chooseRun, StreamingScorer, registerScorerMetrics } from "../scorer/index.js";
 import { intArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
-import { registerScorerMetrics } from "../scorer/scorer-metrics.js";
-import { createProcessRegistry } from "../common/metrics/process-registry.js";
-import { DEFAULT_SCORER_METRICS, parseMetricsListen } from "../common/metrics/metrics-listen.js";
-import { startMetricsServer, type MetricsServer } from "../common/metrics/metrics-server.js";
+import { createProcessRegistry, DEFAULT_SCORER_METRICS, parseMetricsListen, startMetricsServer, type MetricsServer } from "../common/metrics/index.js";
 
 interface ScorerFlags extends NatsFlagValues {
   suite: string;

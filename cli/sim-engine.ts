@@ -4,9 +4,7 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startSimEngine } from "../sim/engine/server.js";
-import { parseFaults } from "../sim/engine/faults.js";
-import { Oracle, oracleFromSuite } from "../sim/engine/model/oracle.js";
+import { startSimEngine, parseFaults, Oracle, oracleFromSuite } from "../sim/index.js";
 import { intArg, numberArg, opt, portArg } from "./options.js";
 
 interface SimEngineFlags {

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { UdmError, UsageError } from "../common/errors.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
-import { pem } from "../coordinator/tls.js";
+import { pem } from "../coordinator/index.js";
 import { opt, intArg } from "./options.js";
 
 interface StatusFlags {

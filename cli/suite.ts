@@ -1,8 +1,8 @@
 // udm-orch suite make | verify
 import type { Command } from "commander";
 import { CheckFailedError, UsageError } from "../common/errors.js";
-import { verifySuite } from "../common/suite/verify.js";
-import { makeSuite, type SuiteScale } from "../sim/suite-maker/suite-maker.js";
+import { verifySuite } from "../common/suite/index.js";
+import { makeSuite, type SuiteScale } from "../sim/index.js";
 import { csv, intArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 

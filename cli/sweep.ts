@@ -8,22 +8,14 @@ import { join, relative } from "node:path";
 import type { Command } from "commander";
 import { EXIT, UdmError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startBoundedCoordinator } from "../coordinator/worker-host.js";
-import { previousCard } from "../card/card-file.js";
-import { expandSweep, readSweepConfig, type SweepConfig, type SweepRun } from "../card/sweep/sweep-config.js";
-import { datasetSha256, expectedFingerprint } from "../card/sweep/expected-fingerprint.js";
-import { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/sweep/sweep-estimate.js";
-import { entryFromCard, SWEEP_RECORD_FORMAT, writeSweepRecord, type SweepRunEntry } from "../card/sweep/sweep-record.js";
+import { startBoundedCoordinator, livePageLine, startObservabilityServer, type ObservabilityServer, trackScoredEvent } from "../coordinator/index.js";
+import { previousCard, expandSweep, readSweepConfig, type SweepConfig, type SweepRun, datasetSha256, expectedFingerprint, estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio, entryFromCard, SWEEP_RECORD_FORMAT, writeSweepRecord, type SweepRunEntry, rankingMean } from "../card/index.js";
 import { numberArg, opt } from "./options.js";
 import { methodTemplate } from "./run-card-setup.js";
-import { rankingMean } from "../card/quality-tier.js";
 import { RunCardSession } from "./run-card-session.js";
 import { boolArg } from "./metrics-flags.js";
-import { parseMetricsListen } from "../common/metrics/metrics-listen.js";
-import { createProcessRegistry } from "../common/metrics/process-registry.js";
-import { livePageLine, startObservabilityServer, type ObservabilityServer } from "../coordinator/observability/observability-server.js";
-import { trackScoredEvent } from "../coordinator/observability/live-event.js";
-import type { TrackMetrics } from "../scorer/track-metrics.js";
+import { parseMetricsListen, createProcessRegistry } from "../common/metrics/index.js";
+import type { TrackMetrics } from "../scorer/index.js";
 
 interface SweepFlags {
   config: string;

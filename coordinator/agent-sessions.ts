@@ -1,16 +1,16 @@
 // The agents attached to a run: one session per Attach stream, from Hello (welcome, hand to the
 // scheduler, supersede an older stream of the same agent) to its end (leases released at once).
-import type { BusEvent } from "../common/bus/bus.js";
+import type { BusEvent } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
-import { AgentConnection } from "./agent-connection.js";
-import type { AgentSessionInput, AttachStream } from "./grpc-service.js";
+import { AgentConnection } from "./transport/agent-connection.js";
+import type { AgentSessionInput, AttachStream } from "./transport/grpc-service.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { PayloadSpill } from "./payload-spill.js";
-import { grpcStatusOf, Refusal } from "./refusal.js";
+import { grpcStatusOf, Refusal } from "./transport/refusal.js";
 import type { MethodConfig } from "./run-manifest.js";
 import type { Scheduler } from "./scheduler.js";
-import { welcomeToWire, type AgentEvent } from "./wire.js";
-import { encodeWorkUnit } from "./work-unit-encoder.js";
+import { welcomeToWire, type AgentEvent } from "./transport/wire.js";
+import { encodeWorkUnit } from "./transport/work-unit-encoder.js";
 
 export interface AgentSessionsOptions {
   scheduler: Scheduler;

@@ -5,12 +5,10 @@
 // reach the stream are dropped as duplicates). At start every line already on disk is treated as
 // a gap, so a coordinator that was stopped or crashed while NATS was down still fills the stream.
 import { existsSync, openSync, readSync, closeSync } from "node:fs";
-import type { Bus, BusEvent, RunStatusInput } from "../common/bus/bus.js";
+import type { Bus, BusEvent, RunStatusInput } from "../common/bus/index.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
-import type { ResultLine } from "../common/results/format.js";
-import { trackResultsPath } from "../common/results/paths.js";
+import { type CommittedLine, type ResultLine, trackResultsPath } from "../common/results/index.js";
 import type { RunStatus } from "./run-status.js";
 
 /** Publishes in flight at once while catching up (the live path is bounded by the store's batches). */

@@ -1,11 +1,11 @@
 // What a coordinator is started with (server.ts startCoordinator), with the defaults.
-import type { GoldMessage } from "../common/suite/gold-feed.js";
-import type { Bus } from "../common/bus/bus.js";
+import type { GoldMessage } from "../common/suite/index.js";
+import type { Bus } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
 import type { PlanLimits } from "./planner.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
+import type { CommittedLine } from "../common/results/index.js";
 import type { MethodConfig } from "./run-manifest.js";
-import type { TlsOptions } from "./tls.js";
+import type { TlsOptions } from "./transport/tls.js";
 import type { CoordinatorMetricsOptions } from "./observability/coordinator-metrics.js";
 import type { LiveEvent } from "./observability/live-event.js";
 

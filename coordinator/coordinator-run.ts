@@ -2,14 +2,14 @@
 // sessions, progress and totals, publishing to the bus and the live page, the status, its
 // metrics, and the ordered shutdown.
 import type * as grpc from "@grpc/grpc-js";
-import type { BusEvent } from "../common/bus/bus.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
+import type { BusEvent } from "../common/bus/index.js";
+import type { CommittedLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 import { AgentSessions } from "./agent-sessions.js";
 import { BusPublisher, busStatusOf } from "./bus-publisher.js";
 import type { RunOutcome } from "./coordinator-handle.js";
-import type { AttachStream, AgentSessionInput, ServedRun } from "./grpc-service.js";
-import type { HealthService } from "./health.js";
+import type { AttachStream, AgentSessionInput, ServedRun } from "./transport/grpc-service.js";
+import type { HealthService } from "./transport/health.js";
 import { runEnd, statusState, type CoordinatorState } from "./lifecycle.js";
 import type { OutDirLock } from "./out-dir-lock.js";
 import { DEFAULT_PLAN_LIMITS, oversizeRecords, payloadBytes, planUnits, type PlanLimits } from "./planner.js";
@@ -24,7 +24,7 @@ import { Scheduler } from "./scheduler.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { SuiteIndex } from "./suite-index.js";
 import type { Registry } from "prom-client";
-import { createProcessRegistry } from "../common/metrics/process-registry.js";
+import { createProcessRegistry } from "../common/metrics/index.js";
 import { registerCoordinatorMetrics, type CoordinatorMetrics } from "./observability/coordinator-metrics.js";
 import { liveEventOf, type LiveEvent } from "./observability/live-event.js";
 import { followScores, type ScoreFollower } from "./observability/follow-scores.js";

@@ -4,8 +4,7 @@
 // in criteria order), without building that object. On the hot path the objects (a map per
 // question, then an ordered copy, then the line) cost more than the writing; the text is what the
 // results file, the bus and the run card's scorer take.
-import type { CommittedLine } from "../common/results/committed-line.js";
-import { givenUpResultLine, lineHasErrors, RESULT_FORMAT } from "../common/results/format.js";
+import { type CommittedLine, givenUpResultLine, lineHasErrors, RESULT_FORMAT } from "../common/results/index.js";
 import type { IncomingResult } from "./incoming-result.js";
 import { RecordQuestions } from "./record-questions.js";
 import { questionSpecs, type RecordEntry } from "./suite-index.js";

@@ -1,7 +1,7 @@
 // Every RecordResult is checked before it may be committed (DESIGN.md "gRPC contract"): the sender
 // holds a lease on the unit, the run_id is one of the unit's records, and the answer covers
 // exactly the record's questions with valid distributions.
-import { distributionProblem, SUM_TOLERANCE } from "../common/results/format.js";
+import { distributionProblem, SUM_TOLERANCE } from "../common/results/index.js";
 import type { IncomingResult } from "./incoming-result.js";
 import { RecordQuestions } from "./record-questions.js";
 import type { RecordEntry } from "./suite-index.js";

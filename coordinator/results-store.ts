@@ -3,11 +3,7 @@
 // tracks and fsynced; a result counts as committed only after its fsync. On open, every track file
 // is scanned for committed run_ids and a torn last line (a crash mid-write) is cut off.
 import { mkdirSync } from "node:fs";
-import { AppendLog, type TornLine } from "../common/results/append-log.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
-import { lineHasErrors } from "../common/results/format.js";
-import { parseResultLine } from "../common/results/parse.js";
-import { trackFilesUnder, trackResultsPath } from "../common/results/paths.js";
+import { AppendLog, type TornLine, type CommittedLine, lineHasErrors, parseResultLine, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 
 export type RepairedFile = TornLine;

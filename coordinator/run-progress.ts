@@ -1,6 +1,6 @@
 // A run's progress: commits counted per track and in all, track and run completion, throughput,
 // and the run totals (tokens, GPU-seconds, per-record latency, ETA) every reader takes from here.
-import type { CommittedLine } from "../common/results/committed-line.js";
+import type { CommittedLine } from "../common/results/index.js";
 import { AttachedTime } from "./attached-time.js";
 import { LatencyStats } from "./latency-stats.js";
 import { ThroughputMeter } from "./throughput-meter.js";

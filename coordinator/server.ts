@@ -10,17 +10,17 @@ import { CleanupStack } from "./cleanup-stack.js";
 import type { CoordinatorHandle } from "./coordinator-handle.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { CoordinatorRun } from "./coordinator-run.js";
-import { CoordinatorService } from "./grpc-service.js";
-import { HealthService } from "./health.js";
+import { CoordinatorService } from "./transport/grpc-service.js";
+import { HealthService } from "./transport/health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ResultsStore } from "./results-store.js";
 import { openRunManifest, type MethodConfig } from "./run-manifest.js";
 import { defaultSpillPath, indexSuite } from "./suite-index.js";
-import { serverCredentials } from "./tls.js";
+import { serverCredentials } from "./transport/tls.js";
 
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 export type { CoordinatorOptions } from "./coordinator-options.js";
-export { pem, type TlsOptions } from "./tls.js";
+export { pem, type TlsOptions } from "./transport/tls.js";
 
 const DEFAULT_METHOD: MethodConfig = { method: "systemone", seeds: [], temperature: 0, model: "" };
 

@@ -4,10 +4,8 @@
 // scorer of this process when it asks (onGold: it then reads nothing itself), else dropped.
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
-import { NOUL_KEYS } from "../common/results/format.js";
-import { decompressedSha256, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter } from "../common/suite/suite.js";
-import type { GoldMessage } from "../common/suite/gold-feed.js";
-import { openCheckedSuite } from "../common/suite/suite-check.js";
+import { NOUL_KEYS } from "../common/results/index.js";
+import { decompressedSha256, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter, type GoldMessage, openCheckedSuite } from "../common/suite/index.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
 import { defaultReaderCount, readerEntry, runReaders, type ReaderTask } from "./suite-readers.js";

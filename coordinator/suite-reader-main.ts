@@ -3,7 +3,7 @@
 // tracks), and posts back its payload blocks (transferred, not copied), its records, its gold and
 // its hash, or the error that names file and line.
 import { parentPort, workerData } from "node:worker_threads";
-import { decompressedSha256, openSuite } from "../common/suite/suite.js";
+import { decompressedSha256, openSuite } from "../common/suite/index.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import { readTrackFile } from "./track-reader.js";
 import type { ReaderStartData, ReaderTask, ReaderToIndex } from "./suite-readers.js";

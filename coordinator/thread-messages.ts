@@ -2,10 +2,10 @@
 // (worker-host.ts), each direction one discriminated union.
 import type { MessagePort } from "node:worker_threads";
 import type { LogLevel } from "../common/log.js";
-import type { GoldMessage } from "../common/suite/gold-feed.js";
-import type { NatsBusOptions } from "../common/bus/nats.js";
+import type { GoldMessage } from "../common/suite/index.js";
+import type { NatsBusOptions } from "../common/bus/index.js";
 import type { RunOutcome } from "./coordinator-handle.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
+import type { CommittedLine } from "../common/results/index.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { ThreadError } from "../common/thread-error.js";

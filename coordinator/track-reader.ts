@@ -4,10 +4,8 @@
 // collect its gold for the scorer. Runs in the coordinator's thread or in a reader thread
 // (suite-reader-main.ts); what it gives back is plain data that can cross between threads.
 import { FormatError } from "../common/errors.js";
-import { NOUL_KEYS } from "../common/results/format.js";
-import { goldOf } from "../common/suite/gold-feed.js";
-import { readCheckedTrack } from "../common/suite/suite-check.js";
-import type { Suite, TrackFile } from "../common/suite/suite.js";
+import { NOUL_KEYS } from "../common/results/index.js";
+import { goldOf, readCheckedTrack, type Suite, type TrackFile } from "../common/suite/index.js";
 import { payloadSpans } from "./payload-spans.js";
 
 /** A record as read, before the index places it: offsets are within its block. */

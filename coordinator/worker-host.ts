@@ -6,14 +6,14 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { UdmError, UsageError } from "../common/errors.js";
-import type { NatsBusOptions } from "../common/bus/nats.js";
+import type { NatsBusOptions } from "../common/bus/index.js";
 import type { LogLevel } from "../common/log.js";
 import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { RunStatus } from "./run-status.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import { decodeThreadError } from "../common/thread-error.js";
-import type { ScorerFeed } from "../scorer/commit-scorer-thread.js";
+import type { ScorerFeed } from "../scorer/index.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 
 /**
@@ -225,7 +225,7 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
   const { startCoordinator } = await import("./server.js");
   const { nats, logLevel: _logLevel, scorerFeed, ...inThread } = options;
   if (scorerFeed) throw new UsageError("a scorer thread is fed only by a coordinator in a worker thread (the build): pass onCommitted and onGold");
-  const { DeferredNatsBus } = await import("../common/bus/nats-deferred.js");
+  const { DeferredNatsBus } = await import("../common/bus/index.js");
   const { createLogger } = await import("../common/log.js");
   const ownBus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
   let h: CoordinatorHandle;

@@ -2,13 +2,13 @@
 // can be capped (resourceLimits), which bounds the coordinator's memory where the main thread's
 // heap cannot be capped after start.
 import { parentPort, workerData } from "node:worker_threads";
-import { DeferredNatsBus } from "../common/bus/nats-deferred.js";
+import { DeferredNatsBus } from "../common/bus/index.js";
 import { createLogger } from "../common/log.js";
 import { startCoordinator } from "./server.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
-import type { CommittedLine } from "../common/results/committed-line.js";
-import type { ScorerFeedMessage } from "../scorer/commit-scorer-messages.js";
+import type { CommittedLine } from "../common/results/index.js";
+import type { ScorerFeedMessage } from "../scorer/index.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-main.ts must run in a worker thread");

@@ -3,9 +3,7 @@
 // replays the journal into its accumulators, so nothing acked is lost and redelivered lines are
 // recognised by run_id. The file is a results file like the coordinator's, so
 // `udm-orch score --results <out>` reads it too.
-import { AppendLog } from "../common/results/append-log.js";
-import type { ResultInput } from "../common/results/format.js";
-import { parseResultLine } from "../common/results/parse.js";
+import { AppendLog, type ResultInput, parseResultLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 
 /**

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { createLogger } from "../common/log.js";
 import { encodeThreadError } from "../common/thread-error.js";
-import type { StoredResultLine } from "../common/results/format.js";
+import type { StoredResultLine } from "../common/results/index.js";
 import { CommitScorer } from "./commit-scorer.js";
 import type { HostToScorer, ScorerFeedMessage, ScorerThreadStartData, ScorerToHost } from "./commit-scorer-messages.js";
 

@@ -3,7 +3,7 @@
 // (commit-scorer-thread.ts), each a discriminated union.
 import type { MessagePort } from "node:worker_threads";
 import type { LogLevel } from "../common/log.js";
-import type { GoldMessage } from "../common/suite/gold-feed.js";
+import type { GoldMessage } from "../common/suite/index.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { Interval } from "./bootstrap.js";
 import type { CommitScorerOptions } from "./commit-scorer.js";

@@ -5,11 +5,8 @@
 // metrics.json, what `udm-orch score` computes from the same files.
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
-import { isCommittedLine, type CommittedLine } from "../common/results/committed-line.js";
-import type { StoredResultLine } from "../common/results/format.js";
-import { selectFiles } from "../common/suite/suite.js";
-import { openCheckedSuite } from "../common/suite/suite-check.js";
-import { goldRecordsOf, type GoldMessage } from "../common/suite/gold-feed.js";
+import { isCommittedLine, type CommittedLine, type StoredResultLine } from "../common/results/index.js";
+import { selectFiles, openCheckedSuite, goldRecordsOf, type GoldMessage } from "../common/suite/index.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";
 import type { Interval } from "./bootstrap.js";

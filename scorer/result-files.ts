@@ -6,7 +6,7 @@ import { join, relative, sep } from "node:path";
 import { FormatError, UsageError } from "../common/errors.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
-import { parseResultLine } from "../common/results/parse.js";
+import { parseResultLine } from "../common/results/index.js";
 import type { RunScorer } from "./run-scorer.js";
 
 /** Every `*.jsonl` and `*.jsonl.gz` below dir, sorted by path. */

@@ -4,16 +4,14 @@
 // (`udm-orch score`, result-files.ts), the bus plus the scorer's journal (`udm-orch scorer`,
 // streaming-scorer.ts) and the coordinator's committed results (the embedded `run`,
 // commit-scorer.ts). Given the same results, every source ends in the same metrics.json.
-import { decompressedSha256, suiteIdentity, type Suite, type TrackFile } from "../common/suite/suite.js";
-import type { ResultInput } from "../common/results/format.js";
-import { trackOfRunId } from "../common/results/paths.js";
+import { decompressedSha256, suiteIdentity, type Suite, type TrackFile, type SuiteRecord } from "../common/suite/index.js";
+import { type ResultInput, trackOfRunId } from "../common/results/index.js";
 import { UsageError } from "../common/errors.js";
 import type { Logger } from "../common/log.js";
 import { aggregate, v1Interval } from "./aggregate.js";
 import type { Interval } from "./bootstrap.js";
 import { METRICS_FORMAT, writeMetricsJson, type MetricsJson } from "./metrics-json.js";
 import { TrackAccumulator } from "./track-accumulator.js";
-import type { SuiteRecord } from "../common/suite/schema.js";
 import { loadTrackGold } from "./track-gold.js";
 import type { Headline, TrackMetrics } from "./track-metrics.js";
 

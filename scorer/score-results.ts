@@ -5,8 +5,7 @@
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
-import { selectFiles, type TrackFile } from "../common/suite/suite.js";
-import { openCheckedSuite } from "../common/suite/suite-check.js";
+import { selectFiles, type TrackFile, openCheckedSuite } from "../common/suite/index.js";
 import type { Interval } from "./bootstrap.js";
 import type { MetricsJson } from "./metrics-json.js";
 import { applyResultFiles, resultFiles } from "./result-files.js";

@@ -2,7 +2,7 @@
 // (lines of the other tracks are skipped), each track finished. `score` runs one shard in-process or
 // several in worker threads; the output is plain data either way.
 import type { Logger } from "../common/log.js";
-import { openSuite } from "../common/suite/suite.js";
+import { openSuite } from "../common/suite/index.js";
 import { applyResultFiles } from "./result-files.js";
 import { RunScorer, type FinalTrack } from "./run-scorer.js";
 

@@ -4,8 +4,8 @@
 // the same run_id replaces the earlier one. A reranking query is scored once all its chunks are in.
 import { FormatError, UsageError } from "../common/errors.js";
 import { pillarOf } from "../common/catalogue.js";
-import { distributionProblem, NOUL_KEYS, type ResultInput } from "../common/results/format.js";
-import type { SuiteRecord } from "../common/suite/schema.js";
+import { distributionProblem, NOUL_KEYS, type ResultInput } from "../common/results/index.js";
+import type { SuiteRecord } from "../common/suite/index.js";
 import { BOOTSTRAP_RESAMPLES, bootstrapResamples, percentileInterval, trackSeed, type GroupSums } from "./bootstrap.js";
 import { argmaxIndex } from "./metrics/argmax.js";
 import { choiceMetrics, type ChoiceItem, type ChoiceMetrics } from "./metrics/choice.js";

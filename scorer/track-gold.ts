@@ -1,8 +1,7 @@
 // The gold side of one track, read from the suite into a sealed TrackAccumulator. The file is
 // checked as it is read (suite-check.ts: gold against options, counts and hash against the
 // manifest): a suite that `suite verify` refuses is never scored.
-import { readCheckedTrack } from "../common/suite/suite-check.js";
-import type { Suite, TrackFile } from "../common/suite/suite.js";
+import { readCheckedTrack, type Suite, type TrackFile } from "../common/suite/index.js";
 import { TrackAccumulator } from "./track-accumulator.js";
 
 export async function loadTrackGold(suite: Suite, file: TrackFile): Promise<{ accumulator: TrackAccumulator; sha256: string }> {

@@ -7,9 +7,9 @@
 // A DecisionEndpoint says what differs: the endpoint, its question limits, the request body and how
 // an answer becomes the suite's distribution.
 import type { z } from "zod";
-import type { Distribution } from "../../common/results/format.js";
-import type { Question } from "../../common/suite/schema.js";
-import { contextLengthExcess, isContextLengthError, maxQuestionsAllowed, usageTokens, type ErrorInfo, type SystemOneUsage } from "../../common/engine-protocol/vllm.js";
+import type { Distribution } from "../../common/results/index.js";
+import type { Question } from "../../common/suite/index.js";
+import { contextLengthExcess, isContextLengthError, maxQuestionsAllowed, usageTokens, type ErrorInfo, type SystemOneUsage } from "../../common/engine-protocol/index.js";
 import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { EngineSettingsCheck } from "../engine-settings.js";

@@ -8,10 +8,9 @@
 // field; the label an option gets follows its position) and the answers are averaged. The flow
 // is BatchedEndpointMethod's.
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
-import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
-import type { Distribution } from "../../common/results/format.js";
-import type { Question } from "../../common/suite/schema.js";
-import { DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, SYSTEMONE_MAX_CHOICE_OPTIONS, type DecisionAnswer, type DecisionResponse } from "../../common/engine-protocol/vllm.js";
+import { labelPermutation, DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, SYSTEMONE_MAX_CHOICE_OPTIONS, type DecisionAnswer, type DecisionResponse } from "../../common/engine-protocol/index.js";
+import type { Distribution } from "../../common/results/index.js";
+import type { Question } from "../../common/suite/index.js";
 import { BatchedEndpointMethod, type BatchedMethodOptions, type DecisionEndpoint } from "./batched-endpoint-method.js";
 
 export type DecisionsOptions = BatchedMethodOptions;

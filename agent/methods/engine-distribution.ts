@@ -1,7 +1,7 @@
 // Turning an engine's answer into the suite's distribution, shared by the methods: the engines
 // round, so probabilities are renormalised against float error only; a real shortfall means
 // options are missing or renamed and is reported as a problem string.
-import type { Distribution } from "../../common/results/format.js";
+import type { Distribution } from "../../common/results/index.js";
 
 /** How far an engine's probabilities may stray from [0,1] and from summing to 1. */
 export const ENGINE_TOLERANCE = 1e-3;

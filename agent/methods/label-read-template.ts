@@ -7,7 +7,7 @@
 // state part is the same for every question of a record, so the engine's prefix cache computes it
 // once per record.
 import { createHash } from "node:crypto";
-import type { Question } from "../../common/suite/schema.js";
+import type { Question } from "../../common/suite/index.js";
 
 export const LABEL_READ_TEMPLATE_VERSION = "label-read/v1";
 

@@ -19,21 +19,9 @@
 // Older vLLM without logprob_token_ids ignores the field (or a proxy rejects it): the method then
 // reads the top `max_logprobs` tokens instead, renormalises over the labels found, and marks the
 // record approximate. A 400 "greater than max allowed: M" teaches it the server's max_logprobs.
-import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
-import type { Distribution } from "../../common/results/format.js";
-import type { Question } from "../../common/suite/schema.js";
-import {
-  ChatCompletionResponseSchema,
-  CompletionResponseSchema,
-  isContextLengthError,
-  isLogprobTokenIdsRejection,
-  maxLogprobsAllowed,
-  TokenizeResponseSchema,
-  tokenIdOf,
-  usageTokens,
-  type CompletionResponse,
-  type ChatCompletionResponse,
-} from "../../common/engine-protocol/vllm.js";
+import { labelPermutation, ChatCompletionResponseSchema, CompletionResponseSchema, isContextLengthError, isLogprobTokenIdsRejection, maxLogprobsAllowed, TokenizeResponseSchema, tokenIdOf, usageTokens, type CompletionResponse, type ChatCompletionResponse } from "../../common/engine-protocol/index.js";
+import type { Distribution } from "../../common/results/index.js";
+import type { Question } from "../../common/suite/index.js";
 import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { EngineSettingsCheck } from "../engine-settings.js";

@@ -1,7 +1,7 @@
 // The token ids a label adds as the first tokens of the reply, once per model and label-read API:
 // completions: what "Answer: X" adds after "Answer:"; chat: what an assistant message "X" adds
 // after the generation prompt. Asked of the engine's /tokenize, so they are the model's own.
-import type { TokenizeResponse } from "../../common/engine-protocol/vllm.js";
+import type { TokenizeResponse } from "../../common/engine-protocol/index.js";
 import type { CallCounters } from "./engine-call.js";
 import { PromiseCache } from "./promise-cache.js";
 

@@ -1,6 +1,6 @@
 // GET /v1/models: the served model, its max_model_len, and the capacity the agent advertises.
 import { firstIssue } from "../../common/parse.js";
-import { ModelListSchema } from "../../common/engine-protocol/vllm.js";
+import { ModelListSchema } from "../../common/engine-protocol/index.js";
 import type { EngineInfo } from "../engine-method.js";
 import { EngineProtocolError, requestJson } from "../engine-http.js";
 

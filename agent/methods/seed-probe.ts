@@ -5,7 +5,7 @@
 // were sent and `--seeds 0,1,2` would average three identical reads. The probe reads one question
 // whose options are all alike, so only the labels tell them apart, under two seeds: identical
 // answers mean the seed is ignored.
-import { SystemOneResponseSchema, type SystemOneRequest } from "../../common/engine-protocol/vllm.js";
+import { SystemOneResponseSchema, type SystemOneRequest } from "../../common/engine-protocol/index.js";
 import { emptyAnswer } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, type RetryPolicy } from "./engine-call.js";

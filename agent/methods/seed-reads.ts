@@ -1,7 +1,7 @@
 // Several reads of one record's questions, one per label-permutation seed, averaged per question.
 // A question answered under every seed gets the mean distribution; otherwise it is skipped (any
 // seed found it too long), handed to label-read (the engine cannot read it), or an error.
-import type { Distribution } from "../../common/results/format.js";
+import type { Distribution } from "../../common/results/index.js";
 import type { RecordAnswer, RecordPayload } from "../engine-method.js";
 
 export interface SeedRead {

@@ -3,7 +3,7 @@
 // for vLLM's tokenizers, so /tokenize is only asked (once per state) when the state's JSON text
 // has at least as many characters as max_model_len has tokens. Without /tokenize the engine's own
 // context-length 400 decides.
-import { TokenizeResponseSchema } from "../../common/engine-protocol/vllm.js";
+import { TokenizeResponseSchema } from "../../common/engine-protocol/index.js";
 import type { RecordAnswer } from "../engine-method.js";
 import { EngineProtocolError, requestJson } from "../engine-http.js";
 import { PromiseCache } from "./promise-cache.js";

@@ -3,16 +3,9 @@
 // so the engine's prefix cache prefills it once. Limits and wording follow vLLM
 // (common/engine-protocol/vllm.ts cites the files). The flow is BatchedEndpointMethod's.
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
-import type { Question } from "../../common/suite/schema.js";
-import type { Distribution } from "../../common/results/format.js";
-import {
-  SYSTEMONE_MAX_CHOICE_OPTIONS,
-  SYSTEMONE_MAX_QUESTIONS,
-  SystemOneResponseSchema,
-  type SystemOneAnswer,
-  type SystemOneRequest,
-  type SystemOneResponse,
-} from "../../common/engine-protocol/vllm.js";
+import type { Question } from "../../common/suite/index.js";
+import type { Distribution } from "../../common/results/index.js";
+import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS, SystemOneResponseSchema, type SystemOneAnswer, type SystemOneRequest, type SystemOneResponse } from "../../common/engine-protocol/index.js";
 import { BatchedEndpointMethod, type BatchedMethodOptions, type DecisionEndpoint } from "./batched-endpoint-method.js";
 
 export type SystemOneOptions = BatchedMethodOptions;

@@ -3,7 +3,7 @@
 // scope, never across them.
 import { rankingMean } from "../quality-tier.js";
 import type { RunCard } from "../run-card.js";
-import type { MetricsJson } from "../../scorer/metrics-json.js";
+import type { MetricsJson } from "../../scorer/index.js";
 import { qualityTier } from "../quality-tier.js";
 
 /** Stated formula of the cost-adjusted score: v1 mean per USD spent on 1,000 records. */

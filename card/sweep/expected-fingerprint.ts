@@ -1,7 +1,7 @@
 // The fingerprint a sweep run will have, known before it runs: so a rerun of the sweep skips runs
 // whose card is already complete with it (the same dataset, model, condition, prompt, temperature,
 // harness and batch size).
-import { decompressedSha256, openSuite, suiteIdentity } from "../../common/suite/suite.js";
+import { decompressedSha256, openSuite, suiteIdentity } from "../../common/suite/index.js";
 import { VERSION } from "../../common/version.js";
 import { conditionOf } from "../build-card.js";
 import { fingerprint } from "../fingerprint.js";

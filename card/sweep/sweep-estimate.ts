@@ -3,7 +3,7 @@
 // the engine's POST /tokenize on a sample of the suite's prompts when an engine is reachable (the
 // measured characters per token then scale to every prompt), else from a stated chars-per-token
 // ratio. GPU time is tokens over a stated engine throughput; cost is GPU-hours x the GPU-hour price.
-import { openSuite, readTrackRecords, selectFiles } from "../../common/suite/suite.js";
+import { openSuite, readTrackRecords, selectFiles } from "../../common/suite/index.js";
 import type { SweepRun } from "./sweep-config.js";
 
 export interface SuiteText {

@@ -8,8 +8,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UdmError, UsageError } from "../errors.js";
-import { lineHasErrors, type ResultLine } from "../results/format.js";
-import { isCommittedLine, type CommittedLine } from "../results/committed-line.js";
+import { lineHasErrors, type ResultLine, isCommittedLine, type CommittedLine } from "../results/index.js";
 
 /** Bump when the meaning of a bus message changes; sent with every message. */
 export const BUS_FORMAT = 1;

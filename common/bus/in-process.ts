@@ -28,8 +28,7 @@ import {
   BusError,
 } from "./bus.js";
 import { createLogger, type Logger } from "../log.js";
-import type { CommittedLine } from "../results/committed-line.js";
-import { ResultLineSchema, type ResultLine } from "../results/format.js";
+import { type CommittedLine, ResultLineSchema, type ResultLine } from "../results/index.js";
 
 export interface InProcessBusOptions {
   /** Default DEFAULT_DUPLICATE_WINDOW_MS. */

@@ -20,8 +20,7 @@ import {
 } from "./bus.js";
 import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "./nats.js";
 import { createLogger, type Logger } from "../log.js";
-import type { CommittedLine } from "../results/committed-line.js";
-import type { ResultLine } from "../results/format.js";
+import type { CommittedLine, ResultLine } from "../results/index.js";
 
 /** How often a still-failing first connection is logged at warn level. */
 const WARN_EVERY_MS = 30_000;

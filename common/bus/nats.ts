@@ -56,8 +56,7 @@ import {
   type Subscription,
 } from "./bus.js";
 import { createLogger, type Logger } from "../log.js";
-import type { CommittedLine } from "../results/committed-line.js";
-import { ResultLineSchema, type ResultLine } from "../results/format.js";
+import { type CommittedLine, ResultLineSchema, type ResultLine } from "../results/index.js";
 
 export interface NatsTlsOptions {
   /** CA bundle that signed the server's certificate (PEM file). */

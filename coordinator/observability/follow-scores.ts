@@ -1,7 +1,7 @@
 // The scorer's final track metrics, read back from the bus as live events: the live page's
 // headline column in a cluster, where the scorer is another process. Subscribes once the bus is
 // first connected, and again after it reconnects if the first try failed.
-import { SUMMARY_METRICS, type Bus, type Subscription } from "../../common/bus/bus.js";
+import { SUMMARY_METRICS, type Bus, type Subscription } from "../../common/bus/index.js";
 import type { Logger } from "../../common/log.js";
 import { trackScoredEvent, type LiveEvent } from "./live-event.js";
 

@@ -1,7 +1,7 @@
 // What the live run page's event feed shows (GET /api/events): the run events that matter to a
 // person watching (track complete, agents joining, leaving or not ready, expired leases, the end),
 // and a track's headline once the scorer has it. Unit-by-unit events stay on the bus only.
-import type { BusEvent } from "../../common/bus/bus.js";
+import type { BusEvent } from "../../common/bus/index.js";
 
 export type LiveEvent =
   | Extract<BusEvent, { type: "track_complete" | "agent_joined" | "agent_left" | "unit_expired" | "run_complete" }>

@@ -4,9 +4,9 @@
 // <token>` or `?token=<token>` (EventSource cannot send headers). The page never reads result files.
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Route } from "../../common/metrics/metrics-server.js";
+import type { Route } from "../../common/metrics/index.js";
 import type { RunStatus } from "../run-status.js";
-import { runStatusToWire } from "../wire.js";
+import { runStatusToWire } from "../transport/wire.js";
 import type { EventHub } from "./event-hub.js";
 import { LIVE_PAGE_HTML } from "./live-page.js";
 

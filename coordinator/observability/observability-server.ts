@@ -4,9 +4,7 @@
 // same page also carries the agents' and the scorer's metrics.
 import type { Registry } from "prom-client";
 import type { Logger } from "../../common/log.js";
-import type { ListenAddress } from "../../common/metrics/metrics-listen.js";
-import { joinedMetricsText } from "../../common/metrics/process-registry.js";
-import { startMetricsServer, type MetricsServer } from "../../common/metrics/metrics-server.js";
+import { type ListenAddress, joinedMetricsText, startMetricsServer, type MetricsServer } from "../../common/metrics/index.js";
 import { startingStatus, type RunStatus } from "../run-status.js";
 import { EventHub } from "./event-hub.js";
 import type { LiveEvent } from "./live-event.js";

@@ -3,7 +3,7 @@
 // goes through: counting and faults first, running its reads on the GPU model, accounting tokens.
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { errorBody } from "../../common/engine-protocol/vllm.js";
+import { errorBody } from "../../common/engine-protocol/index.js";
 import { FaultInjector, NO_FAULTS, parseFaults, type FaultSpec } from "./faults.js";
 import { Http } from "./http.js";
 import { SimMetrics } from "./metrics.js";

@@ -2,7 +2,7 @@
 // with the refusals vLLM's router gives before any handler runs (wrong media type, too large, bad
 // JSON), and a route table with vLLM's 404 and 405 bodies.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ErrorBody } from "../../common/engine-protocol/vllm.js";
+import type { ErrorBody } from "../../common/engine-protocol/index.js";
 import type { Failure } from "./protocol/failure.js";
 import { invalidJson, unsupportedMediaType } from "./protocol/systemone-request.js";
 

@@ -3,7 +3,7 @@
 // its numbers for a model's.
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { errorBody } from "../../common/engine-protocol/vllm.js";
+import { errorBody } from "../../common/engine-protocol/index.js";
 import { EngineContext, type SimEngineOptions, type SimEngineStats } from "./context.js";
 import { chatCompletions } from "./endpoints/chat-completions.js";
 import { completions } from "./endpoints/completions.js";

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../../common/errors.js";
-import { suiteIdentity } from "../../common/suite/suite.js";
+import { suiteIdentity } from "../../common/suite/index.js";
 import { createContext, type GroupBuilder } from "./build-context.js";
 import { buildClassificationGroup } from "./builders/classification.js";
 import { buildRerankingGroup } from "./builders/reranking.js";

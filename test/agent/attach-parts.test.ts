@@ -1,7 +1,7 @@
 // The attach loop's parts: back-pressure, record slots, reconnect backoff, engine load, lifecycle.
 import { Duplex } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { StreamWriter } from "../../agent/stream-writer.js";
+import { StreamWriter } from "../../agent/transport/stream-writer.js";
 import { RecordSlots } from "../../agent/record-slots.js";
 import { reconnectDelayMs } from "../../agent/reconnect-backoff.js";
 import { parseEngineLoad, readEngineLoad } from "../../agent/engine-load.js";

@@ -1,6 +1,6 @@
 // toWire / fromWire: the only place the agent converts between proto messages and domain types.
 import { describe, expect, it } from "vitest";
-import { failedAnswer, fromWire, toWire, PayloadError } from "../../agent/wire.js";
+import { failedAnswer, fromWire, toWire, PayloadError } from "../../agent/transport/wire.js";
 import type { RecordAnswer } from "../../agent/engine-method.js";
 import { makeUnit } from "./attach-fakes.js";
 

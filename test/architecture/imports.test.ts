@@ -1,5 +1,6 @@
 // Enforces DESIGN.md's "may import" column: every relative import of a source folder must land
-// in a folder it is allowed to import, and gRPC/NATS stay out of the scorer.
+// in a folder it is allowed to import, only through that folder's front door (its index.ts; in
+// common/, a concept folder's index.ts or a one-file concept), and gRPC/NATS stay out of the scorer.
 import { join, relative, resolve, dirname, sep } from "node:path";
 import { describe, expect, it } from "vitest";
 import { importsOf, sourceFiles } from "./source-files.js";
@@ -25,6 +26,8 @@ const FORBIDDEN_PACKAGES: Record<string, readonly RegExp[]> = {
   sim: [/^@grpc\//],
 };
 
+const ROLES = ["agent", "card", "coordinator", "scorer", "sim"];
+
 const cases: Array<[string, string, string]> = [];
 for (const folder of Object.keys(MAY_IMPORT)) {
   let files: string[] = [];
@@ -36,6 +39,20 @@ for (const folder of Object.keys(MAY_IMPORT)) {
   for (const file of files) for (const spec of importsOf(file)) cases.push([folder, relative(ROOT, file), spec]);
 }
 
+/** The front door an import of `target` (a path from the root) must go through, or undefined (none: proto, cli, bench, a one-file concept of common). */
+function frontDoorOf(target: string): string | undefined {
+  const parts = target.split(sep);
+  if (ROLES.includes(parts[0]!)) return join(parts[0]!, "index.ts");
+  if (parts[0] === "common" && parts.length > 2) return join("common", parts[1]!, "index.ts");
+  return undefined;
+}
+
+/** The unit whose files import each other freely: a role, or one concept of common. */
+function unitOf(file: string): string {
+  const door = frontDoorOf(file);
+  return door ? dirname(door) : file;
+}
+
 describe("DESIGN.md import column", () => {
   it("finds source files to check", () => {
     expect(cases.length).toBeGreaterThan(10);
@@ -44,6 +61,11 @@ describe("DESIGN.md import column", () => {
   it.each(cases)("%s: %s imports %s", (folder, file, spec) => {
     if (spec.startsWith(".")) {
       const target = relative(ROOT, resolve(ROOT, dirname(file), spec)).split(sep)[0]!;
+      const targetFile = relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.js$/, ".ts");
+      const door = frontDoorOf(targetFile);
+      if (door && unitOf(file) !== dirname(door)) {
+        expect(targetFile, `${file} imports ${spec}: across folders, only ${door} (the front door)`).toBe(door);
+      }
       if (target === folder) return;
       expect(MAY_IMPORT[folder], `${file} imports ${spec} (${target}/)`).toContain(target);
     } else {

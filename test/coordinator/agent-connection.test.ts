@@ -2,7 +2,7 @@
 // writes complete only when the test says so stands in for the gRPC call.
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { AgentConnection } from "../../coordinator/agent-connection.js";
+import { AgentConnection } from "../../coordinator/transport/agent-connection.js";
 import { planUnits } from "../../coordinator/planner.js";
 import { Scheduler } from "../../coordinator/scheduler.js";
 import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";

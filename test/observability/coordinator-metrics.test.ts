@@ -4,7 +4,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { registerCoordinatorMetrics, type CoordinatorMetricsSource } from "../../coordinator/observability/coordinator-metrics.js";
 import { startingStatus, type RunStatus } from "../../coordinator/run-status.js";
-import { runStatusToWire } from "../../coordinator/wire.js";
+import { runStatusToWire } from "../../coordinator/transport/wire.js";
 
 const base: RunStatus = {
   ...startingStatus(),

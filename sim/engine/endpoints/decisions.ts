@@ -1,7 +1,7 @@
 // POST /v1/decisions: OpenAI's Decisions API as vLLM implements it (protocol/decisions-request.ts),
 // read like /v1/systemone and answered as vllm/entrypoints/openai/decisions/adapters.py does.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
+import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/index.js";
 import type { EngineContext } from "../context.js";
 import { stateText } from "../model/read-prompt.js";
 import { decisionAnswer, parseDecisionRequest } from "../protocol/decisions-request.js";

@@ -4,7 +4,7 @@
 // as question_types.py's QuestionType.answer, and DecisionUsage.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
-import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/vllm.js";
+import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS } from "../../../common/engine-protocol/index.js";
 import type { EngineContext } from "../context.js";
 import { answerObject } from "../model/pseudo-model.js";
 import { stateText } from "../model/read-prompt.js";

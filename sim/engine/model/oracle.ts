@@ -13,8 +13,7 @@ import { once } from "node:events";
 import { z } from "zod";
 import { FormatError } from "../../../common/errors.js";
 import { parseOrThrow } from "../../../common/parse.js";
-import type { Question } from "../../../common/suite/schema.js";
-import { openSuite, readTrackRecords } from "../../../common/suite/suite.js";
+import { type Question, openSuite, readTrackRecords } from "../../../common/suite/index.js";
 import { canonicalJson, hashUnit, sha256Hex } from "./deterministic.js";
 
 /** The key of one question of one record in a structured request; `options` null for yes/no. */

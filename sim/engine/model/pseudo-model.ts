@@ -4,7 +4,7 @@
 // accuracy of a run is known before it starts.
 import { hashUnit } from "./deterministic.js";
 import { oracleTop, type Oracle } from "./oracle.js";
-import { labelPermutation } from "../../../common/engine-protocol/label-permutation.js";
+import { labelPermutation } from "../../../common/engine-protocol/index.js";
 import type { ParsedQuestion } from "../protocol/systemone-request.js";
 
 /** Logit bonus of the first label over the last (label-position bias). */

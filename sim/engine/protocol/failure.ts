@@ -3,7 +3,7 @@
 // body), BaseServing._check_model (404), vllm/renderers/params.py TokenizeParams._token_len_check
 // (the context-length VLLMValidationError: a 400 with param "input_tokens"). A VLLMValidationError's
 // message ends with "(parameter=..., value=...)" (vllm/exceptions.py VLLMValidationError.__str__).
-import { errorBody, type ErrorBody } from "../../../common/engine-protocol/vllm.js";
+import { errorBody, type ErrorBody } from "../../../common/engine-protocol/index.js";
 import { pyStr } from "./python-repr.js";
 
 export type Failure = { ok: false; status: number; body: ErrorBody };

@@ -10,7 +10,7 @@
 //    vllm/entrypoints/openai/decisions/question_types.py);
 // 6. thinking must stay off (decisions/strategies.py NextTokenStrategy._read_request).
 // The context-length check needs the rendered prompt: endpoints/systemone.ts.
-import { errorBody, SYSTEMONE_QUESTION_TYPES } from "../../../common/engine-protocol/vllm.js";
+import { errorBody, SYSTEMONE_QUESTION_TYPES } from "../../../common/engine-protocol/index.js";
 import { badRequest, modelNotFound, notImplemented, type Failure } from "./failure.js";
 import { pyRepr } from "./python-repr.js";
 import { validationFailure, type PydanticError } from "./validation-error.js";

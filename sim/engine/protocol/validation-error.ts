@@ -6,7 +6,7 @@
 //   the version with _format_error and clean_loc_for_param);
 // - a VLLMValidationError raised while serving: 400 BadRequestError, param = its parameter
 //   (serve/exception_handling/error_response.py create_error_response).
-import { errorBody } from "../../../common/engine-protocol/vllm.js";
+import { errorBody } from "../../../common/engine-protocol/index.js";
 import { VllmValidationError, type Failure } from "./failure.js";
 import { pyRepr, pyStr } from "./python-repr.js";
 

@@ -4,7 +4,7 @@
 // else done per record. Other messages go through the generic decoder. The protobuf rules followed:
 // unknown fields are skipped, the last of a repeated singular field wins (protobufjs does the same),
 // a map's later entry for a key wins, packed and unpacked repeated doubles are both read.
-import type { IncomingResult } from "./incoming-result.js";
+import type { IncomingResult } from "../incoming-result.js";
 
 /** The oneof field numbers of AgentMessage (proto/udm/v1/orchestrator.proto). */
 const AGENT_RESULT = 3;

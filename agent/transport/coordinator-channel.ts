@@ -2,10 +2,10 @@
 import { readFileSync } from "node:fs";
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
-import { UsageError } from "../common/errors.js";
-import { loadPackageDefinition } from "../proto/loader.js";
-import type { ProtoGrpcType } from "../proto/generated/orchestrator.js";
-import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
+import { UsageError } from "../../common/errors.js";
+import { loadPackageDefinition } from "../../proto/loader.js";
+import type { ProtoGrpcType } from "../../proto/generated/orchestrator.js";
+import type { CoordinatorClient } from "../../proto/generated/udm/v1/Coordinator.js";
 
 /** PEM file paths. CA alone: TLS; with cert and key: mutual TLS. */
 export interface TlsFiles {

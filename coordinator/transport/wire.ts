@@ -1,18 +1,18 @@
 // The edge between generated proto types and the coordinator's domain types (STYLE.md 2): agent
 // messages in, coordinator messages and the run status out.
-import type { AgentMessage__Output } from "../proto/generated/udm/v1/AgentMessage.js";
-import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMessage.js";
-import type { RecordResult__Output } from "../proto/generated/udm/v1/RecordResult.js";
-import type { Hello__Output } from "../proto/generated/udm/v1/Hello.js";
-import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
-import type { IncomingResult } from "./incoming-result.js";
+import type { AgentMessage__Output } from "../../proto/generated/udm/v1/AgentMessage.js";
+import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
+import type { RecordResult__Output } from "../../proto/generated/udm/v1/RecordResult.js";
+import type { Hello__Output } from "../../proto/generated/udm/v1/Hello.js";
+import type { RunStatus__Output } from "../../proto/generated/udm/v1/RunStatus.js";
+import type { IncomingResult } from "../incoming-result.js";
 import { decodeResults } from "./result-decoder.js";
-import type { PlannedUnit } from "./planner.js";
-import type { PayloadSpill } from "./payload-spill.js";
-import type { RecordEntry } from "./suite-index.js";
-import type { AgentInfo } from "./scheduler.js";
-import type { MethodConfig } from "./run-manifest.js";
-import type { RunStatus } from "./run-status.js";
+import type { PlannedUnit } from "../planner.js";
+import type { PayloadSpill } from "../payload-spill.js";
+import type { RecordEntry } from "../suite-index.js";
+import type { AgentInfo } from "../scheduler.js";
+import type { MethodConfig } from "../run-manifest.js";
+import type { RunStatus } from "../run-status.js";
 
 export interface AgentHeartbeat {
   ready: boolean;

@@ -1,6 +1,6 @@
 // grpc.health.v1 Health service: Check and Watch, for probes. "" names the whole server.
 import * as grpc from "@grpc/grpc-js";
-import { loadHealthPackageDefinition, type HealthCheckRequest, type HealthCheckResponse, type ServingStatus } from "../proto/health-loader.js";
+import { loadHealthPackageDefinition, type HealthCheckRequest, type HealthCheckResponse, type ServingStatus } from "../../proto/health-loader.js";
 
 export const COORDINATOR_SERVICE = "udm.v1.Coordinator";
 

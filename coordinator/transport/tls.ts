@@ -2,7 +2,7 @@
 // certificates checked against a CA (mutual TLS).
 import { existsSync, readFileSync } from "node:fs";
 import * as grpc from "@grpc/grpc-js";
-import { UsageError } from "../common/errors.js";
+import { UsageError } from "../../common/errors.js";
 
 export interface TlsOptions {
   /** PEM text, or a path to it. */

@@ -4,9 +4,9 @@
 // that than on anything else per record). Field numbers are those of proto/udm/v1/orchestrator.proto;
 // default values are left out, as protobufjs does. The Attach stream sends such bytes unchanged
 // (grpc-service.ts).
-import type { PayloadSpill } from "./payload-spill.js";
-import type { PlannedUnit } from "./planner.js";
-import type { RecordEntry } from "./suite-index.js";
+import type { PayloadSpill } from "../payload-spill.js";
+import type { PlannedUnit } from "../planner.js";
+import type { RecordEntry } from "../suite-index.js";
 
 /** A CoordinatorMessage already in its wire form. */
 export type EncodedMessage = Buffer;

@@ -2,14 +2,14 @@
 // place (STYLE.md 2: convert at the edge). Nothing else in agent/ reads generated proto types'
 // payload fields.
 import { z } from "zod";
-import { QuestionSchema } from "../common/suite/schema.js";
-import { UdmError } from "../common/errors.js";
-import type { RecordAnswer, RecordPayload } from "./engine-method.js";
-import type { WorkUnit__Output } from "../proto/generated/udm/v1/WorkUnit.js";
-import type { Payload__Output } from "../proto/generated/udm/v1/Payload.js";
-import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
-import type { Distribution as WireDistribution } from "../proto/generated/udm/v1/Distribution.js";
-import type { Welcome__Output } from "../proto/generated/udm/v1/Welcome.js";
+import { QuestionSchema } from "../../common/suite/index.js";
+import { UdmError } from "../../common/errors.js";
+import type { RecordAnswer, RecordPayload } from "../engine-method.js";
+import type { WorkUnit__Output } from "../../proto/generated/udm/v1/WorkUnit.js";
+import type { Payload__Output } from "../../proto/generated/udm/v1/Payload.js";
+import type { RecordResult } from "../../proto/generated/udm/v1/RecordResult.js";
+import type { Distribution as WireDistribution } from "../../proto/generated/udm/v1/Distribution.js";
+import type { Welcome__Output } from "../../proto/generated/udm/v1/Welcome.js";
 
 /** A payload the agent cannot read (bad JSON or shape); names the unit, record and field. */
 export class PayloadError extends UdmError {

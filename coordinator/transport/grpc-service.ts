@@ -4,13 +4,13 @@
 // suite is still being read) Attach is refused UNAVAILABLE and Status says "starting".
 import { timingSafeEqual } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
-import type { ProtoGrpcType } from "../proto/loader.js";
-import type { AgentMessage__Output } from "../proto/generated/udm/v1/AgentMessage.js";
-import type { CoordinatorMessage } from "../proto/generated/udm/v1/CoordinatorMessage.js";
-import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
-import type { StatusRequest__Output } from "../proto/generated/udm/v1/StatusRequest.js";
+import type { ProtoGrpcType } from "../../proto/loader.js";
+import type { AgentMessage__Output } from "../../proto/generated/udm/v1/AgentMessage.js";
+import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
+import type { RunStatus__Output } from "../../proto/generated/udm/v1/RunStatus.js";
+import type { StatusRequest__Output } from "../../proto/generated/udm/v1/StatusRequest.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
-import { startingStatus, type RunStatus } from "./run-status.js";
+import { startingStatus, type RunStatus } from "../run-status.js";
 import { agentEventFromBytes, runStatusToWire, type AgentEvent } from "./wire.js";
 import type { EncodedMessage } from "./work-unit-encoder.js";
 

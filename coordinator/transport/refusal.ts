@@ -1,7 +1,7 @@
 // Why the coordinator refuses an RPC or ends an agent's stream, and the one mapping of errors to
 // gRPC statuses (STYLE.md 4): every refusal and failure the service reports goes through it.
 import * as grpc from "@grpc/grpc-js";
-import { UdmError, UsageError } from "../common/errors.js";
+import { UdmError, UsageError } from "../../common/errors.js";
 
 export type RefusalReason =
   /** Missing or wrong bearer token. */

@@ -1,0 +1,17 @@
+// The run card's front door: building, sealing, verifying and comparing run cards; sweeps and the
+// leaderboard. What cli/ may use of card/.
+export type { CardSetup } from "./build-card.js";
+export { previousCard, writeCard } from "./card-file.js";
+export { sealCard } from "./card-hash.js";
+export { CardRecorder, type RunSnapshot } from "./card-recorder.js";
+export { renderHtml } from "./leaderboard/leaderboard-html.js";
+export { renderMarkdown } from "./leaderboard/leaderboard-markdown.js";
+export { buildLeaderboard, type LeaderboardEntry } from "./leaderboard/leaderboard-rows.js";
+export { rankingMean } from "./quality-tier.js";
+export { REPRODUCE_TOLERANCE, compareHeadlines } from "./reproduce-compare.js";
+export { METHOD_CLASSES, RUN_CARD_FILE, type MethodClass, type RunCard } from "./run-card.js";
+export { datasetSha256, expectedFingerprint } from "./sweep/expected-fingerprint.js";
+export { expandSweep, readSweepConfig, type SweepConfig, type SweepRun } from "./sweep/sweep-config.js";
+export { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "./sweep/sweep-estimate.js";
+export { SWEEP_RECORD_FORMAT, entryFromCard, writeSweepRecord, type SweepRunEntry } from "./sweep/sweep-record.js";
+export { verifyCard } from "./verify-card.js";

@@ -1,0 +1,9 @@
+// The simulated engine's front door: the vLLM stand-in (sim/engine) and the synthetic suite maker
+// (sim/suite-maker) used by the demo, the tests and the benchmarks.
+export type { SimEngineOptions } from "./engine/context.js";
+export { parseFaults } from "./engine/faults.js";
+export { seededRandom } from "./engine/model/deterministic.js";
+export { Oracle, oracleFromSuite } from "./engine/model/oracle.js";
+export { startSimEngine, type SimEngine } from "./engine/server.js";
+export type { SuiteScale } from "./suite-maker/plan.js";
+export { makeSuite } from "./suite-maker/suite-maker.js";
