@@ -2,6 +2,7 @@
 // holds those defaults (cli/agent.ts shows them in --help) and withAgentDefaults() applies them.
 import { createLogger, type Logger } from "../common/log.js";
 import type { ListenAddress } from "../common/metrics/index.js";
+import { DEFAULT_MAX_CONCURRENCY } from "./adaptive-concurrency.js";
 import { DEFAULT_RETRY_POLICY } from "./methods/engine-call.js";
 
 export interface AgentOptions {
@@ -42,7 +43,7 @@ export interface AgentOptions {
   heartbeatMs?: number;
   /** Label-permutation seeds averaged per question until a run names its own. @default [] (one read) */
   seeds?: number[];
-  /** Upper bound of the adaptive (AIMD) limit on requests in flight to the engine. @default 256 */
+  /** Upper bound of the adaptive (AIMD) limit on requests in flight to the engine (from 8 at first). @default 256 (DEFAULT_MAX_CONCURRENCY) */
   maxConcurrency?: number;
   /**
    * Shell command that serves the engine as a child process (restarted when it exits, stopped on
@@ -72,7 +73,7 @@ export const AGENT_DEFAULTS: Readonly<Required<Pick<AgentOptions, Defaulted>>> =
   method: "systemone",
   labelReadApi: "completions",
   seeds: [],
-  maxConcurrency: 256,
+  maxConcurrency: DEFAULT_MAX_CONCURRENCY,
   requestTimeoutMs: DEFAULT_RETRY_POLICY.timeoutMs,
   retries: DEFAULT_RETRY_POLICY.retries,
   engineReadyTimeoutMs: 60_000,

@@ -15,9 +15,6 @@ import { ANY_METHOD, METHODS, methodFactory, type MethodSetup } from "./method-t
 import { MethodSwitch } from "./method-switch.js";
 import { channelCredentials } from "./transport/coordinator-channel.js";
 
-/** Engine requests in flight at first; the adaptive limit grows from here up to maxConcurrency. */
-const INITIAL_ENGINE_REQUESTS = 8;
-
 export class Agent {
   private drainTimer: NodeJS.Timeout | undefined;
   private ended: Promise<AgentOutcome> | undefined;
@@ -41,8 +38,7 @@ export class Agent {
 
     const engine = o.vllmCmd ? new EngineProcess(o.vllmCmd, o.model, o.engineUrl, logger) : undefined;
     const limiter = new AdaptiveConcurrency({
-      max: o.maxConcurrency,
-      initial: Math.min(INITIAL_ENGINE_REQUESTS, o.maxConcurrency),
+      max: o.maxConcurrency, // the initial limit is clamped to it
       readWaiting: async (signal) => (await readEngineLoad(o.engineUrl, signal)).waiting,
     });
     const timeouts = new EngineTimeouts(o.engineUrl, o.requestTimeoutMs, logger);
