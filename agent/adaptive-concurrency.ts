@@ -5,10 +5,13 @@
 // latency far above the best seen (the engine queues internally). Bounded by [min, max]; at most
 // one decrease per round, so one burst of slow answers does not collapse the limit.
 
+/** The default upper bound of the limit (AGENT_DEFAULTS.maxConcurrency, `agent --max-concurrency`). */
+export const DEFAULT_MAX_CONCURRENCY = 256;
+
 export interface AdaptiveConcurrencyOptions {
   /** Default 1. */
   min?: number;
-  /** Default 256. */
+  /** Default DEFAULT_MAX_CONCURRENCY. */
   max?: number;
   /** Default 8. */
   initial?: number;
@@ -52,7 +55,7 @@ export class AdaptiveConcurrency {
 
   constructor(private readonly options: AdaptiveConcurrencyOptions = {}) {
     this.min = Math.max(1, options.min ?? 1);
-    this.max = Math.max(this.min, options.max ?? 256);
+    this.max = Math.max(this.min, options.max ?? DEFAULT_MAX_CONCURRENCY);
     this.limitValue = Math.min(this.max, Math.max(this.min, options.initial ?? 8));
     this.waitingThreshold = options.waitingThreshold ?? 8;
     this.latencyFactor = options.latencyFactor ?? 3;

@@ -16,9 +16,11 @@ import { EngineProbe } from "./engine-probe.js";
 import { observeEngineRequests } from "./engine-http.js";
 import { RecordSlots } from "./record-slots.js";
 import type { RunWelcome } from "./transport/wire.js";
+import { AGENT_DEFAULTS, MIB } from "./agent-options.js";
 import { DEFAULT_BACKOFF, reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
 
-export interface AgentOptions {
+/** The attach loop's options (startAgent); the agent process's own are AgentOptions (agent-options.ts). */
+export interface AttachOptions {
   /** Coordinator address, "host:port". */
   coordinator: string;
   method: EngineMethod;
@@ -45,7 +47,7 @@ export interface AgentOptions {
   heartbeatMs?: number;
   /** Engine probe intervals in ms while ready / while down (defaults 5000 / 1000). */
   probeMs?: { ready?: number; down?: number };
-  /** An engine not ready this long is reported in the log (default 60000). */
+  /** An engine not ready this long is reported in the log (default AGENT_DEFAULTS.engineReadyTimeoutMs). */
   engineReadyWarnMs?: number;
   /** Engine load for heartbeats (vllm:num_requests_waiting/running); reported as 0 when absent. */
   engineLoad?: (signal: AbortSignal) => Promise<EngineLoad>;
@@ -56,7 +58,7 @@ export interface AgentOptions {
    */
   onRunParams?: (params: RunWelcome) => void;
   /**
-   * Largest message accepted from the coordinator, in bytes (default 256 MiB). gRPC's own 4 MiB
+   * Largest message accepted from the coordinator, in bytes (default AGENT_DEFAULTS.maxMessageMb MiB). gRPC's own 4 MiB
    * default refused a unit holding a large record, and the agent reattached forever (issue 14).
    */
   maxMessageBytes?: number;
@@ -93,9 +95,12 @@ export function defaultAgentId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
 }
 
-export const DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+/** Engine probe intervals while ready / while down, and how long one probe may take. */
+const PROBE_READY_MS = 5_000;
+const PROBE_DOWN_MS = 1_000;
+const PROBE_TIMEOUT_MS = 10_000;
 
-export function startAgent(options: AgentOptions): AgentHandle {
+export function startAgent(options: AttachOptions): AgentHandle {
   const agentId = options.agentId ?? defaultAgentId();
   const instance = randomBytes(8).toString("hex");
   const logger = (options.logger ?? createLogger("udm-orch")).child(`agent ${agentId}`);
@@ -104,10 +109,10 @@ export function startAgent(options: AgentOptions): AgentHandle {
   const probe = new EngineProbe(
     options.method,
     {
-      readyIntervalMs: options.probeMs?.ready ?? 5_000,
-      downIntervalMs: options.probeMs?.down ?? 1_000,
-      timeoutMs: 10_000,
-      notReadyWarnMs: options.engineReadyWarnMs ?? 60_000,
+      readyIntervalMs: options.probeMs?.ready ?? PROBE_READY_MS,
+      downIntervalMs: options.probeMs?.down ?? PROBE_DOWN_MS,
+      timeoutMs: PROBE_TIMEOUT_MS,
+      notReadyWarnMs: options.engineReadyWarnMs ?? AGENT_DEFAULTS.engineReadyTimeoutMs,
       ...(options.engineHealthUrl ? { healthUrl: options.engineHealthUrl } : {}),
     },
     logger,
@@ -160,7 +165,7 @@ export function startAgent(options: AgentOptions): AgentHandle {
     const credentials = channelCredentials(options.tls);
     const newClient = () =>
       createCoordinatorClient(options.coordinator, credentials, {
-        "grpc.max_receive_message_length": options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        "grpc.max_receive_message_length": options.maxMessageBytes ?? AGENT_DEFAULTS.maxMessageMb * MIB,
         ...options.channelOptions,
       });
     // The first channel connects while the engine is probed: startup is inside every run's makespan.

@@ -10,13 +10,29 @@ import type { EngineLoad } from "./engine-load.js";
 import type { EngineProbe } from "./engine-probe.js";
 import type { RecordSlots } from "./record-slots.js";
 import { StreamWriter } from "./transport/stream-writer.js";
-import { failedAnswer, fromWire, toCompactWire, toWire, welcomeFromWire, type AssignedUnit, type RunWelcome, type UnreadablePayload } from "./transport/wire.js";
+import {
+  coordinatorMessageFromWire,
+  creditToWire,
+  failedAnswer,
+  heartbeatToWire,
+  helloToWire,
+  resultBatchToWire,
+  resultHasErrors,
+  resultUnitId,
+  toCompactWire,
+  toWire,
+  unitDoneToWire,
+  type AgentHeartbeat,
+  type AgentWireMessage,
+  type AssignedUnit,
+  type CoordinatorWireMessage,
+  type RunWelcome,
+  type UnreadablePayload,
+  type WireResult,
+} from "./transport/wire.js";
+import { openAttach, type AttachCall, type CoordinatorClient } from "./transport/coordinator-channel.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
-import type { CoordinatorClient } from "../proto/generated/udm/v1/Coordinator.js";
-import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
-import type { CoordinatorMessage__Output } from "../proto/generated/udm/v1/CoordinatorMessage.js";
-import type { RecordResult } from "../proto/generated/udm/v1/RecordResult.js";
 
 /** Engine load as reported in heartbeats (vllm:num_requests_waiting / _running). */
 export interface SessionOptions {
@@ -80,8 +96,8 @@ export class AttachSession {
   readonly ended: Promise<SessionEnd>;
   private finish!: (end: SessionEnd) => void;
   private finished = false;
-  private readonly call: grpc.ClientDuplexStream<AgentMessage, CoordinatorMessage__Output>;
-  private readonly writer: StreamWriter<AgentMessage>;
+  private readonly call: AttachCall;
+  private readonly writer: StreamWriter<AgentWireMessage>;
   private readonly held = new Map<string, HeldUnit>();
   private readonly sessionAbort = unboundedAbortController();
   private helloInfo: EngineInfo | undefined;
@@ -98,7 +114,7 @@ export class AttachSession {
   /** Set once the units in hand are sent and our side is closed. */
   private pendingDrainReason: string | undefined;
   /** Results waiting to go out in the next ResultBatch, with who waits for them to be written. */
-  private batch: RecordResult[] = [];
+  private batch: WireResult[] = [];
   private batchSent: Array<(sent: boolean) => void> = [];
   private batchTimer: NodeJS.Timeout | undefined;
   /** The engine stopped answering: the stream is closing in order and ends with this. */
@@ -108,13 +124,10 @@ export class AttachSession {
 
   constructor(client: CoordinatorClient, private readonly o: SessionOptions) {
     this.ended = new Promise((resolve) => (this.finish = resolve));
-    const metadata = new grpc.Metadata();
-    if (o.token) metadata.set("authorization", `Bearer ${o.token}`);
-    metadata.set("x-udm-agent-id", o.agentId);
-    this.call = client.Attach(metadata);
+    this.call = openAttach(client, o.agentId, o.token);
     // grpc-js call objects are Node Duplex streams; the generated typings do not say so.
-    this.writer = new StreamWriter<AgentMessage>(this.call as unknown as Duplex);
-    this.call.on("data", (m: CoordinatorMessage__Output) => this.onMessage(m));
+    this.writer = new StreamWriter<AgentWireMessage>(this.call as unknown as Duplex);
+    this.call.on("data", (m: CoordinatorWireMessage) => this.onMessage(m));
     let failure: grpc.ServiceError | undefined;
     this.call.on("error", (err: grpc.ServiceError) => (failure = err));
     this.call.on("status", (status: grpc.StatusObject) => {
@@ -152,45 +165,46 @@ export class AttachSession {
     this.capacity = this.o.capacity ?? info?.capacity ?? 0;
     // Before the first await: a Welcome answering quickly may set the coordinator's interval.
     this.scheduleHeartbeats(this.o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
-    await this.send({
-      hello: {
-        agent_id: this.o.agentId,
+    await this.send(
+      helloToWire({
+        agentId: this.o.agentId,
         model: info?.model ?? "",
         methods: [this.o.method.name],
-        max_model_len: info?.maxModelLen ?? 0,
+        maxModelLen: info?.maxModelLen ?? 0,
         capacity: this.capacity,
         version: VERSION,
         ready: this.helloReady,
-        engine_url: this.o.engineUrl ?? "",
+        engineUrl: this.o.engineUrl ?? "",
         instance: this.o.instance,
-      },
-    });
+      }),
+    );
     // Credit only once the engine is known: a not-ready agent is sent nothing, and the attach that
     // follows its engine coming up grants the credit with a Hello that names the model.
     if (this.helloReady && this.capacity > 0) await this.grant(this.capacity);
   }
 
-  private async send(message: AgentMessage): Promise<boolean> {
+  private async send(message: AgentWireMessage): Promise<boolean> {
     if (this.finished) return false;
     return this.writer.send(message);
   }
 
   private async grant(units: number): Promise<void> {
-    if (await this.send({ credit: { units } })) {
+    if (await this.send(creditToWire(units))) {
       this.granted += units;
       this.o.stats.creditGranted += units;
     }
   }
 
-  private onMessage(m: CoordinatorMessage__Output): void {
+  private onMessage(m: CoordinatorWireMessage): void {
     if (this.finished) return;
     if (!this.attached) {
       this.attached = true;
       this.o.onAttached();
     }
-    switch (m.kind) {
+    const event = coordinatorMessageFromWire(m);
+    switch (event.kind) {
       case "welcome": {
-        const run = welcomeFromWire(m.welcome!);
+        const run = event.welcome;
         this.welcome = run;
         this.o.logger.info("attached", { runId: run.runId, method: run.method, seeds: run.seeds, leaseMs: run.leaseMs, heartbeatMs: run.heartbeatMs });
         const incompatible = this.applyRunParams(run);
@@ -203,15 +217,15 @@ export class AttachSession {
         return;
       }
       case "unit":
-        return this.onUnit(fromWire(m.unit!));
+        return this.onUnit(event.unit);
       case "cancel":
-        return this.onCancel(m.cancel!.unit_id);
+        return this.onCancel(event.unitId);
       case "drain":
-        this.o.logger.info("drain requested by the coordinator", { reason: m.drain!.reason });
-        this.o.onCoordinatorDrain(m.drain!.reason);
-        return this.drain(m.drain!.reason || "coordinator drain");
-      default:
-        this.o.logger.warn("unknown message from the coordinator", { kind: m.kind });
+        this.o.logger.info("drain requested by the coordinator", { reason: event.reason });
+        this.o.onCoordinatorDrain(event.reason);
+        return this.drain(event.reason || "coordinator drain");
+      case "unknown":
+        this.o.logger.warn("unknown message from the coordinator", { kind: event.wireKind });
     }
   }
 
@@ -314,7 +328,7 @@ export class AttachSession {
     if (signal.aborted) return;
     // The unit's results go before its UnitDone, which releases its lease.
     void this.flushResults();
-    if (await this.send({ unit_done: { unit_id: unit.unitId } })) this.o.stats.unitsDone++;
+    if (await this.send(unitDoneToWire(unit.unitId))) this.o.stats.unitsDone++;
   }
 
   private async answerRecord(unitId: string, record: RecordPayload, signal: AbortSignal): Promise<void> {
@@ -331,7 +345,7 @@ export class AttachSession {
       answer = failedAnswer(Object.keys(record.questions), `agent: ${this.o.method.name} failed: ${message}`, performance.now() - started);
     }
     if (signal.aborted) return;
-    let result: RecordResult;
+    let result: WireResult;
     try {
       result = toCompactWire(unitId, record, answer);
     } catch (err) {
@@ -341,7 +355,7 @@ export class AttachSession {
       this.o.logger.warn(message, { unit: unitId, record: record.runId });
       result = toWire(unitId, record, failedAnswer(Object.keys(record.questions), message, performance.now() - started));
     }
-    if (Object.keys(result.errors ?? {}).length > 0 && !(await this.o.probe.probe())) {
+    if (resultHasErrors(result) && !(await this.o.probe.probe())) {
       // Errors while the engine is down are its absence, not answers: committing them would turn a
       // vLLM restart into failed records. The units go back to the coordinator instead.
       this.engineLost(`engine down (record ${record.runId} failed)`);
@@ -357,7 +371,7 @@ export class AttachSession {
   }
 
   /** Queues a result for the next ResultBatch; resolves once that batch is written (false: the stream closed). */
-  private sendResult(result: RecordResult): Promise<boolean> {
+  private sendResult(result: WireResult): Promise<boolean> {
     if (this.finished) return Promise.resolve(false);
     this.batch.push(result);
     const sent = new Promise<boolean>((resolve) => this.batchSent.push(resolve));
@@ -375,7 +389,7 @@ export class AttachSession {
     const waiting = this.batchSent;
     this.batch = [];
     this.batchSent = [];
-    const written = this.send({ results: { results } });
+    const written = this.send(resultBatchToWire(results));
     void written.then((ok) => {
       for (const w of waiting) w(ok);
     });
@@ -385,7 +399,7 @@ export class AttachSession {
   /** A cancelled unit's results still waiting are not sent: the coordinator took its records back. */
   private dropResults(unitId: string): void {
     const keep: number[] = [];
-    for (let i = 0; i < this.batch.length; i++) if (this.batch[i]!.unit_id !== unitId) keep.push(i);
+    for (let i = 0; i < this.batch.length; i++) if (resultUnitId(this.batch[i]!) !== unitId) keep.push(i);
     if (keep.length === this.batch.length) return;
     const dropped = this.batchSent.filter((_, i) => !keep.includes(i));
     this.batch = keep.map((i) => this.batch[i]!);
@@ -461,7 +475,7 @@ export class AttachSession {
   private async heartbeat(now = false): Promise<void> {
     if (this.finished) return;
     if (now) {
-      if (await this.send({ heartbeat: this.heartbeatMessage(this.o.stats.engineLoad) })) this.o.stats.heartbeatsSent++;
+      if (await this.send(heartbeatToWire(this.heartbeatNow(this.o.stats.engineLoad)))) this.o.stats.heartbeatsSent++;
       return;
     }
     if (this.heartbeatBusy) return;
@@ -476,19 +490,19 @@ export class AttachSession {
           this.o.logger.debug("engine load not read", { error: (err as Error).message });
         }
       }
-      const sent = await this.send({ heartbeat: this.heartbeatMessage(load) });
+      const sent = await this.send(heartbeatToWire(this.heartbeatNow(load)));
       if (sent) this.o.stats.heartbeatsSent++;
     } finally {
       this.heartbeatBusy = false;
     }
   }
 
-  private heartbeatMessage(load: EngineLoad | undefined): NonNullable<AgentMessage["heartbeat"]> {
+  private heartbeatNow(load: EngineLoad | undefined): AgentHeartbeat {
     return {
-      inflight_units: [...this.held.values()].filter((h) => !h.dropped && !h.cancelled).length,
-      inflight_requests: this.o.slots.inUse,
-      engine_waiting: load?.waiting ?? 0,
-      engine_running: load?.running ?? 0,
+      inflightUnits: [...this.held.values()].filter((h) => !h.dropped && !h.cancelled).length,
+      inflightRequests: this.o.slots.inUse,
+      engineWaiting: load?.waiting ?? 0,
+      engineRunning: load?.running ?? 0,
       ready: this.o.probe.ready,
     };
   }

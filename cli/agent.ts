@@ -5,43 +5,64 @@
 import type { Command } from "commander";
 import { UsageError, UdmError, EXIT } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startAgent, type AgentOutcome, AdaptiveConcurrency, readEngineLoad, VllmSupervisor, MethodSwitch, registerAgentMetrics, EngineTimeouts, channelCredentials, DEFAULT_RETRY_POLICY } from "../agent/index.js";
-import { opt, intArg } from "./options.js";
-import { createProcessRegistry, AGENT_METRICS_EXAMPLE, parseMetricsListen, startMetricsServer, type MetricsServer } from "../common/metrics/index.js";
-import { METHODS, engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
-
-interface AgentFlags {
-  coordinator: string;
-  engine: string;
-  method: string;
-  model?: string;
-  labelReadApi: string;
-  token?: string;
-  tlsCa?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  capacity?: string;
-  concurrency?: string;
-  agentId?: string;
-  heartbeatMs?: string;
-  seeds?: string;
-  maxConcurrency?: string;
-  vllmCmd?: string;
-  metrics: string;
-  requestTimeoutMs?: string;
-  retries?: string;
-  engineReadyTimeoutMs?: string;
-  maxMessageMb?: string;
-  drainTimeoutMs?: string;
-}
-
-/** How long a signalled agent finishes its units before it stops anyway. */
-const DEFAULT_SIGNAL_DRAIN_MS = 5_000;
+import { Agent, AGENT_DEFAULTS, ANY_METHOD, METHODS, methodFactory, type AgentOptions, type AgentOutcome } from "../agent/index.js";
+import { intArg } from "./options.js";
+import { AGENT_METRICS_EXAMPLE, parseMetricsListen } from "../common/metrics/index.js";
+import { engineUrl, parseSeeds } from "./engine-methods.js";
+import { flagGroup, flagOptions, optionsFromFlags } from "./flag-group.js";
+import { onShutdownSignals } from "./signals.js";
 
 function coordinatorAddress(value: string): string {
   if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(value)) throw new UsageError(`--coordinator must be HOST:PORT, got ${JSON.stringify(value)}`);
   return value;
 }
+
+function engineMethod(value: string): string {
+  if (value !== ANY_METHOD) methodFactory(value);
+  return value;
+}
+
+function labelReadApi(value: string): "completions" | "chat" {
+  if (value !== "completions" && value !== "chat") throw new UsageError(`--label-read-api must be completions or chat, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** An integer flag in [min, max]; the message names the flag. */
+const int =
+  (min: number, max?: number) =>
+  (raw: string, flag: string): number =>
+    intArg(flag, raw, min, max)!;
+
+const AGENT_FLAGS = flagGroup<AgentOptions>(AGENT_DEFAULTS, [
+  { key: "coordinator", flags: "--coordinator <host:port>", description: "coordinator address", parse: coordinatorAddress, mandatory: true },
+  { key: "engineUrl", flags: "--engine <url>", description: "engine base URL, e.g. http://127.0.0.1:8000", parse: engineUrl, mandatory: true },
+  { key: "method", flags: "--method <name>", description: `engine method (${Object.keys(METHODS).join(", ")}), or "any": the one each run names (a sweep)`, parse: engineMethod },
+  { key: "model", flags: "--model <name>", description: "model to ask the engine for", defaultText: "the first it serves" },
+  { key: "labelReadApi", flags: "--label-read-api <api>", description: "label-read prompts: completions (token ids) or chat (the server's chat template)", parse: labelReadApi },
+  { key: "token", flags: "--token <token>", description: "bearer token the coordinator expects" },
+  { key: "tlsCa", flags: "--tls-ca <file>", description: "CA certificate (PEM) of the coordinator; enables TLS" },
+  { key: "tlsCert", flags: "--tls-cert <file>", description: "client certificate (PEM) for mutual TLS" },
+  { key: "tlsKey", flags: "--tls-key <file>", description: "client key (PEM) for mutual TLS" },
+  { key: "capacity", flags: "--capacity <n>", description: "units to hold at once", parse: int(1), defaultText: "the method's engine capacity, 8 for systemone" },
+  { key: "concurrency", flags: "--concurrency <n>", description: "records in flight to the engine across units", parse: int(1), defaultText: "2 x capacity" },
+  { key: "agentId", flags: "--agent-id <id>", description: "agent id", defaultText: "hostname-pid-random" },
+  { key: "heartbeatMs", flags: "--heartbeat-ms <ms>", description: "heartbeat interval", parse: int(10), defaultText: "the coordinator's" },
+  { key: "seeds", flags: "--seeds <list>", description: "label-permutation seeds averaged per question, e.g. 0,1,2", parse: parseSeeds, defaultText: "the run's, else one read" },
+  { key: "maxConcurrency", flags: "--max-concurrency <n>", description: "upper bound of the adaptive (AIMD) limit on requests in flight to the engine", parse: int(1) },
+  {
+    key: "vllmCmd",
+    flags: "--vllm-cmd <command>",
+    description:
+      'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain. ' +
+      "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile",
+  },
+  { key: "requestTimeoutMs", flags: "--request-timeout-ms <ms>", description: "time one engine request may take before it is retried", parse: int(1) },
+  { key: "retries", flags: "--retries <n>", description: "retries of a failed engine request before the question is reported as an error", parse: int(0) },
+  { key: "engineReadyTimeoutMs", flags: "--engine-ready-timeout-ms <ms>", description: "report an engine that is not ready after this long (the agent keeps trying)", parse: int(1) },
+  { key: "maxMessageMb", flags: "--max-message-mb <mb>", description: "largest work unit accepted from the coordinator, in MiB", parse: int(4, 2047) },
+  { key: "drainTimeoutMs", flags: "--drain-timeout-ms <ms>", description: "after SIGTERM, how long to finish the units in hand before stopping anyway; what is unfinished goes back to the coordinator", parse: int(0) },
+  { key: "metrics", flags: "--metrics <host:port>", description: `serve Prometheus metrics on /metrics (off by default; deployments pass e.g. ${AGENT_METRICS_EXAMPLE})`, parse: (raw) => parseMetricsListen(raw) },
+]);
 
 function describe(outcome: AgentOutcome): string {
   switch (outcome.kind) {
@@ -54,174 +75,37 @@ function describe(outcome: AgentOutcome): string {
   }
 }
 
-const MODEL_PLACEHOLDER = "{model}";
-const ANY_METHOD = "any";
-
-/** The template with {model} replaced by the model name, quoted for the shell. */
-export function fillModel(template: string, model: string): string {
-  return template.split(MODEL_PLACEHOLDER).join(`'${model.replace(/'/g, `'\\''`)}'`);
-}
-
 export function register(program: Command): void {
-  program
-    .command("agent")
-    .description("attach to a coordinator and answer its work units through a local engine (vLLM or sim-engine)")
-    .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory())
-    .addOption(opt("--engine <url>", "engine base URL, e.g. http://127.0.0.1:8000").makeOptionMandatory())
-    .addOption(opt("--method <name>", `engine method (${Object.keys(METHODS).join(", ")}), or "any": the one each run names (a sweep)`, "systemone"))
-    .addOption(opt("--model <name>", "model to ask the engine for (default: the first it serves)"))
-    .addOption(opt("--label-read-api <api>", "label-read prompts: completions (token ids) or chat (the server's chat template)", "completions"))
-    .addOption(opt("--token <token>", "bearer token the coordinator expects"))
-    .addOption(opt("--tls-ca <file>", "CA certificate (PEM) of the coordinator; enables TLS"))
-    .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
-    .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
-    .addOption(opt("--capacity <n>", "units to hold at once (default: the method's engine capacity, 8 for systemone)"))
-    .addOption(opt("--concurrency <n>", "records in flight to the engine across units (default: 2 x capacity)"))
-    .addOption(opt("--agent-id <id>", "agent id (default: hostname-pid-random)"))
-    .addOption(opt("--heartbeat-ms <ms>", "heartbeat interval (default: the coordinator's)"))
-    .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2 (default: the run's, else one read)"))
-    .addOption(opt("--max-concurrency <n>", "upper bound of the adaptive (AIMD) limit on requests in flight to the engine (default 256)"))
-    .addOption(
-      opt(
-        "--vllm-cmd <command>",
-        'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain. ' +
-          "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile",
-      ),
-    )
-    .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
-    .addOption(opt("--retries <n>", `retries of a failed engine request before the question is reported as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
-    .addOption(opt("--engine-ready-timeout-ms <ms>", "report an engine that is not ready after this long (the agent keeps trying; default 60000)"))
-    .addOption(opt("--max-message-mb <mb>", "largest work unit accepted from the coordinator, in MiB (default 256)"))
-    .addOption(opt("--drain-timeout-ms <ms>", `after SIGTERM, how long to finish the units in hand before stopping anyway; what is unfinished goes back to the coordinator (default ${DEFAULT_SIGNAL_DRAIN_MS})`))
-    .addOption(opt("--metrics <host:port>", `serve Prometheus metrics on /metrics (off by default; deployments pass e.g. ${AGENT_METRICS_EXAMPLE})`, "off"))
-    .action(async (flags: AgentFlags) => {
-      const metricsListen = parseMetricsListen(flags.metrics);
-      const coordinator = coordinatorAddress(flags.coordinator);
-      const engine = engineUrl(flags.engine);
-      const capacity = intArg("capacity", flags.capacity, 1);
-      const concurrency = intArg("concurrency", flags.concurrency, 1);
-      const heartbeatMs = intArg("heartbeat-ms", flags.heartbeatMs, 10);
-      const anyMethod = flags.method === ANY_METHOD;
-      if (!anyMethod) methodFactory(flags.method);
-      if (flags.labelReadApi !== "completions" && flags.labelReadApi !== "chat") {
-        throw new UsageError(`--label-read-api must be completions or chat, got ${JSON.stringify(flags.labelReadApi)}`);
-      }
-      if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
-      const seeds = parseSeeds(flags.seeds);
-      const maxConcurrency = intArg("max-concurrency", flags.maxConcurrency, 1);
-      const tls = flags.tlsCa || flags.tlsCert ? { ca: flags.tlsCa, cert: flags.tlsCert, key: flags.tlsKey } : undefined;
-      channelCredentials(tls); // unreadable or garbage PEM files: exit 2 now, not a reattach loop
-      const timeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1) ?? DEFAULT_RETRY_POLICY.timeoutMs;
-      const retries = intArg("retries", flags.retries, 0) ?? DEFAULT_RETRY_POLICY.retries;
-      const engineReadyWarnMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
-      const maxMessageMb = intArg("max-message-mb", flags.maxMessageMb, 4, 2047);
-      const drainTimeoutMs = intArg("drain-timeout-ms", flags.drainTimeoutMs, 0) ?? DEFAULT_SIGNAL_DRAIN_MS;
+  const command = program.command("agent").description("attach to a coordinator and answer its work units through a local engine (vLLM or sim-engine)");
+  for (const o of flagOptions(AGENT_FLAGS)) command.addOption(o);
+  command.action(async (flags: Record<string, unknown>) => {
+    const options = optionsFromFlags(AGENT_FLAGS, flags) as AgentOptions;
+    if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
+    const logger = createLogger("udm-orch");
+    const agent = await Agent.create({ ...options, logger });
+    if (agent.metricsUrl) process.stdout.write(`agent ${agent.agentId}: metrics on ${agent.metricsUrl}/metrics\n`);
 
-      const logger = createLogger("udm-orch");
-      // A template names no model until --model or the run's Welcome does; then the engine is started with it.
-      const template = flags.vllmCmd?.includes(MODEL_PLACEHOLDER) ? flags.vllmCmd : undefined;
-      let servedModel = template ? flags.model : undefined;
-      const supervisor = flags.vllmCmd
-        ? new VllmSupervisor({ command: template ? fillModel(template, servedModel ?? "") : flags.vllmCmd, healthUrl: `${engine}/health`, logger })
-        : undefined;
-      if (!template || servedModel) supervisor?.start();
-      const switchModel = (model: string) => {
-        if (!template || !supervisor || !model || model === servedModel) return;
-        logger.info("the run names another model: restarting the engine with it", { from: servedModel ?? "(none)", to: model });
-        servedModel = model;
-        void supervisor.restartWith(fillModel(template, model));
-      };
-      const limiter = new AdaptiveConcurrency({
-        ...(maxConcurrency !== undefined ? { max: maxConcurrency, initial: Math.min(8, maxConcurrency) } : {}),
-        readWaiting: async (signal) => (await readEngineLoad(engine, signal)).waiting,
-      });
-      const timeouts = new EngineTimeouts(engine, timeoutMs, logger);
-      const retry = { timeoutMs, retries, onTimeout: () => timeouts.record() };
-      // With a template the engine serves the run's model: the method asks for whatever it serves.
-      const setup = { baseUrl: engine, model: template ? undefined : flags.model, capacity, api: flags.labelReadApi as "completions" | "chat", limiter, seeds, retry, logger };
-      const method = anyMethod
-        ? new MethodSwitch(new Map(Object.entries(METHODS).map(([name, make]) => [name, make(setup)])), "systemone")
-        : methodFactory(flags.method)(setup);
-      const handle = startAgent({
-        coordinator,
-        method,
-        engineUrl: engine,
-        engineHealthUrl: `${engine}/health`,
-        engineLoad: (signal) => readEngineLoad(engine, signal),
-        // A sweep's runs differ in method (--method any) and model (a --vllm-cmd template).
-        onRunParams: (run) => {
-          if (method instanceof MethodSwitch && run.method && !method.use(run.method)) logger.warn("the run names an engine method this build lacks", { method: run.method });
-          method.applyRunParams?.({ seeds: run.seeds });
-          switchModel(run.model);
-        },
-        ...(flags.agentId ? { agentId: flags.agentId } : {}),
-        ...(flags.token ? { token: flags.token } : {}),
-        ...(tls ? { tls } : {}),
-        ...(capacity !== undefined ? { capacity } : {}),
-        ...(concurrency !== undefined ? { concurrency } : {}),
-        ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
-        ...(engineReadyWarnMs !== undefined ? { engineReadyWarnMs } : {}),
-        ...(maxMessageMb !== undefined ? { maxMessageBytes: maxMessageMb * 1024 * 1024 } : {}),
-        logger,
-      });
-
-      let metricsServer: MetricsServer | undefined;
-      if (metricsListen) {
-        const registry = createProcessRegistry("agent");
-        registerAgentMetrics(registry, {
-          agent: handle.agentId,
-          method: flags.method,
-          engineUrl: engine,
-          stats: () => handle.stats(),
-          limiter,
-          ...(supervisor ? { engineStarts: () => supervisor.starts } : {}),
-        });
-        try {
-          metricsServer = await startMetricsServer({ listen: metricsListen, metrics: () => registry.metrics(), log: logger });
-        } catch (err) {
-          handle.stop();
-          await handle.done;
-          await supervisor?.stop();
-          throw err;
-        }
-        process.stdout.write(`agent ${handle.agentId}: metrics on ${metricsServer.url}/metrics\n`);
+    let signals = 0;
+    const uninstall = onShutdownSignals((signal) => {
+      signals++;
+      if (signals === 1) {
+        logger.info(`${signal}: draining (finishing the units in hand, at most ${agent.drainTimeoutMs} ms); SIGINT again to stop now`);
+        agent.shutdown();
+      } else if (signal === "SIGINT") {
+        logger.warn(`${signal}: stopping now; units in hand go back to the coordinator`);
+        agent.stop();
       }
-
-      let signals = 0;
-      const onSignal = (signal: NodeJS.Signals) => {
-        signals++;
-        if (signals === 1 || signal === "SIGTERM") {
-          if (signals > 1) return;
-          logger.info(`${signal}: draining (finishing the units in hand, at most ${drainTimeoutMs} ms); SIGINT again to stop now`);
-          void handle.drain();
-          // An engine that hangs must not hold the agent for minutes (request timeout x retries).
-          setTimeout(() => {
-            logger.warn(`drain not finished within ${drainTimeoutMs} ms (--drain-timeout-ms): stopping; units in hand go back to the coordinator`);
-            handle.stop();
-          }, drainTimeoutMs).unref();
-        } else {
-          logger.warn(`${signal}: stopping now; units in hand go back to the coordinator`);
-          handle.stop();
-        }
-      };
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
-      let outcome: AgentOutcome;
-      try {
-        outcome = await handle.done;
-      } finally {
-        process.off("SIGTERM", onSignal);
-        process.off("SIGINT", onSignal);
-        await supervisor?.stop();
-        await metricsServer?.close();
-      }
-      const s = handle.stats();
-      process.stdout.write(
-        `agent ${handle.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects, ${timeouts.total} engine timeouts` +
-          `${s.unknownLabels > 0 ? `, ${s.unknownLabels} unknown labels from the engine dropped` : ""}\n`,
-      );
-      if (outcome.kind === "failed") throw outcome.error;
-      if (outcome.kind === "stopped") throw new UdmError("agent stopped before draining; units in hand were returned to the coordinator");
-      process.exitCode = EXIT.ok;
     });
+    // Signals while the engine child stops take their default action again, as before the agent ran.
+    void agent.detached.then(uninstall);
+    const outcome = await agent.run();
+    const s = agent.stats();
+    process.stdout.write(
+      `agent ${agent.agentId}: ${describe(outcome)}; ${s.unitsDone} units, ${s.resultsSent} results sent, ${s.recordFailures} records failed, ${s.disconnects} reconnects, ${agent.engineTimeouts} engine timeouts` +
+        `${s.unknownLabels > 0 ? `, ${s.unknownLabels} unknown labels from the engine dropped` : ""}\n`,
+    );
+    if (outcome.kind === "failed") throw outcome.error;
+    if (outcome.kind === "stopped") throw new UdmError("agent stopped before draining; units in hand were returned to the coordinator");
+    process.exitCode = EXIT.ok;
+  });
 }

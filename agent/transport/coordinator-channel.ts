@@ -1,4 +1,5 @@
-// The gRPC client of the coordinator: credentials (insecure, TLS, mutual TLS) and keepalive.
+// The gRPC client of the coordinator: credentials (insecure, TLS, mutual TLS), keepalive, and the
+// Attach stream it opens.
 import { readFileSync } from "node:fs";
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
@@ -6,6 +7,12 @@ import { UsageError } from "../../common/errors.js";
 import { loadPackageDefinition } from "../../proto/loader.js";
 import type { ProtoGrpcType } from "../../proto/generated/orchestrator.js";
 import type { CoordinatorClient } from "../../proto/generated/udm/v1/Coordinator.js";
+import type { AgentWireMessage, CoordinatorWireMessage } from "./wire.js";
+
+export type { CoordinatorClient };
+
+/** One Attach stream: the agent writes AgentWireMessages and reads CoordinatorWireMessages. */
+export type AttachCall = grpc.ClientDuplexStream<AgentWireMessage, CoordinatorWireMessage>;
 
 /** PEM file paths. CA alone: TLS; with cert and key: mutual TLS. */
 export interface TlsFiles {
@@ -54,4 +61,12 @@ let clientConstructor: ProtoGrpcType["udm"]["v1"]["Coordinator"] | undefined;
 export function createCoordinatorClient(address: string, credentials: grpc.ChannelCredentials, options: grpc.ChannelOptions = {}): CoordinatorClient {
   clientConstructor ??= (grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType).udm.v1.Coordinator;
   return new clientConstructor(address, credentials, { ...KEEPALIVE_OPTIONS, ...options });
+}
+
+/** Opens an Attach stream as `agentId`, with the bearer token when there is one. */
+export function openAttach(client: CoordinatorClient, agentId: string, token: string | undefined): AttachCall {
+  const metadata = new grpc.Metadata();
+  if (token) metadata.set("authorization", `Bearer ${token}`);
+  metadata.set("x-udm-agent-id", agentId);
+  return client.Attach(metadata);
 }

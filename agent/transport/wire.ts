@@ -1,6 +1,6 @@
 // Conversion between the gRPC messages of the Attach stream and the agent's domain types, in one
-// place (STYLE.md 2: convert at the edge). Nothing else in agent/ reads generated proto types'
-// payload fields.
+// place (STYLE.md 2: convert at the edge): a to-wire function for every message the agent sends, a
+// from-wire function for what it receives. Nothing else in agent/ uses generated proto types.
 import { z } from "zod";
 import { QuestionSchema } from "../../common/suite/index.js";
 import { UdmError } from "../../common/errors.js";
@@ -10,6 +10,18 @@ import type { Payload__Output } from "../../proto/generated/udm/v1/Payload.js";
 import type { RecordResult } from "../../proto/generated/udm/v1/RecordResult.js";
 import type { Distribution as WireDistribution } from "../../proto/generated/udm/v1/Distribution.js";
 import type { Welcome__Output } from "../../proto/generated/udm/v1/Welcome.js";
+import type { AgentMessage } from "../../proto/generated/udm/v1/AgentMessage.js";
+import type { CoordinatorMessage__Output } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
+
+/** A message the agent sends on the Attach stream, as built by the to-wire functions below. */
+export type AgentWireMessage = AgentMessage;
+/** A message the coordinator sends on the Attach stream; read it with coordinatorMessageFromWire. */
+export type CoordinatorWireMessage = CoordinatorMessage__Output;
+/**
+ * A record's result in wire form, built once per record (toWire, toCompactWire) and sent in a
+ * ResultBatch as is: the probabilities are not copied again on the way out.
+ */
+export type WireResult = RecordResult;
 
 /** A payload the agent cannot read (bad JSON or shape); names the unit, record and field. */
 export class PayloadError extends UdmError {
@@ -59,6 +71,107 @@ export function welcomeFromWire(w: Welcome__Output): RunWelcome {
     leaseMs: w.lease_ms,
     heartbeatMs: w.heartbeat_ms,
   };
+}
+
+/** What a coordinator's message says, for the agent. */
+export type CoordinatorEvent =
+  | { kind: "welcome"; welcome: RunWelcome }
+  | { kind: "unit"; unit: AssignedUnit }
+  | { kind: "cancel"; unitId: string }
+  | { kind: "drain"; reason: string }
+  /** A message kind this build does not know (a newer coordinator). */
+  | { kind: "unknown"; wireKind: string | undefined };
+
+export function coordinatorMessageFromWire(m: CoordinatorWireMessage): CoordinatorEvent {
+  switch (m.kind) {
+    case "welcome":
+      return { kind: "welcome", welcome: welcomeFromWire(m.welcome!) };
+    case "unit":
+      return { kind: "unit", unit: fromWire(m.unit!) };
+    case "cancel":
+      return { kind: "cancel", unitId: m.cancel!.unit_id };
+    case "drain":
+      return { kind: "drain", reason: m.drain!.reason };
+    default:
+      return { kind: "unknown", wireKind: m.kind };
+  }
+}
+
+/** What the agent says of itself when it attaches. */
+export interface AgentHello {
+  agentId: string;
+  /** The engine's model; empty while the engine is not known. */
+  model: string;
+  methods: string[];
+  maxModelLen: number;
+  capacity: number;
+  version: string;
+  ready: boolean;
+  engineUrl: string;
+  /** Random per agent process: lets this process take over its own agent_id after a network blip. */
+  instance: string;
+}
+
+export function helloToWire(h: AgentHello): AgentWireMessage {
+  return {
+    hello: {
+      agent_id: h.agentId,
+      model: h.model,
+      methods: h.methods,
+      max_model_len: h.maxModelLen,
+      capacity: h.capacity,
+      version: h.version,
+      ready: h.ready,
+      engine_url: h.engineUrl,
+      instance: h.instance,
+    },
+  };
+}
+
+/** Credit for `units` more work units. */
+export function creditToWire(units: number): AgentWireMessage {
+  return { credit: { units } };
+}
+
+/** The unit is answered (its results went before): the coordinator releases its lease. */
+export function unitDoneToWire(unitId: string): AgentWireMessage {
+  return { unit_done: { unit_id: unitId } };
+}
+
+export interface AgentHeartbeat {
+  inflightUnits: number;
+  inflightRequests: number;
+  /** The engine's vllm:num_requests_waiting / _running (0 when unknown). */
+  engineWaiting: number;
+  engineRunning: number;
+  ready: boolean;
+}
+
+export function heartbeatToWire(h: AgentHeartbeat): AgentWireMessage {
+  return {
+    heartbeat: {
+      inflight_units: h.inflightUnits,
+      inflight_requests: h.inflightRequests,
+      engine_waiting: h.engineWaiting,
+      engine_running: h.engineRunning,
+      ready: h.ready,
+    },
+  };
+}
+
+/** Results sent together as one ResultBatch (the array is sent as is). */
+export function resultBatchToWire(results: WireResult[]): AgentWireMessage {
+  return { results: { results } };
+}
+
+/** The unit a result belongs to. */
+export function resultUnitId(result: WireResult): string {
+  return result.unit_id ?? "";
+}
+
+/** Whether a result carries an error for any question. */
+export function resultHasErrors(result: WireResult): boolean {
+  return Object.keys(result.errors ?? {}).length > 0;
 }
 
 /** A work unit as the agent holds it. */

@@ -1,7 +1,7 @@
 // The agent's attach loop against a real gRPC coordinator on 127.0.0.1 (a recording fake) and a
 // real EngineMethod object.
 import { afterEach, describe, expect, it } from "vitest";
-import { startAgent, type AgentHandle, type AgentOptions } from "../../agent/attach-loop.js";
+import { startAgent, type AgentHandle, type AttachOptions } from "../../agent/attach-loop.js";
 import { AgentAuthError, AgentProtocolError } from "../../agent/agent-errors.js";
 import { createLogger } from "../../common/log.js";
 import { FakeCoordinator, FakeEngineMethod, expectedProbs, makeUnit, waitFor } from "./attach-fakes.js";
@@ -19,7 +19,7 @@ async function coordinator(opts: ConstructorParameters<typeof FakeCoordinator>[0
   return c;
 }
 
-function agent(c: FakeCoordinator, method: FakeEngineMethod, extra: Partial<AgentOptions> = {}): AgentHandle {
+function agent(c: FakeCoordinator, method: FakeEngineMethod, extra: Partial<AttachOptions> = {}): AgentHandle {
   const a = startAgent({
     coordinator: c.address,
     method,
