@@ -8,21 +8,19 @@ import { createLogger } from "../common/log.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import { CleanupStack } from "./cleanup-stack.js";
 import type { CoordinatorHandle } from "./coordinator-handle.js";
-import type { CoordinatorOptions } from "./coordinator-options.js";
+import { withCoordinatorDefaults, type CoordinatorOptions } from "./coordinator-options.js";
 import { CoordinatorRun } from "./coordinator-run.js";
 import { CoordinatorService } from "./transport/grpc-service.js";
 import { HealthService } from "./transport/health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ResultsStore } from "./results-store.js";
-import { openRunManifest, type MethodConfig } from "./run-manifest.js";
+import { openRunManifest } from "./run-manifest.js";
 import { defaultSpillPath, indexSuite } from "./suite-index.js";
 import { serverCredentials } from "./transport/tls.js";
 
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 export type { CoordinatorOptions } from "./coordinator-options.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
-
-const DEFAULT_METHOD: MethodConfig = { method: "systemone", seeds: [], temperature: 0, model: "" };
 
 // grpc-js servers apply no ping-strike policy, so agents' keepalive pings are always accepted;
 // these make the server ping idle agents too, so a vanished agent is noticed within ~30 s.
@@ -33,10 +31,10 @@ const SERVER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_send_message_length": -1,
 };
 
-export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+export async function startCoordinator(given: CoordinatorOptions): Promise<CoordinatorHandle> {
+  const options = withCoordinatorDefaults(given);
   const log = options.logger ?? createLogger("coordinator");
-  const method: MethodConfig = { ...DEFAULT_METHOD, ...options.method };
-  const listen = options.listen ?? "127.0.0.1:0";
+  const { method, listen } = options;
   const credentials = serverCredentials(options.tls);
   const cleanup = new CleanupStack();
   let run: CoordinatorRun | undefined;
@@ -93,8 +91,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       options,
       log,
       method,
-      leaseMs: options.leaseMs ?? 30_000,
-      heartbeatMs: options.heartbeatMs ?? 5_000,
+      leaseMs: options.leaseMs,
+      heartbeatMs: options.heartbeatMs,
       server,
       health,
       lock,
@@ -116,7 +114,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       state: () => r.state(),
       status: async () => r.status(),
       metricsText: () => r.metricsText(),
-      drain: () => r.shutdown(options.drainTimeoutMs ?? 30_000),
+      drain: () => r.shutdown(options.drainTimeoutMs),
       close: () => r.shutdown(2_000),
     };
   } catch (err) {

@@ -11,10 +11,12 @@ import type { LogLevel } from "../common/log.js";
 import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { RunStatus } from "./run-status.js";
-import type { CoordinatorOptions } from "./coordinator-options.js";
+import { DEFAULT_COORDINATOR_HEAP_MB, type CoordinatorOptions } from "./coordinator-options.js";
 import { decodeThreadError } from "../common/thread-error.js";
 import type { ScorerFeed } from "../scorer/index.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
+
+export { DEFAULT_COORDINATOR_HEAP_MB };
 
 /**
  * The coordinator's options without a logger (the worker logs to stderr). onCommitted,
@@ -207,9 +209,6 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     worker.on("exit", (code) => died(new Error(`exited with code ${code}`)));
   });
 }
-
-/** Default V8 old-generation cap of the coordinator thread (bench/coordinator-bench.ts: ~250 MB peak RSS on the full suite). */
-export const DEFAULT_COORDINATOR_HEAP_MB = 256;
 
 /** Coordinator options plus `nats`: a NATS bus the coordinator's thread opens (and may find down) and closes itself. */
 export type BoundedCoordinatorOptions = CoordinatorOptions & Pick<WorkerCoordinatorOptions, "nats" | "logLevel" | "scorerFeed">;
