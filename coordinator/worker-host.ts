@@ -213,8 +213,11 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
 /** Coordinator options plus `nats`: a NATS bus the coordinator's thread opens (and may find down) and closes itself. */
 export type BoundedCoordinatorOptions = CoordinatorOptions & Pick<WorkerCoordinatorOptions, "nats" | "logLevel" | "scorerFeed">;
 
-/** A coordinator in a heap-capped worker thread (from the build) or in this thread (from sources, tests). */
-export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<CoordinatorHandle> {
+/**
+ * A coordinator in a heap-capped worker thread (from the build) or in this thread (from sources,
+ * tests). The cap: `maxHeapMb`, else options.maxHeapMb, else DEFAULT_COORDINATOR_HEAP_MB.
+ */
+export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = options.maxHeapMb ?? DEFAULT_COORDINATOR_HEAP_MB): Promise<CoordinatorHandle> {
   const entry = workerEntry();
   if (entry) {
     const { logger: _logger, bus, ...workerOptions } = options;
