@@ -9,4 +9,5 @@ export { livePageLine, startObservabilityServer, type ObservabilityServer } from
 export type { MethodConfig } from "./run-manifest.js";
 export type { RunStatus } from "./run-status.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
+export type { RunStatusWire } from "./transport/wire.js";
 export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type BoundedCoordinatorOptions, type WorkerCoordinatorOptions } from "./worker-host.js";

@@ -5,7 +5,6 @@ import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import { CleanupStack } from "./cleanup-stack.js";
 import type { CoordinatorHandle } from "./coordinator-handle.js";
 import { withCoordinatorDefaults, type CoordinatorOptions } from "./coordinator-options.js";
@@ -44,7 +43,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
     cleanup.push(() => server.forceShutdown());
     const service = new CoordinatorService({ token: options.token, onFailure: (err) => run?.fail(err) });
-    service.addTo(server, grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType);
+    service.addTo(server);
     const health = new HealthService("NOT_SERVING");
     health.addTo(server);
     const port = await new Promise<number>((resolve, reject) =>
