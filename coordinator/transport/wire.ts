@@ -72,24 +72,24 @@ export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
   }
 }
 
-export function helloFromWire(h: Hello__Output): AgentEvent & { kind: "hello" } {
+export function helloFromWire(h: Hello__Output): Extract<AgentEvent, { kind: "hello" }> {
   return { kind: "hello", info: agentInfoFromWire(h), ready: h.ready };
 }
 
 /** A Credit without its body grants nothing. */
-export function creditFromWire(c: Credit__Output | null | undefined): AgentEvent & { kind: "credit" } {
+export function creditFromWire(c: Credit__Output | null | undefined): Extract<AgentEvent, { kind: "credit" }> {
   return { kind: "credit", units: c?.units ?? 0 };
 }
 
-export function resultBatchFromWire(b: ResultBatch__Output): AgentEvent & { kind: "results" } {
+export function resultBatchFromWire(b: ResultBatch__Output): Extract<AgentEvent, { kind: "results" }> {
   return { kind: "results", results: b.results.map(resultFromWire) };
 }
 
-export function unitDoneFromWire(d: UnitDone__Output): AgentEvent & { kind: "unitDone" } {
+export function unitDoneFromWire(d: UnitDone__Output): Extract<AgentEvent, { kind: "unitDone" }> {
   return { kind: "unitDone", unitId: d.unit_id };
 }
 
-export function heartbeatFromWire(h: Heartbeat__Output): AgentEvent & { kind: "heartbeat" } {
+export function heartbeatFromWire(h: Heartbeat__Output): Extract<AgentEvent, { kind: "heartbeat" }> {
   return {
     kind: "heartbeat",
     heartbeat: { ready: h.ready, inflightRequests: h.inflight_requests, engineWaiting: h.engine_waiting, engineRunning: h.engine_running },
