@@ -25,7 +25,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve, basename } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { fetchStatus } from "../cli/status.js";
-import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
+import type { RunStatusWire } from "../coordinator/index.js";
 import { arg } from "./bench-args.js";
 import { startCli, type CliProcess } from "./cli-process.js";
 
@@ -283,7 +283,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     // last commit, before the drain); a Status poll seeing every record committed counts too.
     // The final Status (every record committed) carries the run totals of committed results; the
     // coordinator drains its agents before it exits, so a poll usually catches it.
-    const finals: Array<RunStatus__Output | undefined> = coords.map(() => undefined);
+    const finals: Array<RunStatusWire | undefined> = coords.map(() => undefined);
     let firstCommit: number | undefined;
     const counters: Array<{ duplicates: number; leases_expired: number; backup_units: number } | undefined> = coords.map(() => undefined);
     const ends = await Promise.all(

@@ -9,8 +9,7 @@ import type { PayloadSpill } from "./payload-spill.js";
 import { grpcStatusOf, Refusal } from "./transport/refusal.js";
 import type { MethodConfig } from "./run-manifest.js";
 import type { Scheduler } from "./scheduler.js";
-import { welcomeToWire, type AgentEvent } from "./transport/wire.js";
-import { encodeWorkUnit } from "./transport/work-unit-encoder.js";
+import { welcomeToWire, workUnitToWire, type AgentEvent } from "./transport/wire.js";
 
 export interface AgentSessionsOptions {
   scheduler: Scheduler;
@@ -100,7 +99,7 @@ export class AgentSessions {
     const conn = new AgentConnection(`${info.agentId}#${++this.seq}`, info.agentId, info.instance, stream, {
       unitMessage: (unit, records, backup) => {
         o.publishEvent({ type: "unit_leased", at: now(), unitId: unit.unitId, track: unit.track, agentId: info.agentId, records: records.length, ...(backup ? { backup } : {}) });
-        return encodeWorkUnit(unit, records, backup, o.leaseMs, o.spill);
+        return workUnitToWire(unit, records, backup, o.leaseMs, o.spill);
       },
       onWritable: () => o.scheduler.pump(),
     });

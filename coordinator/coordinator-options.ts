@@ -1,8 +1,10 @@
-// What a coordinator is started with (server.ts startCoordinator), with the defaults.
+// What a coordinator is started with, declared once: each field documents its default, the
+// defaults live in COORDINATOR_DEFAULTS, and withCoordinatorDefaults() is the one place they are
+// applied (server.ts, the results store); cli/ reads the same object for --help.
 import type { GoldMessage } from "../common/suite/index.js";
 import type { Bus } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
-import type { PlanLimits } from "./planner.js";
+import { DEFAULT_PLAN_LIMITS, type PlanLimits } from "./planner.js";
 import type { CommittedLine } from "../common/results/index.js";
 import type { MethodConfig } from "./run-manifest.js";
 import type { TlsOptions } from "./transport/tls.js";
@@ -14,25 +16,60 @@ export interface CoordinatorOptions {
   outDir: string;
   tracks?: readonly string[];
   families?: readonly string[];
-  /** host:port to listen on. Default "127.0.0.1:0" (a free port). */
+  /**
+   * host:port to listen on (port 0: a free port).
+   * @default "127.0.0.1:0"
+   */
   listen?: string;
   /** Bearer token agents and status clients must send as `authorization: Bearer <token>`. */
   token?: string;
   tls?: TlsOptions;
-  /** Engine method the agents run. Default systemone, no seeds, temperature 0, the engine's model. */
+  /**
+   * Engine method the agents run; the fields given replace those of the default.
+   * @default { method: "systemone", seeds: [], temperature: 0, model: "" } (model "": the engine's)
+   */
   method?: Partial<MethodConfig>;
-  /** Lease of a unit, renewed by heartbeats and results. Default 30000. */
+  /**
+   * Lease of a unit in ms, renewed by heartbeats and results.
+   * @default 30000
+   */
   leaseMs?: number;
-  /** Heartbeat period asked of agents. Default 5000. */
+  /**
+   * Heartbeat period asked of agents, in ms.
+   * @default 5000
+   */
   heartbeatMs?: number;
-  /** Resume even when run.json names another suite, tracks or method. */
+  /**
+   * Resume even when run.json names another suite, tracks or method.
+   * @default false
+   */
   force?: boolean;
-  /** How long drain() waits for agents to hand in what they hold. Default 30000. */
+  /**
+   * How long drain() waits for agents to hand in what they hold, in ms.
+   * @default 30000
+   */
   drainTimeoutMs?: number;
+  /**
+   * Size limits of a work unit; the fields given replace those of the default.
+   * @default DEFAULT_PLAN_LIMITS (planner.ts)
+   */
   planLimits?: Partial<PlanLimits>;
-  /** Results store batching: lines per fsync batch (default 256), longest wait (default 50 ms). */
+  /**
+   * Results store batching: lines per fsync batch.
+   * @default 256
+   */
   storeBatchLines?: number;
+  /**
+   * Results store batching: longest wait of a line before its batch is fsynced, in ms.
+   * @default 50
+   */
   storeFlushMs?: number;
+  /**
+   * V8 old-generation cap, in MB, of the worker thread a bounded coordinator runs in
+   * (worker-host.ts, Coordinator); a coordinator in the caller's thread has no cap.
+   * @default 256 (DEFAULT_COORDINATOR_HEAP_MB)
+   */
+  maxHeapMb?: number;
   /** Called once per committed (fsynced) result line. */
   onCommitted?: (line: CommittedLine) => void;
   /** Called once per track whose every record is committed (at start for tracks already complete). */
@@ -44,7 +81,8 @@ export interface CoordinatorOptions {
   onGold?: (message: GoldMessage) => void;
   /**
    * A sweep's runs follow each other on one address: at the end agents are let go (their stream
-   * ends, they reattach to the next run) instead of drained (which stops them). Default false.
+   * ends, they reattach to the next run) instead of drained (which stops them).
+   * @default false
    */
   releaseAgentsAtEnd?: boolean;
   /**
@@ -56,5 +94,47 @@ export interface CoordinatorOptions {
   metrics?: CoordinatorMetricsOptions;
   /** Called with each event the live page shows (track complete, agents, expired leases, the end). */
   onLiveEvent?: (event: LiveEvent) => void;
+  /** @default createLogger("coordinator") */
   logger?: Logger;
+}
+
+/** Default V8 old-generation cap of the coordinator thread (bench/coordinator-bench.ts: ~250 MB peak RSS on the full suite). */
+export const DEFAULT_COORDINATOR_HEAP_MB = 256;
+
+/** The options that have a default, with it. */
+export const COORDINATOR_DEFAULTS = {
+  listen: "127.0.0.1:0",
+  method: { method: "systemone", seeds: [], temperature: 0, model: "" } as Readonly<MethodConfig>,
+  leaseMs: 30_000,
+  heartbeatMs: 5_000,
+  force: false,
+  drainTimeoutMs: 30_000,
+  planLimits: DEFAULT_PLAN_LIMITS as Readonly<Required<PlanLimits>>,
+  storeBatchLines: 256,
+  storeFlushMs: 50,
+  maxHeapMb: DEFAULT_COORDINATOR_HEAP_MB,
+  releaseAgentsAtEnd: false,
+} as const satisfies Partial<CoordinatorOptions>;
+
+/** Coordinator options with every default applied (the method and plan limits whole). */
+export type ResolvedCoordinatorOptions = Omit<CoordinatorOptions, keyof typeof COORDINATOR_DEFAULTS> & {
+  [K in Exclude<keyof typeof COORDINATOR_DEFAULTS, "method" | "planLimits">]-?: NonNullable<CoordinatorOptions[K]>;
+} & { method: MethodConfig; planLimits: Required<PlanLimits> };
+
+export function withCoordinatorDefaults(options: CoordinatorOptions): ResolvedCoordinatorOptions {
+  const d = COORDINATOR_DEFAULTS;
+  return {
+    ...options,
+    listen: options.listen ?? d.listen,
+    method: { ...d.method, seeds: [...d.method.seeds], ...options.method },
+    leaseMs: options.leaseMs ?? d.leaseMs,
+    heartbeatMs: options.heartbeatMs ?? d.heartbeatMs,
+    force: options.force ?? d.force,
+    drainTimeoutMs: options.drainTimeoutMs ?? d.drainTimeoutMs,
+    planLimits: { ...d.planLimits, ...options.planLimits },
+    storeBatchLines: options.storeBatchLines ?? d.storeBatchLines,
+    storeFlushMs: options.storeFlushMs ?? d.storeFlushMs,
+    maxHeapMb: options.maxHeapMb ?? d.maxHeapMb,
+    releaseAgentsAtEnd: options.releaseAgentsAtEnd ?? d.releaseAgentsAtEnd,
+  };
 }

@@ -12,7 +12,7 @@ import type { AttachStream, AgentSessionInput, ServedRun } from "./transport/grp
 import type { HealthService } from "./transport/health.js";
 import { runEnd, statusState, type CoordinatorState } from "./lifecycle.js";
 import type { OutDirLock } from "./out-dir-lock.js";
-import { DEFAULT_PLAN_LIMITS, oversizeRecords, payloadBytes, planUnits, type PlanLimits } from "./planner.js";
+import { oversizeRecords, payloadBytes, planUnits } from "./planner.js";
 import type { RecordEntry } from "./suite-index.js";
 import { givenUpLine, resultLine } from "./result-line.js";
 import type { ResultsStore } from "./results-store.js";
@@ -21,7 +21,7 @@ import { RunProgress } from "./run-progress.js";
 import { RunAgentsRecord } from "./run-agents.js";
 import type { RunStatus } from "./run-status.js";
 import { Scheduler } from "./scheduler.js";
-import type { CoordinatorOptions } from "./coordinator-options.js";
+import type { ResolvedCoordinatorOptions } from "./coordinator-options.js";
 import type { SuiteIndex } from "./suite-index.js";
 import type { Registry } from "prom-client";
 import { createProcessRegistry } from "../common/metrics/index.js";
@@ -32,7 +32,7 @@ import { followScores, type ScoreFollower } from "./observability/follow-scores.
 const REJECTIONS_LOGGED = 20;
 
 export interface RunParts {
-  options: CoordinatorOptions;
+  options: ResolvedCoordinatorOptions;
   log: Logger;
   method: MethodConfig;
   leaseMs: number;
@@ -101,7 +101,7 @@ export class CoordinatorRun implements ServedRun {
       },
       onRunComplete: () => this.runComplete(),
     });
-    const limits: Required<PlanLimits> = { ...DEFAULT_PLAN_LIMITS, ...options.planLimits };
+    const limits = options.planLimits;
     // A record too large to send is committed once with an error per question naming its size
     // (at start()), never offered to an agent, which would refuse the message and reattach for it forever.
     this.oversize = toPlan.flatMap((t) => [...oversizeRecords(t.records, limits)].map((record) => ({ record, track: t.track, family: t.family })));
@@ -143,7 +143,7 @@ export class CoordinatorRun implements ServedRun {
       spill: index.spill,
       state: () => this.lifecycle,
       runEnded: () => this.settled,
-      releaseAgentsAtEnd: parts.options.releaseAgentsAtEnd ?? false,
+      releaseAgentsAtEnd: parts.options.releaseAgentsAtEnd,
       publishEvent: (e) => this.publishEvent(e),
       onAttached: (key) => this.progress.agentAttached(key, Date.now()),
       onDetached: (key) => this.progress.agentDetached(key, Date.now()),
@@ -169,7 +169,8 @@ export class CoordinatorRun implements ServedRun {
     this.runAgents.write();
     this.scheduler.startLeaseClock();
     this.publisher?.start();
-    const { log, store, planLimits } = { ...this.parts, planLimits: { ...DEFAULT_PLAN_LIMITS, ...this.parts.options.planLimits } };
+    const { log, store } = this.parts;
+    const { planLimits } = this.parts.options;
     for (const { record, track, family } of this.oversize) {
       const bytes = payloadBytes(record);
       log.warn("record too large to send; committed with every question in errors", { run_id: record.runId, bytes });

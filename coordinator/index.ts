@@ -1,9 +1,13 @@
-// The coordinator's front door: what cli/ and bench/ may use of coordinator/ (the bounded coordinator,
-// its live page and what they report). Transport (gRPC, wire, TLS) lives in coordinator/transport/.
+// The coordinator's front door: what cli/ and bench/ may use of coordinator/ (the Coordinator, its
+// options and defaults, the bounded coordinator it wraps, its live page and what they report).
+// Transport (gRPC, wire, TLS) lives in coordinator/transport/.
+export { Coordinator } from "./coordinator.js";
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
+export { COORDINATOR_DEFAULTS, withCoordinatorDefaults, type CoordinatorOptions, type ResolvedCoordinatorOptions } from "./coordinator-options.js";
 export { trackScoredEvent, type LiveEvent } from "./observability/live-event.js";
 export { livePageLine, startObservabilityServer, type ObservabilityServer } from "./observability/observability-server.js";
 export type { MethodConfig } from "./run-manifest.js";
 export type { RunStatus } from "./run-status.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
-export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type WorkerCoordinatorOptions } from "./worker-host.js";
+export type { RunStatusWire } from "./transport/wire.js";
+export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type BoundedCoordinatorOptions, type WorkerCoordinatorOptions } from "./worker-host.js";

@@ -5,14 +5,15 @@
 import { mkdirSync } from "node:fs";
 import { AppendLog, type TornLine, type CommittedLine, lineHasErrors, parseResultLine, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
+import { COORDINATOR_DEFAULTS } from "./coordinator-options.js";
 
 export type RepairedFile = TornLine;
 
 export interface ResultsStoreOptions {
   outDir: string;
-  /** Flush once this many lines are waiting. Default 256. */
+  /** Flush once this many lines are waiting. Default COORDINATOR_DEFAULTS.storeBatchLines. */
   batchLines?: number;
-  /** Flush at the latest this long after the first waiting line. Default 50 ms. */
+  /** Flush at the latest this long (ms) after the first waiting line. Default COORDINATOR_DEFAULTS.storeFlushMs. */
   flushMs?: number;
   logger?: Logger;
   /** Called once per line after its fsync. */
@@ -115,12 +116,12 @@ export class ResultsStore {
     f.waiting.push(line);
     this.waiting.add(line.runId);
     this.waitingCount++;
-    if (this.waitingCount >= (this.options.batchLines ?? 256)) void this.flush().catch(() => undefined);
+    if (this.waitingCount >= (this.options.batchLines ?? COORDINATOR_DEFAULTS.storeBatchLines)) void this.flush().catch(() => undefined);
     else if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         void this.flush().catch(() => undefined);
-      }, this.options.flushMs ?? 50);
+      }, this.options.flushMs ?? COORDINATOR_DEFAULTS.storeFlushMs);
     }
     return true;
   }

@@ -5,24 +5,21 @@ import { resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import { CleanupStack } from "./cleanup-stack.js";
 import type { CoordinatorHandle } from "./coordinator-handle.js";
-import type { CoordinatorOptions } from "./coordinator-options.js";
+import { withCoordinatorDefaults, type CoordinatorOptions } from "./coordinator-options.js";
 import { CoordinatorRun } from "./coordinator-run.js";
 import { CoordinatorService } from "./transport/grpc-service.js";
 import { HealthService } from "./transport/health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ResultsStore } from "./results-store.js";
-import { openRunManifest, type MethodConfig } from "./run-manifest.js";
+import { openRunManifest } from "./run-manifest.js";
 import { defaultSpillPath, indexSuite } from "./suite-index.js";
 import { serverCredentials } from "./transport/tls.js";
 
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 export type { CoordinatorOptions } from "./coordinator-options.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
-
-const DEFAULT_METHOD: MethodConfig = { method: "systemone", seeds: [], temperature: 0, model: "" };
 
 // grpc-js servers apply no ping-strike policy, so agents' keepalive pings are always accepted;
 // these make the server ping idle agents too, so a vanished agent is noticed within ~30 s.
@@ -33,10 +30,10 @@ const SERVER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
   "grpc.max_send_message_length": -1,
 };
 
-export async function startCoordinator(options: CoordinatorOptions): Promise<CoordinatorHandle> {
+export async function startCoordinator(given: CoordinatorOptions): Promise<CoordinatorHandle> {
+  const options = withCoordinatorDefaults(given);
   const log = options.logger ?? createLogger("coordinator");
-  const method: MethodConfig = { ...DEFAULT_METHOD, ...options.method };
-  const listen = options.listen ?? "127.0.0.1:0";
+  const { method, listen } = options;
   const credentials = serverCredentials(options.tls);
   const cleanup = new CleanupStack();
   let run: CoordinatorRun | undefined;
@@ -46,7 +43,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
     const server = new grpc.Server(SERVER_CHANNEL_OPTIONS);
     cleanup.push(() => server.forceShutdown());
     const service = new CoordinatorService({ token: options.token, onFailure: (err) => run?.fail(err) });
-    service.addTo(server, grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType);
+    service.addTo(server);
     const health = new HealthService("NOT_SERVING");
     health.addTo(server);
     const port = await new Promise<number>((resolve, reject) =>
@@ -93,8 +90,8 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       options,
       log,
       method,
-      leaseMs: options.leaseMs ?? 30_000,
-      heartbeatMs: options.heartbeatMs ?? 5_000,
+      leaseMs: options.leaseMs,
+      heartbeatMs: options.heartbeatMs,
       server,
       health,
       lock,
@@ -116,7 +113,7 @@ export async function startCoordinator(options: CoordinatorOptions): Promise<Coo
       state: () => r.state(),
       status: async () => r.status(),
       metricsText: () => r.metricsText(),
-      drain: () => r.shutdown(options.drainTimeoutMs ?? 30_000),
+      drain: () => r.shutdown(options.drainTimeoutMs),
       close: () => r.shutdown(2_000),
     };
   } catch (err) {

@@ -1,11 +1,9 @@
 // Reader threads of the coordinator's start: the suite's files read in parallel, one file per
 // thread at a time (suite-reader-main.ts), so reading uses every core while the coordinator's own
-// thread only places what comes back (suite-index.ts). Threads exist only in the build (dist/);
-// from sources the index reads in its own thread.
-import { existsSync } from "node:fs";
+// thread only places what comes back (suite-index.ts). Threads run only from the build (dist/);
+// from sources the index reads in its own thread (common/threads: threadEntry).
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
+import { ThreadHost, threadEntry } from "../common/threads/index.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { ReadEntry } from "./track-reader.js";
 
@@ -29,10 +27,9 @@ export type ReaderToIndex =
 /** Heap of each reader thread: one file's records and gold at a time. */
 const READER_HEAP_MB = 192;
 
-/** The reader threads' entry, present only in the build; undefined when running from sources. */
+/** The reader threads' entry when running from the build; undefined from sources. */
 export function readerEntry(): URL | undefined {
-  const url = new URL("./suite-reader-main.js", import.meta.url);
-  return existsSync(fileURLToPath(url)) ? url : undefined;
+  return threadEntry("./suite-reader-main.js", import.meta.url);
 }
 
 /**
@@ -54,15 +51,12 @@ export function defaultReaderCount(): number {
  * either way.
  */
 export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void): Promise<void> {
-  const workers = Array.from(
-    { length: Math.max(1, Math.min(count, tasks.length)) },
-    () => new Worker(entry, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: READER_HEAP_MB, maxYoungGenerationSizeMb: 32 }, stdout: false, stderr: false }),
-  );
   let next = 0;
   let running = 0;
   let stopAfter = Infinity;
   let finished = false;
   return new Promise<void>((resolve, reject) => {
+    const workers: Array<ThreadHost<ReaderTask, ReaderToIndex>> = [];
     const finish = (err?: unknown) => {
       if (finished) return;
       finished = true;
@@ -70,29 +64,38 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
       if (err) reject(err);
       else resolve();
     };
-    const give = (w: Worker) => {
+    const give = (w: ThreadHost<ReaderTask, ReaderToIndex>) => {
       if (next < tasks.length && tasks[next]!.index <= stopAfter) {
-        w.postMessage(tasks[next++]);
+        w.post(tasks[next++]!);
         running++;
       } else if (running === 0) finish();
     };
-    for (const w of workers) {
-      w.on("message", (msg: ReaderToIndex) => {
-        if (finished) return;
-        try {
-          onMessage(msg);
-        } catch (err) {
-          finish(err);
-          return;
-        }
-        if (msg.type === "block") return;
-        if (msg.type === "error") stopAfter = Math.min(stopAfter, msg.index);
-        running--;
-        give(w);
+    for (let i = 0; i < Math.max(1, Math.min(count, tasks.length)); i++) {
+      const w: ThreadHost<ReaderTask, ReaderToIndex> = new ThreadHost(entry, {
+        workerData: data,
+        maxHeapMb: READER_HEAP_MB,
+        onMessage: (msg) => {
+          if (finished) return;
+          try {
+            onMessage(msg);
+          } catch (err) {
+            finish(err);
+            return;
+          }
+          if (msg.type === "block") return;
+          if (msg.type === "error") stopAfter = Math.min(stopAfter, msg.index);
+          running--;
+          give(w);
+        },
+        onFailure: (f) =>
+          finish(
+            f.kind === "exited"
+              ? new Error(`suite reader thread exited with code ${f.code} before the suite was read`)
+              : new Error(`suite reader thread failed: ${f.error.message}`, { cause: f.error }),
+          ),
       });
-      w.on("error", (err) => finish(new Error(`suite reader thread failed: ${err.message}`, { cause: err })));
-      w.on("exit", (code) => finish(new Error(`suite reader thread exited with code ${code} before the suite was read`)));
-      give(w);
+      workers.push(w);
     }
+    for (const w of workers) give(w);
   });
 }

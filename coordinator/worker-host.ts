@@ -2,19 +2,18 @@
 // within a memory budget: V8 otherwise lets a heap with ~125 MB live grow to several hundred MB
 // between major collections (measured on the full suite, bench/coordinator-bench.ts). Results are
 // fsynced as they come, so a worker that runs out of heap loses nothing; a restart resumes.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Worker } from "node:worker_threads";
 import { UdmError, UsageError } from "../common/errors.js";
 import type { NatsBusOptions } from "../common/bus/index.js";
 import type { LogLevel } from "../common/log.js";
 import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { RunStatus } from "./run-status.js";
-import type { CoordinatorOptions } from "./coordinator-options.js";
-import { decodeThreadError } from "../common/thread-error.js";
+import { DEFAULT_COORDINATOR_HEAP_MB, type CoordinatorOptions } from "./coordinator-options.js";
+import { ThreadHost, threadEntry, type ThreadFailure } from "../common/threads/index.js";
 import type { ScorerFeed } from "../scorer/index.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
+
+export { DEFAULT_COORDINATOR_HEAP_MB };
 
 /**
  * The coordinator's options without a logger (the worker logs to stderr). onCommitted,
@@ -32,10 +31,9 @@ export type WorkerCoordinatorOptions = Omit<CoordinatorOptions, "logger" | "bus"
   scorerFeed?: ScorerFeed;
 };
 
-/** The worker entry, present only in the build (dist/); undefined when running from sources. */
+/** The worker entry when running from the build (dist/); undefined from sources (common/threads: threadEntry). */
 export function workerEntry(): URL | undefined {
-  const url = new URL("./worker-main.js", import.meta.url);
-  return existsSync(fileURLToPath(url)) ? url : undefined;
+  return threadEntry("./worker-main.js", import.meta.url);
 }
 
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<CoordinatorHandle> {
@@ -49,14 +47,8 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     forwardTrackComplete: onTrackComplete !== undefined,
     forwardLiveEvents: onLiveEvent !== undefined,
   };
-  const worker = new Worker(entry, {
-    workerData,
-    ...(scorerFeed ? { transferList: [scorerFeed.port] } : {}),
-    resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
-    stdout: false,
-    stderr: false,
-  });
-  const post = (msg: HostToWorker) => worker.postMessage(msg);
+  let thread!: ThreadHost<HostToWorker, WorkerToHost>;
+  const post = (msg: HostToWorker) => thread.post(msg);
   const statusWaiters = new Map<number, { resolve: (s: RunStatus) => void; reject: (e: Error) => void }>();
   const metricsWaiters = new Map<number, (text: string) => void>();
   /** The coordinator's last metrics and status, sent with "done" (the thread answers nothing after). */
@@ -120,7 +112,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     void scorerFeed?.failure.then((err) => calling(() => {
       throw err;
     }));
-    worker.on("message", (msg: WorkerToHost) => {
+    const onMessage = (msg: WorkerToHost) => {
       switch (msg.type) {
         case "listening":
           state = "running";
@@ -187,13 +179,12 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
           finalStatus = msg.status;
           finish(undefined, msg.outcome);
           break;
-        case "error":
-          finish(decodeThreadError(msg.error));
-          break;
       }
-    });
-    const died = (err: Error) => {
-      const oom = (err as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY";
+    };
+    const failed = (f: ThreadFailure) => {
+      if (f.kind === "threw") return finish(f.error);
+      const err = f.kind === "crashed" ? f.error : new Error(`exited with code ${f.code}`);
+      const oom = f.kind === "crashed" && f.outOfMemory;
       finish(
         new UdmError(
           oom
@@ -203,19 +194,25 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
         ),
       );
     };
-    worker.on("error", died);
-    worker.on("exit", (code) => died(new Error(`exited with code ${code}`)));
+    thread = new ThreadHost<HostToWorker, WorkerToHost>(entry, {
+      workerData,
+      ...(scorerFeed ? { transferList: [scorerFeed.port] } : {}),
+      maxHeapMb,
+      fatalError: (msg) => (msg.type === "error" ? msg.error : undefined),
+      onMessage,
+      onFailure: failed,
+    });
   });
 }
-
-/** Default V8 old-generation cap of the coordinator thread (bench/coordinator-bench.ts: ~250 MB peak RSS on the full suite). */
-export const DEFAULT_COORDINATOR_HEAP_MB = 256;
 
 /** Coordinator options plus `nats`: a NATS bus the coordinator's thread opens (and may find down) and closes itself. */
 export type BoundedCoordinatorOptions = CoordinatorOptions & Pick<WorkerCoordinatorOptions, "nats" | "logLevel" | "scorerFeed">;
 
-/** A coordinator in a heap-capped worker thread (from the build) or in this thread (from sources, tests). */
-export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = DEFAULT_COORDINATOR_HEAP_MB): Promise<CoordinatorHandle> {
+/**
+ * A coordinator in a heap-capped worker thread (from the build) or in this thread (from sources,
+ * tests). The cap: `maxHeapMb`, else options.maxHeapMb, else DEFAULT_COORDINATOR_HEAP_MB.
+ */
+export async function startBoundedCoordinator(options: BoundedCoordinatorOptions, maxHeapMb = options.maxHeapMb ?? DEFAULT_COORDINATOR_HEAP_MB): Promise<CoordinatorHandle> {
   const entry = workerEntry();
   if (entry) {
     const { logger: _logger, bus, ...workerOptions } = options;

@@ -4,11 +4,9 @@
 // cannot be capped (in `udm-orch coordinator` it grew to several hundred MB holding the gold, measured
 // with bench/coordinator-bench.ts), and the host serves the live page and /metrics, which should not
 // wait behind scoring. Metrics.json is written by the thread; the host gets each track's metrics.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
+import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { UdmError } from "../common/errors.js";
-import { decodeThreadError } from "../common/thread-error.js";
+import { ThreadHost, threadEntry } from "../common/threads/index.js";
 import type { Interval } from "./bootstrap.js";
 import type { HostToScorer, ScorerThreadStartData, ScorerToHost } from "./commit-scorer-messages.js";
 import type { MetricsJson } from "./metrics-json.js";
@@ -17,10 +15,9 @@ import type { TrackMetrics } from "./track-metrics.js";
 /** Default V8 old-generation cap of the scorer thread: the full suite's gold holds ~100 MB live. */
 export const DEFAULT_SCORER_HEAP_MB = 256;
 
-/** The worker entry, present only in the build (dist/); undefined when running from sources. */
+/** The worker entry when running from the build (dist/); undefined from sources (common/threads: threadEntry). */
 export function scorerThreadEntry(): URL | undefined {
-  const url = new URL("./commit-scorer-main.js", import.meta.url);
-  return existsSync(fileURLToPath(url)) ? url : undefined;
+  return threadEntry("./commit-scorer-main.js", import.meta.url);
 }
 
 /** What the coordinator's thread needs to feed the scorer thread, and to end its run when scoring fails. */
@@ -41,7 +38,7 @@ export class CommitScorerThread {
   readonly feed: ScorerFeed;
   /** Settles once every track's gold is in (rejects on gold that cannot be scored). */
   readonly loaded: Promise<void>;
-  private readonly worker: Worker;
+  private readonly thread: ThreadHost<HostToScorer, ScorerToHost>;
   private lastMetrics: MetricsJson | undefined;
   private lastInterval: Interval | null = null;
   private error: Error | undefined;
@@ -51,13 +48,6 @@ export class CommitScorerThread {
     const { onTrackFinal, maxHeapMb = DEFAULT_SCORER_HEAP_MB, ...rest } = options;
     const channel = new MessageChannel();
     const workerData: ScorerThreadStartData = { ...rest, feed: channel.port2 };
-    this.worker = new Worker(entry, {
-      workerData,
-      transferList: [channel.port2],
-      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: 32 },
-      stdout: false,
-      stderr: false,
-    });
     let markLoaded!: () => void;
     let failLoad!: (e: Error) => void;
     this.loaded = new Promise<void>((res, rej) => {
@@ -76,42 +66,46 @@ export class CommitScorerThread {
       this.waiters.clear();
       reportFailure(err);
     };
-    this.worker.on("message", (msg: ScorerToHost) => {
-      switch (msg.type) {
-        case "loaded":
-          markLoaded();
-          break;
-        case "replayed":
-          this.lastMetrics = msg.current;
-          this.lastInterval = msg.v1Interval;
-          this.settle("replayed", undefined);
-          break;
-        case "trackFinal":
-          this.lastMetrics = msg.current;
-          this.lastInterval = msg.v1Interval;
-          onTrackFinal?.(msg.track, msg.metrics, msg.current);
-          break;
-        case "finished":
-          this.lastMetrics = msg.metrics;
-          this.settle("finished", msg.metrics);
-          break;
-        case "error":
-          fail(decodeThreadError(msg.error));
-          break;
-      }
+    this.thread = new ThreadHost<HostToScorer, ScorerToHost>(entry, {
+      workerData,
+      transferList: [channel.port2],
+      maxHeapMb,
+      fatalError: (msg) => (msg.type === "error" ? msg.error : undefined),
+      onMessage: (msg) => {
+        switch (msg.type) {
+          case "loaded":
+            markLoaded();
+            break;
+          case "replayed":
+            this.lastMetrics = msg.current;
+            this.lastInterval = msg.v1Interval;
+            this.settle("replayed", undefined);
+            break;
+          case "trackFinal":
+            this.lastMetrics = msg.current;
+            this.lastInterval = msg.v1Interval;
+            onTrackFinal?.(msg.track, msg.metrics, msg.current);
+            break;
+          case "finished":
+            this.lastMetrics = msg.metrics;
+            this.settle("finished", msg.metrics);
+            break;
+        }
+      },
+      onFailure: (f) => {
+        if (f.kind === "threw") fail(f.error);
+        else if (f.kind === "exited") fail(new UdmError(`the scorer thread exited with code ${f.code}`));
+        else
+          fail(
+            new UdmError(
+              f.outOfMemory
+                ? `the scorer ran out of its ${maxHeapMb} MB heap (raise --scorer-max-heap-mb of udm-orch coordinator); committed results are safe, start again to resume`
+                : `the scorer thread failed: ${f.error.message}`,
+              { cause: f.error },
+            ),
+          );
+      },
     });
-    this.worker.on("error", (err) => {
-      const oom = (err as NodeJS.ErrnoException).code === "ERR_WORKER_OUT_OF_MEMORY";
-      fail(
-        new UdmError(
-          oom
-            ? `the scorer ran out of its ${maxHeapMb} MB heap (raise --scorer-max-heap-mb of udm-orch coordinator); committed results are safe, start again to resume`
-            : `the scorer thread failed: ${err.message}`,
-          { cause: err },
-        ),
-      );
-    });
-    this.worker.on("exit", (code) => fail(new UdmError(`the scorer thread exited with code ${code}`)));
   }
 
   /** Applies the results already in the out dir (once the coordinator has opened it), then the lines committed meanwhile. */
@@ -137,14 +131,14 @@ export class CommitScorerThread {
   async close(): Promise<void> {
     this.error ??= new UdmError("the scorer thread was closed");
     this.feed.port.close();
-    await this.worker.terminate();
+    await this.thread.terminate();
   }
 
   private ask(answer: "replayed" | "finished", msg: HostToScorer): Promise<unknown> {
     if (this.error) return Promise.reject(this.error);
     return new Promise((resolve, reject) => {
       this.waiters.set(answer, { resolve, reject });
-      this.worker.postMessage(msg satisfies HostToScorer);
+      this.thread.post(msg satisfies HostToScorer);
     });
   }
 

@@ -1,29 +1,41 @@
 // Runs score shards in worker threads; the first failure stops the others and is rethrown with its type.
-import { Worker } from "node:worker_threads";
+// From sources (no compiled score-worker.js to start: common/threads) the shards run one after another here.
 import { UdmError } from "../common/errors.js";
-import type { ShardInput, ShardOutput } from "./score-shard.js";
+import { createLogger } from "../common/log.js";
+import { ThreadHost, threadEntry } from "../common/threads/index.js";
+import { scoreShard, type ShardInput, type ShardOutput } from "./score-shard.js";
 import { fromWireError, type WireError } from "./wire-error.js";
 
+type ShardMessage = { ok?: ShardOutput; error?: WireError };
+
 export async function scoreShardsInWorkers(inputs: readonly ShardInput[]): Promise<ShardOutput[]> {
-  const workers: Worker[] = [];
+  const entry = threadEntry("./score-worker.js", import.meta.url);
+  if (!entry) {
+    const outputs: ShardOutput[] = [];
+    for (const input of inputs) outputs.push(await scoreShard(input, createLogger("score")));
+    return outputs;
+  }
+  const workers: Array<ThreadHost<never, ShardMessage>> = [];
   const runs = inputs.map(
     (input) =>
       new Promise<ShardOutput>((resolve, reject) => {
-        const worker = new Worker(new URL("./score-worker.js", import.meta.url), { workerData: input });
-        workers.push(worker);
         let settled = false;
-        worker.once("message", (msg: { ok?: ShardOutput; error?: WireError }) => {
-          settled = true;
-          if (msg.ok) resolve(msg.ok);
-          else reject(fromWireError(msg.error ?? { name: "Error", message: "score worker sent no result" }));
+        const worker = new ThreadHost<never, ShardMessage>(entry, {
+          workerData: input,
+          onMessage: (msg) => {
+            if (settled) return;
+            settled = true;
+            if (msg.ok) resolve(msg.ok);
+            else reject(fromWireError(msg.error ?? { name: "Error", message: "score worker sent no result" }));
+          },
+          onFailure: (f) => {
+            if (f.kind !== "exited") {
+              settled = true;
+              reject(f.error);
+            } else if (!settled) reject(new UdmError(`score worker exited with code ${f.code} before reporting`));
+          },
         });
-        worker.once("error", (err) => {
-          settled = true;
-          reject(err);
-        });
-        worker.once("exit", (code) => {
-          if (!settled) reject(new UdmError(`score worker exited with code ${code} before reporting`));
-        });
+        workers.push(worker);
       }),
   );
   try {

@@ -1,14 +1,10 @@
 // One agent's Attach stream as the scheduler sees it (AgentLink): messages are written until
 // write() returns false, then held until 'drain'; the scheduler hands the agent nothing while it
 // is blocked (DESIGN.md: honour write() returning false).
-import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
 import type { AgentLink } from "../scheduler.js";
 import type { PlannedUnit } from "../planner.js";
 import type { RecordEntry } from "../suite-index.js";
-import { cancelToWire, drainToWire } from "./wire.js";
-import type { EncodedMessage } from "./work-unit-encoder.js";
-
-type Outbound = CoordinatorMessage | EncodedMessage;
+import { cancelToWire, drainToWire, type OutboundMessage as Outbound } from "./wire.js";
 
 /** What is used of a grpc-js ServerDuplexStream (any object-mode Writable fits). */
 export interface OutboundStream {

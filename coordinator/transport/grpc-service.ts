@@ -4,18 +4,13 @@
 // suite is still being read) Attach is refused UNAVAILABLE and Status says "starting".
 import { timingSafeEqual } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
-import type { ProtoGrpcType } from "../../proto/loader.js";
-import type { AgentMessage__Output } from "../../proto/generated/udm/v1/AgentMessage.js";
-import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
-import type { RunStatus__Output } from "../../proto/generated/udm/v1/RunStatus.js";
-import type { StatusRequest__Output } from "../../proto/generated/udm/v1/StatusRequest.js";
+import { loadPackageDefinition, type ProtoGrpcType } from "../../proto/loader.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
 import { startingStatus, type RunStatus } from "../run-status.js";
-import { agentEventFromBytes, runStatusToWire, type AgentEvent } from "./wire.js";
-import type { EncodedMessage } from "./work-unit-encoder.js";
+import { agentEventFromBytes, runStatusToWire, type AgentEvent, type AgentMessageWire, type OutboundMessage, type RunStatusWire, type StatusRequestWire } from "./wire.js";
 
 /** Agent messages arrive as domain events (decoded in the deserializer); bytes already encoded are sent as they are. */
-export type AttachStream = grpc.ServerDuplexStream<AgentEvent, CoordinatorMessage | EncodedMessage>;
+export type AttachStream = grpc.ServerDuplexStream<AgentEvent, OutboundMessage>;
 
 /** One agent's stream as the run handles it. */
 export interface AgentSessionInput {
@@ -40,11 +35,13 @@ export class CoordinatorService {
     this.expectedAuth = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
   }
 
-  addTo(server: grpc.Server, proto: ProtoGrpcType): void {
+  /** Registers Attach and Status on `server` (orchestrator.proto, loaded here as health.ts loads its own). */
+  addTo(server: grpc.Server): void {
+    const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
     const service = proto.udm.v1.Coordinator.service;
     const attach = service.Attach;
-    const decode = attach.requestDeserialize as (buf: Buffer) => AgentMessage__Output;
-    const encode = attach.responseSerialize as (m: CoordinatorMessage) => Buffer;
+    const decode = attach.requestDeserialize as (buf: Buffer) => AgentMessageWire;
+    const encode = attach.responseSerialize as (m: Exclude<OutboundMessage, Buffer>) => Buffer;
     // The hot messages skip the generic codec: results are decoded straight into domain events,
     // work units come already encoded (work-unit-encoder.ts).
     const definition = {
@@ -52,12 +49,12 @@ export class CoordinatorService {
       Attach: {
         ...attach,
         requestDeserialize: (buf: Buffer) => agentEventFromBytes(buf, decode),
-        responseSerialize: (m: CoordinatorMessage | EncodedMessage) => (Buffer.isBuffer(m) ? m : encode(m)),
+        responseSerialize: (m: OutboundMessage) => (Buffer.isBuffer(m) ? m : encode(m)),
       },
     } as unknown as grpc.ServiceDefinition;
     server.addService(definition, {
       Attach: (call: AttachStream) => this.attach(call),
-      Status: (call: grpc.ServerUnaryCall<StatusRequest__Output, RunStatus__Output>, cb: grpc.sendUnaryData<RunStatus__Output>) => {
+      Status: (call: grpc.ServerUnaryCall<StatusRequestWire, RunStatusWire>, cb: grpc.sendUnaryData<RunStatusWire>) => {
         try {
           this.checkToken(call.metadata);
           cb(null, runStatusToWire(this.run ? this.run.status() : startingStatus()));

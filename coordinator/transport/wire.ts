@@ -1,18 +1,35 @@
-// The edge between generated proto types and the coordinator's domain types (STYLE.md 2): agent
-// messages in, coordinator messages and the run status out.
+// The edge between generated proto types and the coordinator's domain types (STYLE.md 2): one
+// from-wire function per agent message (hello, credit, result, result batch, unit done, heartbeat)
+// and one to-wire function per coordinator message (welcome, work unit, cancel, drain) and the
+// Status RPC's run status. The only file of coordinator/ that names proto/generated types; the hot
+// messages take the fast paths (result-decoder.ts, work-unit-encoder.ts) through here.
 import type { AgentMessage__Output } from "../../proto/generated/udm/v1/AgentMessage.js";
 import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
+import type { Credit__Output } from "../../proto/generated/udm/v1/Credit.js";
+import type { Heartbeat__Output } from "../../proto/generated/udm/v1/Heartbeat.js";
 import type { RecordResult__Output } from "../../proto/generated/udm/v1/RecordResult.js";
+import type { ResultBatch__Output } from "../../proto/generated/udm/v1/ResultBatch.js";
 import type { Hello__Output } from "../../proto/generated/udm/v1/Hello.js";
 import type { RunStatus__Output } from "../../proto/generated/udm/v1/RunStatus.js";
+import type { StatusRequest__Output } from "../../proto/generated/udm/v1/StatusRequest.js";
+import type { UnitDone__Output } from "../../proto/generated/udm/v1/UnitDone.js";
 import type { IncomingResult } from "../incoming-result.js";
 import { decodeResults } from "./result-decoder.js";
+import { encodeWorkUnit, type EncodedMessage } from "./work-unit-encoder.js";
 import type { PlannedUnit } from "../planner.js";
 import type { PayloadSpill } from "../payload-spill.js";
 import type { RecordEntry } from "../suite-index.js";
 import type { AgentInfo } from "../scheduler.js";
 import type { MethodConfig } from "../run-manifest.js";
 import type { RunStatus } from "../run-status.js";
+
+/** An Attach message from an agent as the generic decoder gives it. */
+export type AgentMessageWire = AgentMessage__Output;
+/** A message to an agent: a proto object, or bytes already encoded (work units). */
+export type OutboundMessage = CoordinatorMessage | EncodedMessage;
+/** The Status RPC's request and answer. */
+export type StatusRequestWire = StatusRequest__Output;
+export type RunStatusWire = RunStatus__Output;
 
 export interface AgentHeartbeat {
   ready: boolean;
@@ -39,30 +56,44 @@ const OTHER: AgentEvent = { kind: "other" };
 export function agentEventFromWire(msg: AgentMessage__Output): AgentEvent {
   switch (msg.kind) {
     case "hello":
-      return msg.hello ? { kind: "hello", info: agentInfoFromWire(msg.hello), ready: msg.hello.ready } : OTHER;
+      return msg.hello ? helloFromWire(msg.hello) : OTHER;
     case "credit":
-      return { kind: "credit", units: msg.credit?.units ?? 0 };
+      return creditFromWire(msg.credit);
     case "result":
       return msg.result ? { kind: "result", result: resultFromWire(msg.result) } : OTHER;
     case "results":
-      return msg.results ? { kind: "results", results: msg.results.results.map(resultFromWire) } : OTHER;
+      return msg.results ? resultBatchFromWire(msg.results) : OTHER;
     case "unit_done":
-      return msg.unit_done ? { kind: "unitDone", unitId: msg.unit_done.unit_id } : OTHER;
+      return msg.unit_done ? unitDoneFromWire(msg.unit_done) : OTHER;
     case "heartbeat":
-      return msg.heartbeat
-        ? {
-            kind: "heartbeat",
-            heartbeat: {
-              ready: msg.heartbeat.ready,
-              inflightRequests: msg.heartbeat.inflight_requests,
-              engineWaiting: msg.heartbeat.engine_waiting,
-              engineRunning: msg.heartbeat.engine_running,
-            },
-          }
-        : OTHER;
+      return msg.heartbeat ? heartbeatFromWire(msg.heartbeat) : OTHER;
     default:
       return OTHER;
   }
+}
+
+export function helloFromWire(h: Hello__Output): Extract<AgentEvent, { kind: "hello" }> {
+  return { kind: "hello", info: agentInfoFromWire(h), ready: h.ready };
+}
+
+/** A Credit without its body grants nothing. */
+export function creditFromWire(c: Credit__Output | null | undefined): Extract<AgentEvent, { kind: "credit" }> {
+  return { kind: "credit", units: c?.units ?? 0 };
+}
+
+export function resultBatchFromWire(b: ResultBatch__Output): Extract<AgentEvent, { kind: "results" }> {
+  return { kind: "results", results: b.results.map(resultFromWire) };
+}
+
+export function unitDoneFromWire(d: UnitDone__Output): Extract<AgentEvent, { kind: "unitDone" }> {
+  return { kind: "unitDone", unitId: d.unit_id };
+}
+
+export function heartbeatFromWire(h: Heartbeat__Output): Extract<AgentEvent, { kind: "heartbeat" }> {
+  return {
+    kind: "heartbeat",
+    heartbeat: { ready: h.ready, inflightRequests: h.inflight_requests, engineWaiting: h.engine_waiting, engineRunning: h.engine_running },
+  };
 }
 
 /**
@@ -111,7 +142,15 @@ export function agentInfoFromWire(h: Hello__Output): AgentInfo {
   };
 }
 
-/** A WorkUnit carrying the payloads (state and questions only) of the given records. */
+/**
+ * A WorkUnit as sent: encoded straight from the payload spill (work-unit-encoder.ts), the same bytes
+ * the generic encoder makes of unitToWire's message without building it.
+ */
+export function workUnitToWire(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean, leaseMs: number, spill: PayloadSpill): OutboundMessage {
+  return encodeWorkUnit(unit, records, backup, leaseMs, spill);
+}
+
+/** A WorkUnit carrying the payloads (state and questions only) of the given records, as a proto object (the reference of the fast path). */
 export function unitToWire(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean, leaseMs: number, spill: PayloadSpill): CoordinatorMessage {
   return {
     unit: {
