@@ -6,7 +6,7 @@ import type { MetricsJson } from "../scorer/index.js";
 import { sealCard } from "./card-hash.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
 import { qualityTierOf } from "./quality-tier.js";
-import { sha256Hex } from "./sha256.js";
+import { sha256Hex } from "../common/sha256.js";
 import { RUN_CARD_FORMAT, type CardTrack, type MethodClass, type RunCard, type RunCardStatus, type VerificationTier } from "./run-card.js";
 
 /** The fields of run.json a card uses (coordinator/run-manifest.ts). */

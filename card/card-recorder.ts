@@ -10,7 +10,7 @@ import type { MetricsJson } from "../scorer/index.js";
 import { buildRunCard, type CardSetup, type ClusterView, type RunManifestView, type RunTotals } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
 import { sealResults } from "./results-files.js";
-import { fileSha256 } from "./sha256.js";
+import { fileSha256 } from "../common/sha256.js";
 import type { RunCard, RunCardStatus } from "./run-card.js";
 
 const RunJsonView = z.looseObject({

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { relative, sep } from "node:path";
 import { resultFiles } from "../scorer/index.js";
-import { sha256Hex } from "./sha256.js";
+import { sha256Hex } from "../common/sha256.js";
 
 export interface ResultsSeal {
   /** Path relative to the run directory (with `/`) -> sha256 of the file's bytes. */

@@ -8,7 +8,7 @@ import { runCardHash } from "./card-hash.js";
 import { readCardFile } from "./card-file.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
 import { relativeKey } from "./results-files.js";
-import { fileSha256 } from "./sha256.js";
+import { fileSha256 } from "../common/sha256.js";
 import type { RunCard } from "./run-card.js";
 
 export interface CardVerdict {
