@@ -1,8 +1,8 @@
 // Runs score shards in worker threads; the first failure stops the others and is rethrown with its type.
 import { Worker } from "node:worker_threads";
 import { UdmError } from "../common/errors.js";
+import { decodeThreadError, type ThreadError } from "../common/thread-error.js";
 import type { ShardInput, ShardOutput } from "./score-shard.js";
-import { fromWireError, type WireError } from "./wire-error.js";
 
 export async function scoreShardsInWorkers(inputs: readonly ShardInput[]): Promise<ShardOutput[]> {
   const workers: Worker[] = [];
@@ -12,10 +12,10 @@ export async function scoreShardsInWorkers(inputs: readonly ShardInput[]): Promi
         const worker = new Worker(new URL("./score-worker.js", import.meta.url), { workerData: input });
         workers.push(worker);
         let settled = false;
-        worker.once("message", (msg: { ok?: ShardOutput; error?: WireError }) => {
+        worker.once("message", (msg: { ok?: ShardOutput; error?: ThreadError }) => {
           settled = true;
           if (msg.ok) resolve(msg.ok);
-          else reject(fromWireError(msg.error ?? { name: "Error", message: "score worker sent no result" }));
+          else reject(msg.error ? decodeThreadError(msg.error) : new UdmError("score worker sent no result"));
         });
         worker.once("error", (err) => {
           settled = true;
