@@ -5,11 +5,10 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { readJsonFileOrThrow } from "../common/parse.js";
-import { trackResultsPath } from "../common/results/index.js";
+import { sealResults, trackResultsPath } from "../common/results/index.js";
 import type { MetricsJson } from "../scorer/index.js";
 import { buildRunCard, type CardSetup, type ClusterView, type RunManifestView, type RunTotals } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
-import { sealResults } from "./results-files.js";
 import { fileSha256 } from "../common/sha256.js";
 import type { RunCard, RunCardStatus } from "./run-card.js";
 
