@@ -4,6 +4,6 @@ export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 export { trackScoredEvent, type LiveEvent } from "./observability/live-event.js";
 export { livePageLine, startObservabilityServer, type ObservabilityServer } from "./observability/observability-server.js";
 export type { MethodConfig } from "./run-manifest.js";
-export type { RunStatus } from "./run-status.js";
+export type { RunStatus } from "../common/run-status/index.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
 export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type WorkerCoordinatorOptions } from "./worker-host.js";

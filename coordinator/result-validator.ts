@@ -2,21 +2,12 @@
 // holds a lease on the unit, the run_id is one of the unit's records, and the answer covers
 // exactly the record's questions with valid distributions.
 import { compactDistributionProblem, distributionProblem } from "../common/results/index.js";
+import type { RejectReason } from "../common/run-status/index.js";
 import type { IncomingResult } from "./incoming-result.js";
 import { RecordQuestions } from "./record-questions.js";
 import type { RecordEntry } from "./suite-index.js";
 
-export const REJECT_REASONS = [
-  "unknown_run_id",
-  "no_lease",
-  "not_in_unit",
-  "payload_mismatch",
-  "unknown_question",
-  "bad_distribution",
-  "unanswered_question",
-  "conflicting_question",
-] as const;
-export type RejectReason = (typeof REJECT_REASONS)[number];
+export { REJECT_REASONS, type RejectReason } from "../common/run-status/index.js";
 
 export interface Rejection {
   reason: RejectReason;

@@ -10,7 +10,7 @@ import type { CoordinatorMessage } from "../../proto/generated/udm/v1/Coordinato
 import type { RunStatus__Output } from "../../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../../proto/generated/udm/v1/StatusRequest.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
-import { startingStatus, type RunStatus } from "../run-status.js";
+import { startingStatus, type RunStatus } from "../../common/run-status/index.js";
 import { agentEventFromBytes, runStatusToWire, type AgentEvent } from "./wire.js";
 import type { EncodedMessage } from "./work-unit-encoder.js";
 

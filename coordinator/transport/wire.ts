@@ -12,7 +12,7 @@ import type { PayloadSpill } from "../payload-spill.js";
 import type { RecordEntry } from "../suite-index.js";
 import type { AgentInfo } from "../scheduler.js";
 import type { MethodConfig } from "../run-manifest.js";
-import type { RunStatus } from "../run-status.js";
+import type { RunStatus } from "../../common/run-status/index.js";
 
 export interface AgentHeartbeat {
   ready: boolean;
