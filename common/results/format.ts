@@ -50,12 +50,10 @@ export interface LineRecord {
   questions: ReadonlyArray<{ key: string; options: readonly string[] }>;
 }
 
-/** What an engine answered for one record, as accepted. */
-export interface AcceptedAnswer {
-  probs: Readonly<Record<string, Readonly<Record<string, number>>>>;
+/** What an engine answered for one record beyond its probabilities, as accepted and written. */
+export interface AnswerFields {
   skipped: readonly string[];
   errors: Readonly<Record<string, string>>;
-  agent: string;
   latencyMs: number;
   promptTokens: number;
   /** null: unknown (the line then has no cached_tokens). */
@@ -64,6 +62,12 @@ export interface AcceptedAnswer {
   answeredBy: Readonly<Record<string, string>>;
   retries: number;
   approximate: boolean;
+}
+
+/** What an engine answered for one record, as accepted, with its probabilities as a map. */
+export interface AcceptedAnswer extends AnswerFields {
+  probs: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  agent: string;
 }
 
 /** The line of an accepted result. */

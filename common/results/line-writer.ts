@@ -4,7 +4,7 @@
 // the objects (a map per question, then an ordered copy, then the line) cost more than the writing;
 // the text is what the results file, the bus and the run card's scorer take.
 import type { CommittedLine } from "./committed-line.js";
-import { lineHasErrors, RESULT_FORMAT } from "./format.js";
+import { lineHasErrors, RESULT_FORMAT, type AnswerFields } from "./format.js";
 
 /** A record's questions as the writer reads them: keys in criteria order, each with its option keys. */
 export interface LineQuestions {
@@ -27,19 +27,9 @@ export interface CompactProbs {
 }
 
 /** What an engine answered for one record, as the writer takes it. */
-export interface ResultAnswer {
+export interface ResultAnswer extends AnswerFields {
   /** Absent when no question was answered with probabilities. */
   compactProbs?: CompactProbs | undefined;
-  skipped: readonly string[];
-  errors: Readonly<Record<string, string>>;
-  latencyMs: number;
-  promptTokens: number;
-  /** null: the engine did not report it (the line then has no cached_tokens). */
-  cachedTokens: number | null;
-  completionTokens: number;
-  answeredBy: Readonly<Record<string, string>>;
-  retries: number;
-  approximate: boolean;
 }
 
 /** The record a line is for, beyond its questions (the coordinator passes its record entry as is). */
