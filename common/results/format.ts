@@ -155,9 +155,11 @@ const laidOut: unknown[] = [];
 export function compactDistributionProblem(values: ArrayLike<unknown>, at: number, keys: readonly string[]): string | undefined {
   let sum = 0;
   for (let i = 0; i < keys.length; i++) {
-    const p = values[at + i];
-    if (typeof p !== "number") return `option ${JSON.stringify(keys[i])} missing or not a number`;
-    if (!Number.isFinite(p) || p < 0 || p > 1 + SUM_TOLERANCE) return `option ${JSON.stringify(keys[i])} = ${p} is not a probability`;
+    const p = values[at + i] as number;
+    // Number.isFinite is false for a value that is not a number: one test on the valid path.
+    if (!Number.isFinite(p) || p < 0 || p > 1 + SUM_TOLERANCE) {
+      return typeof p !== "number" ? `option ${JSON.stringify(keys[i])} missing or not a number` : `option ${JSON.stringify(keys[i])} = ${p} is not a probability`;
+    }
     sum += p;
   }
   if (Math.abs(sum - 1) > SUM_TOLERANCE) return `sums to ${sum}, not 1`;
