@@ -4,9 +4,10 @@
 import { VERSION } from "../common/version.js";
 import type { MetricsJson } from "../scorer/index.js";
 import { sealCard } from "./card-hash.js";
+import type { CardTotals, ClusterView } from "./run-snapshot.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
 import { qualityTierOf } from "./quality-tier.js";
-import { sha256Hex } from "./sha256.js";
+import { sha256Hex } from "../common/sha256.js";
 import { RUN_CARD_FORMAT, type CardTrack, type MethodClass, type RunCard, type RunCardStatus, type VerificationTier } from "./run-card.js";
 
 /** The fields of run.json a card uses (coordinator/run-manifest.ts). */
@@ -18,30 +19,6 @@ export interface RunManifestView {
   created_at: string;
   sessions: number;
   resumes: number;
-}
-
-/** The coordinator's run totals (its run-progress), summed over the run's sessions by the recorder. */
-export interface RunTotals {
-  promptTokens: number | null;
-  completionTokens: number | null;
-  /** null: unknown. */
-  cachedTokens: number | null;
-  gpuSeconds: number | null;
-  /** Per-record latency in seconds; null when no record was timed. */
-  latency: { count: number; mean: number; p50: number; p95: number } | null;
-}
-
-export interface ClusterView {
-  /** Agents seen, with the model their engine served when last seen and the results they sent. */
-  agents: ReadonlyArray<{ agent_id: string; model: string; engine_url: string; results: number }>;
-  /**
-   * The models whose engines answered the run's records, every session (the coordinator's tally,
-   * RunStatus.answeredByModel); empty when none is known, then the agents seen give the model id.
-   */
-  answeredModels?: readonly string[];
-  leasesExpired: number;
-  backupUnits: number;
-  resultsRejected: number;
 }
 
 /** What the command knows of the setup beyond run.json. */
@@ -65,7 +42,7 @@ export interface CardSetup {
 export interface RunCardInputs {
   run: RunManifestView;
   metrics: MetricsJson | undefined;
-  totals: RunTotals | undefined;
+  totals: CardTotals | undefined;
   results: { files: Record<string, string>; errorRecords: number };
   cluster: ClusterView;
   setup: CardSetup;

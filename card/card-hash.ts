@@ -1,8 +1,8 @@
 // The run card hash (RUN_CARD.md, seed 003 §3.9): sha256 of the canonical JSON of the whole card
 // with `run_card_hash` set to "". Computed over the card as a plain object, so fields a later
 // format adds are sealed too.
-import { canonicalJson } from "./canonical-json.js";
-import { sha256Hex } from "./sha256.js";
+import { canonicalJson } from "../common/canonical-json.js";
+import { sha256Hex } from "../common/sha256.js";
 
 export function runCardHash(card: object): string {
   return sha256Hex(canonicalJson({ ...card, run_card_hash: "" }));

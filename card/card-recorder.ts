@@ -5,13 +5,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { readJsonFileOrThrow } from "../common/parse.js";
-import { trackResultsPath } from "../common/results/index.js";
+import { sealResults, trackResultsPath } from "../common/results/index.js";
 import type { MetricsJson } from "../scorer/index.js";
-import { buildRunCard, type CardSetup, type ClusterView, type RunManifestView, type RunTotals } from "./build-card.js";
+import { buildRunCard, type CardSetup, type RunManifestView } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
-import { sealResults } from "./results-files.js";
-import { fileSha256 } from "./sha256.js";
+import { fileSha256 } from "../common/sha256.js";
 import type { RunCard, RunCardStatus } from "./run-card.js";
+import { snapshotOf, type CardStatus, type CardTotals, type ClusterView, type RunSnapshot } from "./run-snapshot.js";
 
 const RunJsonView = z.looseObject({
   run_id: z.string(),
@@ -27,18 +27,11 @@ export function readRunJson(outDir: string): RunManifestView {
   return readJsonFileOrThrow(join(outDir, "run.json"), RunJsonView);
 }
 
-/** What the recorder reads of the running coordinator each time it writes. */
-export interface RunSnapshot {
-  cluster: ClusterView;
-  /** This session's totals (the coordinator's run progress); undefined when it has none. */
-  totals: RunTotals | undefined;
-}
-
 export interface CardRecorderOptions {
   outDir: string;
   setup: CardSetup;
   /** The coordinator's status now. */
-  snapshot: () => Promise<RunSnapshot>;
+  status: () => Promise<CardStatus>;
   /** Rewrite period while running (default 5000 ms; 0 = only on track completion and at the end). */
   intervalMs?: number;
   /** How often the coordinator's status is read for the agents seen (default 1000 ms; 0 = only when writing). */
@@ -52,7 +45,7 @@ export interface CardRecorderOptions {
 export class CardRecorder {
   private readonly now: () => number;
   private readonly sessionStart: number;
-  private readonly base: { elapsed: number; totals: RunTotals | undefined; agents: ClusterView["agents"]; models: readonly string[] };
+  private readonly base: { elapsed: number; totals: CardTotals | undefined; agents: ClusterView["agents"]; models: readonly string[] };
   /** Models that answered records in this session (the coordinator's tally only grows). */
   private readonly answeredModels = new Set<string>();
   private readonly agents = new Map<string, ClusterView["agents"][number]>();
@@ -132,7 +125,7 @@ export class CardRecorder {
   private async poll(): Promise<void> {
     if (this.final || this.finished) return;
     try {
-      this.observe(await withTimeout(this.options.snapshot(), SNAPSHOT_TIMEOUT_MS));
+      this.observe(snapshotOf(await withTimeout(this.options.status(), SNAPSHOT_TIMEOUT_MS)));
     } catch {
       // the coordinator is stopping
     }
@@ -153,8 +146,8 @@ export class CardRecorder {
    * The coordinator has stopped: from now on the card uses its final snapshot (`last`: its final
    * status, when it gave one; else the last one seen) instead of asking it.
    */
-  coordinatorStopped(counters: Omit<ClusterView, "agents" | "answeredModels">, last?: RunSnapshot): void {
-    if (last) this.observe(last);
+  coordinatorStopped(counters: Omit<ClusterView, "agents" | "answeredModels">, last?: CardStatus): void {
+    if (last) this.observe(snapshotOf(last));
     this.final = {
       cluster: { agents: this.lastSnap?.cluster.agents ?? [], ...counters },
       totals: this.lastSnap?.totals,
@@ -198,7 +191,7 @@ export class CardRecorder {
     let snap: RunSnapshot | undefined = this.final;
     if (!snap) {
       try {
-        snap = await withTimeout(this.options.snapshot(), SNAPSHOT_TIMEOUT_MS);
+        snap = snapshotOf(await withTimeout(this.options.status(), SNAPSHOT_TIMEOUT_MS));
         this.observe(snap);
       } catch {
         snap = undefined; // the coordinator is stopping: keep what was seen
@@ -242,8 +235,8 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** The totals a card recorded, as RunTotals (to carry over into the next session). */
-export function totalsOfCard(card: RunCard): RunTotals | undefined {
+/** The totals a card recorded, as CardTotals (to carry over into the next session). */
+export function totalsOfCard(card: RunCard): CardTotals | undefined {
   const t = card.totals;
   if (t.prompt_tokens === null && t.gpu_seconds === null && card.timing.avg_latency_seconds === null) return undefined;
   return {
@@ -263,7 +256,7 @@ export function totalsOfCard(card: RunCard): RunTotals | undefined {
  * p50/p95 cannot be merged from summaries, so the session that timed more records gives them.
  * `sessionIsCarried`: `session` is already the summed figure (no fresh snapshot), do not add twice.
  */
-export function addTotals(base: RunTotals | undefined, session: RunTotals | undefined, sessionIsCarried = false): RunTotals | undefined {
+export function addTotals(base: CardTotals | undefined, session: CardTotals | undefined, sessionIsCarried = false): CardTotals | undefined {
   if (!base || sessionIsCarried) return session ?? base;
   if (!session) return base;
   const add = (a: number | null, b: number | null) => (a === null || b === null ? (a ?? b) : a + b);

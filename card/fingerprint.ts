@@ -1,7 +1,7 @@
 // The setup's fingerprint (RUN_CARD.md, seed 003 §3.8): sha256 of the sorted concatenation of the
 // eight components. Each component is written as text first: numbers as JavaScript prints them
 // (0, 0.7), a null batch size as "null", tools as the JSON array of their sorted names ("[]").
-import { sha256Hex } from "./sha256.js";
+import { sha256Hex } from "../common/sha256.js";
 
 export interface FingerprintComponents {
   datasetSha256: string;

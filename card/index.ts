@@ -3,7 +3,7 @@
 export type { CardSetup } from "./build-card.js";
 export { previousCard, writeCard } from "./card-file.js";
 export { sealCard } from "./card-hash.js";
-export { CardRecorder, type RunSnapshot } from "./card-recorder.js";
+export { CardRecorder } from "./card-recorder.js";
 export { renderHtml } from "./leaderboard/leaderboard-html.js";
 export { renderMarkdown } from "./leaderboard/leaderboard-markdown.js";
 export { buildLeaderboard, type LeaderboardEntry } from "./leaderboard/leaderboard-rows.js";

@@ -3,12 +3,11 @@
 // and no results file is there that the card does not list.
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { resultFiles } from "../scorer/index.js";
+import { relativeKey, resultFiles } from "../common/results/index.js";
 import { runCardHash } from "./card-hash.js";
 import { readCardFile } from "./card-file.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
-import { relativeKey } from "./results-files.js";
-import { fileSha256 } from "./sha256.js";
+import { fileSha256 } from "../common/sha256.js";
 import type { RunCard } from "./run-card.js";
 
 export interface CardVerdict {

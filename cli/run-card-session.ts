@@ -9,7 +9,7 @@ import type { CommittedLine } from "../common/results/index.js";
 import { type RunStatus, type RunOutcome, workerEntry } from "../coordinator/index.js";
 import { CommitScorer, CommitScorerThread, scorerThreadEntry, type ScorerFeed, type MetricsJson, type TrackMetrics, type Interval } from "../scorer/index.js";
 import { CardRecorder, type MethodClass, type RunCard } from "../card/index.js";
-import { cardSetup, countersAtEnd, snapshotOf } from "./run-card-setup.js";
+import { cardSetup, countersAtEnd } from "./run-card-setup.js";
 
 export interface RunCardSessionOptions {
   suiteDir: string;
@@ -122,7 +122,7 @@ export class RunCardSession {
     this.recorder = new CardRecorder({
       outDir: this.options.outDir,
       setup: cardSetup({ suiteDir: this.options.suiteDir, entryCount: status.recordsTotal, ...flags }),
-      snapshot: async () => snapshotOf(await coordinator.status()),
+      status: () => coordinator.status(),
       v1Interval: () => (this.scorer ? this.scorer.v1Interval() : (this.options.v1Interval?.() ?? null)),
     });
     await this.recorder.start();
@@ -134,7 +134,7 @@ export class RunCardSession {
     if (!recorder) throw new Error("RunCardSession.finished before started");
     // The stopped coordinator's final status: totals and the models that answered up to the last
     // result, which the card's periodic reads can miss in a run shorter than their period.
-    const final = await this.coordinator?.status().then(snapshotOf, () => undefined);
+    const final = await this.coordinator?.status().catch(() => undefined);
     recorder.coordinatorStopped(countersAtEnd(outcome), final);
     const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? await this.scorer.finish() : undefined);
     await this.scorer?.close();

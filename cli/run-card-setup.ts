@@ -1,13 +1,13 @@
 // What `run` and `coordinator` tell the run card about their setup (method template, batch size,
-// method class, price) and how a RunStatus becomes the card's snapshot. The card itself is built
-// in card/ from these, run.json and metrics.json.
+// method class, price). The card itself is built in card/ from these, the coordinator's RunStatus,
+// run.json and metrics.json.
 import { join } from "node:path";
 import { existsSync } from "node:fs";
 import { UsageError } from "../common/errors.js";
 import { openSuite } from "../common/suite/index.js";
 import { LABEL_READ_TEMPLATE_TEXT, LABEL_READ_TEMPLATE_VERSION } from "../agent/index.js";
-import type { RunStatus, RunOutcome } from "../coordinator/index.js";
-import { type CardSetup, type RunSnapshot, METHOD_CLASSES, type MethodClass } from "../card/index.js";
+import type { RunOutcome } from "../coordinator/index.js";
+import { type CardSetup, METHOD_CLASSES, type MethodClass } from "../card/index.js";
 import { opt } from "./options.js";
 
 export const DATASET_ID = "udm-eval-v1";
@@ -65,28 +65,6 @@ function suiteRevision(suiteDir: string): string {
   } catch {
     return "unknown";
   }
-}
-
-/** The card's view of a RunStatus, run totals included (the coordinator's run progress). */
-export function snapshotOf(status: RunStatus): RunSnapshot {
-  const t = status.totals;
-  const l = t.latency;
-  return {
-    cluster: {
-      agents: status.agents.map((a) => ({ agent_id: a.agentId, model: a.model, engine_url: a.engineUrl, results: a.results })),
-      answeredModels: Object.keys(status.answeredByModel).filter((m) => status.answeredByModel[m]! > 0),
-      leasesExpired: status.leasesExpired,
-      backupUnits: status.backupUnits,
-      resultsRejected: status.resultsRejected,
-    },
-    totals: {
-      promptTokens: t.promptTokens,
-      completionTokens: t.completionTokens,
-      cachedTokens: t.cachedTokens ?? null,
-      gpuSeconds: t.gpuSeconds,
-      latency: l.count > 0 ? { count: l.count, mean: l.meanMs / 1000, p50: l.p50Ms / 1000, p95: l.p95Ms / 1000 } : null,
-    },
-  };
 }
 
 /** The final counters of a stopped coordinator. */

@@ -1,4 +1,4 @@
-// Typed errors. Every process maps them to an exit code (cli/exit.ts) or a gRPC status in one place.
+// Typed errors. Every process maps them to an exit code (cli/program-base.ts exitCodeOf) or a gRPC status in one place.
 
 /** Exit codes of the CLI contract: 0 ok, 1 failed check or run, 2 bad usage or input. */
 export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;

@@ -1,4 +1,4 @@
-// An error as it crosses between a worker thread (coordinator, suite reader, scorer) and its host: class, message and
+// An error as it crosses between a worker thread (coordinator, suite reader, commit and score workers) and its host: class, message and
 // the fields of a FormatError go across (structured clone keeps neither the class nor the fields),
 // so the host throws what the worker threw and the CLI exits with the same code and message.
 import { EXIT, FormatError, UdmError, UsageError } from "./errors.js";

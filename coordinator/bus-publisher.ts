@@ -9,7 +9,6 @@ import type { Bus, BusEvent, RunStatusInput } from "../common/bus/index.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
 import { type CommittedLine, type ResultLine, trackResultsPath } from "../common/results/index.js";
-import type { RunStatus } from "./run-status.js";
 
 /** Publishes in flight at once while catching up (the live path is bounded by the store's batches). */
 const CATCH_UP_WINDOW = 256;
@@ -236,28 +235,6 @@ export class BusPublisher {
     await Promise.all(window);
     return failedAt;
   }
-}
-
-/** What goes into the KV bucket: the core fields, the suite, and each track's progress (the scorer's scope). */
-export interface BusRunStatus extends RunStatusInput {
-  suiteIdentity: string;
-  agents: number;
-  recordsPerSecond: number;
-  tracks: Array<{ track: string; family: string; records: number; committed: number; complete: boolean }>;
-}
-
-export function busStatusOf(s: RunStatus): BusRunStatus {
-  return {
-    runId: s.runId,
-    state: s.state as BusRunStatus["state"],
-    updatedAt: new Date().toISOString(),
-    recordsTotal: s.recordsTotal,
-    recordsCommitted: s.recordsCommitted,
-    suiteIdentity: s.suiteIdentity,
-    agents: s.agents.length,
-    recordsPerSecond: s.recordsPerSecond,
-    tracks: s.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.complete })),
-  };
 }
 
 /** Newline count of a file (every committed line ends with one); 0 when it does not exist. */

@@ -1,7 +1,7 @@
 // What a started coordinator gives its caller, the same whether it runs in this thread
 // (server.ts) or in a heap-capped worker thread (worker-host.ts).
 import type { CoordinatorState, RunEnd } from "./lifecycle.js";
-import type { RunStatus } from "./run-status.js";
+import type { RunStatus } from "../common/run-status/index.js";
 import type { SchedulerCounters } from "./scheduler.js";
 
 export interface RunOutcome {

@@ -2,11 +2,11 @@
 // sessions, progress and totals, publishing to the bus and the live page, the status, its
 // metrics, and the ordered shutdown.
 import type * as grpc from "@grpc/grpc-js";
-import type { BusEvent } from "../common/bus/index.js";
+import { busStatusOf, type BusEvent } from "../common/bus/index.js";
 import type { CommittedLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 import { AgentSessions } from "./agent-sessions.js";
-import { BusPublisher, busStatusOf } from "./bus-publisher.js";
+import { BusPublisher } from "./bus-publisher.js";
 import type { RunOutcome } from "./coordinator-handle.js";
 import type { AttachStream, AgentSessionInput, ServedRun } from "./transport/grpc-service.js";
 import type { HealthService } from "./transport/health.js";
@@ -19,7 +19,7 @@ import type { ResultsStore } from "./results-store.js";
 import type { MethodConfig, RunManifest } from "./run-manifest.js";
 import { RunProgress } from "./run-progress.js";
 import { RunAgentsRecord } from "./run-agents.js";
-import type { RunStatus } from "./run-status.js";
+import type { RunStatus } from "../common/run-status/index.js";
 import { Scheduler } from "./scheduler.js";
 import type { ResolvedCoordinatorOptions } from "./coordinator-options.js";
 import type { SuiteIndex } from "./suite-index.js";
@@ -123,7 +123,7 @@ export class CoordinatorRun implements ServedRun {
           runId: this.runId,
           outDir: options.outDir,
           tracks: index.tracks.map((t) => ({ track: t.track, family: t.family })),
-          status: () => busStatusOf(this.status()),
+          status: () => busStatusOf(this.status(), new Date().toISOString()),
           log,
         })
       : undefined;

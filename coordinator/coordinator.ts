@@ -3,7 +3,7 @@
 // wraps startBoundedCoordinator's handle, which stays for callers that hold one.
 import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
-import type { RunStatus } from "./run-status.js";
+import type { RunStatus } from "../common/run-status/index.js";
 import { startBoundedCoordinator, type BoundedCoordinatorOptions } from "./worker-host.js";
 
 export class Coordinator {

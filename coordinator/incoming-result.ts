@@ -1,9 +1,12 @@
-// A RecordResult as the coordinator's domain sees it, after conversion from the wire (wire.ts).
+// A RecordResult as the coordinator's domain sees it, after conversion from the wire (wire.ts), and
+// where its map form becomes the one probability shape (compactAnswerOf, once its record is known).
+import type { CompactProbs, ResultAnswer } from "../common/results/index.js";
+import type { RecordQuestions } from "./record-questions.js";
 
-export interface IncomingResult {
+export interface IncomingResult extends ResultAnswer {
   unitId: string;
   runId: string;
-  /** question key -> option key -> probability, as sent. */
+  /** question key -> option key -> probability, as sent (the map form; checked, then converted). */
   probs: Record<string, Record<string, number>>;
   /**
    * The compact form (RecordResult.prob_questions / prob_values): questions answered with
@@ -13,14 +16,34 @@ export interface IncomingResult {
   compactProbs?: { questions: string[]; values: number[] };
   skipped: string[];
   errors: Record<string, string>;
-  promptTokens: number;
-  /** null: the engine did not report it (unknown, not 0). */
-  cachedTokens: number | null;
-  completionTokens: number;
   requests: number;
-  latencyMs: number;
   payloadSha256: string;
   answeredBy: Record<string, string>;
-  retries: number;
-  approximate: boolean;
+}
+
+/**
+ * The answer with its map form (if any) laid out as the compact form, after the compact questions
+ * (a question in both keeps the compact values, as it always did). The result itself when it has no
+ * map form, as agents send: nothing is allocated on that path.
+ */
+export function compactAnswerOf(result: IncomingResult, qs: RecordQuestions): ResultAnswer {
+  if (!hasOwnKeys(result.probs)) return result;
+  const questions = [...(result.compactProbs?.questions ?? [])];
+  const values = [...(result.compactProbs?.values ?? [])];
+  let hint = 0;
+  for (const key of Object.keys(result.probs)) {
+    const i = qs.indexOf(key, hint);
+    if (i < 0) continue; // not in the record: never written
+    const dist = result.probs[key]!;
+    questions.push(key);
+    for (const o of qs.options(i)) values.push(dist[o]!);
+    hint = i + 1;
+  }
+  const compactProbs: CompactProbs = { questions, values };
+  return { ...result, compactProbs };
+}
+
+function hasOwnKeys(o: object): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
 }

@@ -7,7 +7,7 @@ export { COORDINATOR_DEFAULTS, withCoordinatorDefaults, type CoordinatorOptions,
 export { trackScoredEvent, type LiveEvent } from "./observability/live-event.js";
 export { livePageLine, startObservabilityServer, type ObservabilityServer } from "./observability/observability-server.js";
 export type { MethodConfig } from "./run-manifest.js";
-export type { RunStatus } from "./run-status.js";
+export type { RunStatus } from "../common/run-status/index.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
 export type { RunStatusWire } from "./transport/wire.js";
 export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type BoundedCoordinatorOptions, type WorkerCoordinatorOptions } from "./worker-host.js";

@@ -1,7 +1,7 @@
 // Per-record latencies of a run, summarised as count, mean, p50 and p95. Values are kept (8 bytes
 // each: 0.5 MB for the full suite) so the percentiles are exact; they are sorted only when asked
 // and something was added since.
-import type { LatencySummary } from "./run-status.js";
+import type { LatencySummary } from "../common/run-status/index.js";
 
 export class LatencyStats {
   private values = new Float64Array(1024);

@@ -1,5 +1,6 @@
 // The coordinator's lifecycle, in one place (STYLE.md 8), and the pure function that decides how a
 // run ended (STYLE.md 5).
+import type { RunStatusState } from "../common/run-status/index.js";
 
 /**
  * - `starting`: reading the suite, checking run.json, scanning committed results; no agent served.
@@ -11,9 +12,6 @@ export type CoordinatorState = "starting" | "running" | "draining" | "stopped";
 
 /** How a run ended: every record committed, stopped before that, or a fatal error (disk, ...). */
 export type RunEnd = "complete" | "cancelled" | "failed";
-
-/** What RunStatus.state reports: the lifecycle state until stopped, then how the run ended. */
-export type RunStatusState = Exclude<CoordinatorState, "stopped"> | RunEnd;
 
 export function runEnd(input: { committed: number; total: number; fatal: unknown }): RunEnd {
   if (input.fatal !== undefined) return "failed";

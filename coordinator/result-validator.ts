@@ -1,22 +1,13 @@
 // Every RecordResult is checked before it may be committed (DESIGN.md "gRPC contract"): the sender
 // holds a lease on the unit, the run_id is one of the unit's records, and the answer covers
 // exactly the record's questions with valid distributions.
-import { distributionProblem, SUM_TOLERANCE } from "../common/results/index.js";
+import { compactDistributionProblem, distributionProblem } from "../common/results/index.js";
+import type { RejectReason } from "../common/run-status/index.js";
 import type { IncomingResult } from "./incoming-result.js";
 import { RecordQuestions } from "./record-questions.js";
 import type { RecordEntry } from "./suite-index.js";
 
-export const REJECT_REASONS = [
-  "unknown_run_id",
-  "no_lease",
-  "not_in_unit",
-  "payload_mismatch",
-  "unknown_question",
-  "bad_distribution",
-  "unanswered_question",
-  "conflicting_question",
-] as const;
-export type RejectReason = (typeof REJECT_REASONS)[number];
+export { REJECT_REASONS, type RejectReason } from "../common/run-status/index.js";
 
 export interface Rejection {
   reason: RejectReason;
@@ -104,16 +95,4 @@ function scratchFor(n: number): { places: Int32Array; where: Int32Array } {
 
 function unknownQuestion(key: string): Rejection {
   return { reason: "unknown_question", detail: `question ${JSON.stringify(key)} is not in the record` };
-}
-
-/** The same rules as distributionProblem (common/results/format.ts) on one question's values, from `at` on. */
-function compactDistributionProblem(values: readonly number[], at: number, options: readonly string[]): string | undefined {
-  let sum = 0;
-  for (let i = 0; i < options.length; i++) {
-    const p = values[at + i]!;
-    if (!Number.isFinite(p) || p < 0 || p > 1 + SUM_TOLERANCE) return `option ${JSON.stringify(options[i])} = ${p} is not a probability`;
-    sum += p;
-  }
-  if (Math.abs(sum - 1) > SUM_TOLERANCE) return `sums to ${sum}, not 1`;
-  return undefined;
 }

@@ -64,7 +64,7 @@ export class ResultsStore {
     }
     // A record whose latest line has errors is not done: this start redoes it, and its new line
     // supersedes the old one (the results format: the later line of a run_id wins).
-    for (const runId of store.errored) store.committed.delete(runId);
+    for (const recordId of store.errored) store.committed.delete(recordId);
     store.retrying = store.errored.size;
     store.errored.clear();
     return store;
@@ -78,18 +78,18 @@ export class ResultsStore {
     return this.errored.size;
   }
 
-  private noteErrors(runId: string, errored: boolean): void {
-    if (errored) this.errored.add(runId);
-    else this.errored.delete(runId);
+  private noteErrors(recordId: string, errored: boolean): void {
+    if (errored) this.errored.add(recordId);
+    else this.errored.delete(recordId);
   }
 
   /** Committed (fsynced) or waiting to be: a second line for this run_id would be a duplicate. */
-  has(runId: string): boolean {
-    return this.committed.has(runId) || this.waiting.has(runId);
+  has(recordId: string): boolean {
+    return this.committed.has(recordId) || this.waiting.has(recordId);
   }
 
-  isCommitted(runId: string): boolean {
-    return this.committed.has(runId);
+  isCommitted(recordId: string): boolean {
+    return this.committed.has(recordId);
   }
 
   get committedCount(): number {

@@ -4,7 +4,7 @@ import type { CommittedLine } from "../common/results/index.js";
 import { AttachedTime } from "./attached-time.js";
 import { LatencyStats } from "./latency-stats.js";
 import { ThroughputMeter } from "./throughput-meter.js";
-import type { RunTotals, TrackProgress } from "./run-status.js";
+import type { RunTotals, TrackProgress } from "../common/run-status/index.js";
 
 export interface RunProgressOptions {
   /** Every track in scope with its records and how many of them were committed before this start. */

@@ -83,7 +83,7 @@ export type ResultOutcome = { kind: "accepted" } | { kind: "duplicate" } | { kin
 export interface SchedulerOptions {
   leaseMs: number;
   /** Run_id -> record, for every record in scope (committed ones included). */
-  lookup: (runId: string) => RecordEntry | undefined;
+  lookup: (recordId: string) => RecordEntry | undefined;
   /** A result passed validation and is the first for its run_id: commit it. */
   onAccept: (result: IncomingResult, record: RecordEntry, unit: PlannedUnit, agent: AgentSession) => void;
   /**
@@ -106,7 +106,7 @@ export interface SchedulerOptions {
 export class Scheduler {
   private readonly leases: LeaseTable;
   private readonly units = new Map<string, UnitState>();
-  private readonly unitOfRun = new Map<string, UnitState>();
+  private readonly unitOfRecord = new Map<string, UnitState>();
   private queue: UnitState[] = [];
   private readonly inflight = new Set<UnitState>();
   private readonly agents = new Map<string, AgentSession>();
@@ -138,7 +138,7 @@ export class Scheduler {
       const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.runId)), status: "queued", leasedAt: 0 };
       this.units.set(unit.unitId, state);
       for (const r of unit.records) {
-        this.unitOfRun.set(r.runId, state);
+        this.unitOfRecord.set(r.runId, state);
         this.pendingCost += recordCost(r);
       }
       this.queue.push(state);
@@ -250,7 +250,7 @@ export class Scheduler {
   result(key: string, result: IncomingResult): ResultOutcome {
     const agent = this.agents.get(key);
     const record = this.options.lookup(result.runId);
-    const state = this.unitOfRun.get(result.runId);
+    const state = this.unitOfRecord.get(result.runId);
     const lease = this.leases.get(result.unitId, key);
     if (agent) agent.pace.addTokens(resultTokens(result));
     if (record && (!state || !state.pending.has(result.runId))) {
@@ -302,29 +302,29 @@ export class Scheduler {
     this.pump();
   }
 
-  private settle(state: UnitState, runId: string): void {
-    state.pending.delete(runId);
-    this.rejections.delete(runId);
-    const record = this.options.lookup(runId);
+  private settle(state: UnitState, recordId: string): void {
+    state.pending.delete(recordId);
+    this.rejections.delete(recordId);
+    const record = this.options.lookup(recordId);
     if (record) this.pendingCost -= recordCost(record);
   }
 
   /** Records of the lease's copy still waiting for an answer from anyone. */
   private pendingOf(lease: Lease): number {
     let n = 0;
-    for (const r of lease.outstanding) if (this.unitOfRun.get(r)?.pending.has(r)) n++;
+    for (const r of lease.outstanding) if (this.unitOfRecord.get(r)?.pending.has(r)) n++;
     return n;
   }
 
-  private afterSettle(state: UnitState, key: string, lease: Lease, runId: string): void {
+  private afterSettle(state: UnitState, key: string, lease: Lease, recordId: string): void {
     if (state.pending.size === 0) this.complete(state, key);
-    else this.answered(lease, runId);
+    else this.answered(lease, recordId);
   }
 
   /** The holder answered one record of its copy; a copy with nothing outstanding is finished. */
-  private answered(lease: Lease, runId: string): void {
-    this.dropOutstanding(lease, runId);
-    for (const r of [...lease.outstanding]) if (!this.unitOfRun.get(r)?.pending.has(r)) this.dropOutstanding(lease, r);
+  private answered(lease: Lease, recordId: string): void {
+    this.dropOutstanding(lease, recordId);
+    for (const r of [...lease.outstanding]) if (!this.unitOfRecord.get(r)?.pending.has(r)) this.dropOutstanding(lease, r);
     if (lease.outstanding.size === 0 && this.leases.get(lease.unitId, lease.agentKey) === lease) {
       this.leases.release(lease.unitId, lease.agentKey);
       this.afterRelease(lease);
@@ -332,9 +332,9 @@ export class Scheduler {
     }
   }
 
-  private dropOutstanding(lease: Lease, runId: string): void {
-    if (!lease.outstanding.delete(runId)) return;
-    const record = this.options.lookup(runId);
+  private dropOutstanding(lease: Lease, recordId: string): void {
+    if (!lease.outstanding.delete(recordId)) return;
+    const record = this.options.lookup(recordId);
     if (record) lease.cost = Math.max(0, lease.cost - recordCost(record));
   }
 
@@ -506,7 +506,7 @@ export class Scheduler {
     const pieceState: UnitState = { unit: piece, pending: new Set(head.map((r) => r.runId)), status: "queued", leasedAt: 0 };
     this.units.set(piece.unitId, pieceState);
     for (const r of head) {
-      this.unitOfRun.set(r.runId, pieceState);
+      this.unitOfRecord.set(r.runId, pieceState);
       state.pending.delete(r.runId);
     }
     state.unit = { ...unit, groupIds: [...new Set(rest.map((r) => r.groupId))], records: rest, cost: cost - taken, questions: rest.reduce((n, r) => n + r.questionCount, 0) };

@@ -6,7 +6,7 @@ import type { GoldMessage } from "../common/suite/index.js";
 import type { NatsBusOptions } from "../common/bus/index.js";
 import type { RunOutcome } from "./coordinator-handle.js";
 import type { CommittedLine } from "../common/results/index.js";
-import type { RunStatus } from "./run-status.js";
+import type { RunStatus } from "../common/run-status/index.js";
 import type { CoordinatorOptions } from "./coordinator-options.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { LiveEvent } from "./observability/live-event.js";

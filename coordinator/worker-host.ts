@@ -7,7 +7,7 @@ import type { NatsBusOptions } from "../common/bus/index.js";
 import type { LogLevel } from "../common/log.js";
 import type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
 import type { CoordinatorState } from "./lifecycle.js";
-import type { RunStatus } from "./run-status.js";
+import type { RunStatus } from "../common/run-status/index.js";
 import { DEFAULT_COORDINATOR_HEAP_MB, type CoordinatorOptions } from "./coordinator-options.js";
 import { ThreadHost, threadEntry, type ThreadFailure } from "../common/threads/index.js";
 import type { ScorerFeed } from "../scorer/index.js";

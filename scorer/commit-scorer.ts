@@ -5,10 +5,10 @@
 // metrics.json, what `udm-orch score` computes from the same files.
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
-import { isCommittedLine, type CommittedLine, type StoredResultLine } from "../common/results/index.js";
+import { isCommittedLine, resultFiles, type CommittedLine, type StoredResultLine } from "../common/results/index.js";
 import { selectFiles, openCheckedSuite, goldRecordsOf, type GoldMessage } from "../common/suite/index.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
-import { applyResultFiles, resultFiles } from "./result-files.js";
+import { applyResultFiles } from "./result-files.js";
 import type { Interval } from "./bootstrap.js";
 import { RunScorer } from "./run-scorer.js";
 import type { TrackMetrics } from "./track-metrics.js";

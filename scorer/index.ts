@@ -6,7 +6,6 @@ export { CommitScorerThread, DEFAULT_SCORER_HEAP_MB, scorerThreadEntry, type Sco
 export { CommitScorer } from "./commit-scorer.js";
 export { METRICS_FILE, writeMetricsJson, type MetricsJson } from "./metrics-json.js";
 export { Xoshiro128 } from "./prng.js";
-export { resultFiles } from "./result-files.js";
 export { RunScorer } from "./run-scorer.js";
 export { scoreResults, scoreResultsWithInterval } from "./score-results.js";
 export { registerScorerMetrics, scorerCountsOf } from "./scorer-metrics.js";

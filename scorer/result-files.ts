@@ -1,32 +1,10 @@
-// Result files as a source of the scorer core: which files `score` reads (every *.jsonl and
-// *.jsonl.gz below the results directory, in path order: a later line for the same run_id wins, so
-// the order is part of the result), and feeding their lines to a RunScorer.
-import { readdirSync } from "node:fs";
-import { join, relative, sep } from "node:path";
-import { FormatError, UsageError } from "../common/errors.js";
+// Result files as a source of the scorer core: feeding the lines of the run's results files
+// (common/results resultFiles, in path order: a later line for the same run_id wins) to a RunScorer.
+import { FormatError } from "../common/errors.js";
 import { readJsonLines } from "../common/jsonl-reader.js";
 import type { Logger } from "../common/log.js";
 import { parseResultLine } from "../common/results/index.js";
 import type { RunScorer } from "./run-scorer.js";
-
-/** Every `*.jsonl` and `*.jsonl.gz` below dir, sorted by path. */
-export function resultFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string): void => {
-    for (const entry of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, entry.name);
-      if (entry.isDirectory()) walk(p);
-      else if (entry.isFile() && (entry.name.endsWith(".jsonl") || entry.name.endsWith(".jsonl.gz"))) out.push(p);
-    }
-  };
-  try {
-    walk(dir);
-  } catch (err) {
-    throw new UsageError(`cannot read results directory ${dir}: ${(err as Error).message}`, { cause: err });
-  }
-  const key = (p: string): string => relative(dir, p).split(sep).join("/");
-  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
-}
 
 export interface ApplyFilesOptions {
   /** Warn about a torn last line (a run may still be writing it); it is ignored either way. */

@@ -5,10 +5,11 @@
 import { statSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createLogger, type Logger } from "../common/log.js";
+import { resultFiles } from "../common/results/index.js";
 import { selectFiles, type TrackFile, openCheckedSuite } from "../common/suite/index.js";
 import type { Interval } from "./bootstrap.js";
 import type { MetricsJson } from "./metrics-json.js";
-import { applyResultFiles, resultFiles } from "./result-files.js";
+import { applyResultFiles } from "./result-files.js";
 import { RunScorer, type FinalTrack } from "./run-scorer.js";
 import { scoreShardsInWorkers } from "./score-worker-client.js";
 

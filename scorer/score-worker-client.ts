@@ -3,10 +3,10 @@
 import { UdmError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { ThreadHost, threadEntry } from "../common/threads/index.js";
+import { decodeThreadError, type ThreadError } from "../common/thread-error.js";
 import { scoreShard, type ShardInput, type ShardOutput } from "./score-shard.js";
-import { fromWireError, type WireError } from "./wire-error.js";
 
-type ShardMessage = { ok?: ShardOutput; error?: WireError };
+type ShardMessage = { ok?: ShardOutput; error?: ThreadError };
 
 export async function scoreShardsInWorkers(inputs: readonly ShardInput[]): Promise<ShardOutput[]> {
   const entry = threadEntry("./score-worker.js", import.meta.url);
@@ -26,7 +26,7 @@ export async function scoreShardsInWorkers(inputs: readonly ShardInput[]): Promi
             if (settled) return;
             settled = true;
             if (msg.ok) resolve(msg.ok);
-            else reject(fromWireError(msg.error ?? { name: "Error", message: "score worker sent no result" }));
+            else reject(msg.error ? decodeThreadError(msg.error) : new UdmError("score worker sent no result"));
           },
           onFailure: (f) => {
             if (f.kind !== "exited") {

@@ -5,7 +5,7 @@ import { decompressedSha256, openSuite, suiteIdentity } from "../../common/suite
 import { VERSION } from "../../common/version.js";
 import { conditionOf } from "../build-card.js";
 import { fingerprint } from "../fingerprint.js";
-import { sha256Hex } from "../sha256.js";
+import { sha256Hex } from "../../common/sha256.js";
 import type { SweepRun } from "./sweep-config.js";
 
 /** The suite identity the coordinator will report (SUITE_FORMAT.md): manifest hashes, else the files' own. */

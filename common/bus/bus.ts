@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { UdmError, UsageError } from "../errors.js";
 import { lineHasErrors, type ResultLine, isCommittedLine, type CommittedLine } from "../results/index.js";
+import { RUN_END_STATES, RUN_STATES, type RunStatus } from "../run-status/index.js";
 
 /** Bump when the meaning of a bus message changes; sent with every message. */
 export const BUS_FORMAT = 1;
@@ -79,8 +80,6 @@ export function checkToken(kind: string, value: string): string {
 
 // ---- Events --------------------------------------------------------------------------------
 
-export const RUN_END_STATES = ["complete", "failed", "cancelled"] as const;
-
 export const BusEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("unit_leased"), at: z.string(), unitId: z.string(), track: z.string(), agentId: z.string(), records: z.number().int().nonnegative(), backup: z.boolean().optional() }),
   z.object({ type: z.literal("unit_done"), at: z.string(), unitId: z.string(), track: z.string(), agentId: z.string(), results: z.number().int().nonnegative() }),
@@ -113,7 +112,7 @@ export type MetricsInput = Omit<MetricsMessage, "metrics"> & { metrics: object }
 export const RunStatusRecordSchema = z.looseObject({
   runId: z.string(),
   /** starting | running | draining | complete | failed | cancelled (proto RunStatus.state) */
-  state: z.enum(["starting", "running", "draining", "complete", "failed", "cancelled"]),
+  state: z.enum(RUN_STATES),
   updatedAt: z.string(),
   recordsTotal: z.number().int().nonnegative().optional(),
   recordsCommitted: z.number().int().nonnegative().optional(),
@@ -121,6 +120,29 @@ export const RunStatusRecordSchema = z.looseObject({
 export type RunStatusRecord = z.infer<typeof RunStatusRecordSchema>;
 /** What a writer passes: the core fields plus anything else (an interface with more fields fits). */
 export type RunStatusInput = Pick<RunStatusRecord, "runId" | "state" | "updatedAt" | "recordsTotal" | "recordsCommitted"> & object;
+
+/** What the coordinator puts in the bucket: the core fields, the suite, and each track's progress (the scorer's scope). */
+export interface BusRunStatus extends RunStatusInput {
+  suiteIdentity: string;
+  agents: number;
+  recordsPerSecond: number;
+  tracks: Array<{ track: string; family: string; records: number; committed: number; complete: boolean }>;
+}
+
+/** The bus's form of a run status (its KV record), stamped `updatedAt`. */
+export function busStatusOf(s: RunStatus, updatedAt: string): BusRunStatus {
+  return {
+    runId: s.runId,
+    state: s.state,
+    updatedAt,
+    recordsTotal: s.recordsTotal,
+    recordsCommitted: s.recordsCommitted,
+    suiteIdentity: s.suiteIdentity,
+    agents: s.agents.length,
+    recordsPerSecond: s.recordsPerSecond,
+    tracks: s.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.complete })),
+  };
+}
 
 // ---- The interface -------------------------------------------------------------------------
 

@@ -2,22 +2,9 @@
 // the background, retrying forever, and until then behaves like a NatsBus in an outage (state
 // "disconnected", publishes fail at once, status writes throw). Once connected it is the NatsBus,
 // which itself reconnects forever.
-import {
-  BusError,
-  type Bus,
-  type BusEvent,
-  type BusState,
-  type ConsumeResultsOptions,
-  type MetricsInput,
-  type MetricsMessage,
-  type PublishOutcome,
-  type ResultConsumer,
-  type RunStatusInput,
-  type RunStatusRecord,
-  type SubscribeEventsOptions,
-  type SubscribeMetricsOptions,
-  type Subscription,
-} from "./bus.js";
+import { BusError, type Bus } from "./bus.js";
+// The Bus interface's own types, by name: this class only passes them through to the NatsBus.
+import type * as BusTypes from "./bus.js";
 import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "./nats.js";
 import { createLogger, type Logger } from "../log.js";
 import type { CommittedLine, ResultLine } from "../results/index.js";
@@ -30,7 +17,7 @@ export class DeferredNatsBus implements Bus {
   private inner: NatsBus | undefined;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
-  private readonly listeners = new Set<(s: BusState) => void>();
+  private readonly listeners = new Set<(s: BusTypes.BusState) => void>();
   private readonly log: Logger;
   private readonly startedAt = Date.now();
   private lastWarnAt = 0;
@@ -74,7 +61,7 @@ export class DeferredNatsBus implements Bus {
     })();
   }
 
-  private emit(state: BusState): void {
+  private emit(state: BusTypes.BusState): void {
     for (const l of this.listeners) {
       try {
         l(state);
@@ -84,12 +71,12 @@ export class DeferredNatsBus implements Bus {
     }
   }
 
-  get state(): BusState {
+  get state(): BusTypes.BusState {
     if (this.closed) return "closed";
     return this.inner ? this.inner.state : "disconnected";
   }
 
-  onStateChange(listener: (state: BusState) => void): () => void {
+  onStateChange(listener: (state: BusTypes.BusState) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -100,7 +87,7 @@ export class DeferredNatsBus implements Bus {
     return new Promise((r) => this.connectedWaiters.push(r));
   }
 
-  private down(): PublishOutcome {
+  private down(): BusTypes.PublishOutcome {
     return { ok: false, error: new BusError(this.closed ? "bus is closed" : "NATS not reachable yet") };
   }
 
@@ -109,39 +96,39 @@ export class DeferredNatsBus implements Bus {
     return this.inner;
   }
 
-  publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<PublishOutcome> {
+  publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<BusTypes.PublishOutcome> {
     return this.inner ? this.inner.publishResult(runId, track, line) : Promise.resolve(this.down());
   }
 
-  publishEvent(runId: string, event: BusEvent): Promise<PublishOutcome> {
+  publishEvent(runId: string, event: BusTypes.BusEvent): Promise<BusTypes.PublishOutcome> {
     return this.inner ? this.inner.publishEvent(runId, event) : Promise.resolve(this.down());
   }
 
-  publishMetrics(runId: string, track: string, metrics: MetricsInput): Promise<PublishOutcome> {
+  publishMetrics(runId: string, track: string, metrics: BusTypes.MetricsInput): Promise<BusTypes.PublishOutcome> {
     return this.inner ? this.inner.publishMetrics(runId, track, metrics) : Promise.resolve(this.down());
   }
 
-  async putStatus(runId: string, status: RunStatusInput): Promise<void> {
+  async putStatus(runId: string, status: BusTypes.RunStatusInput): Promise<void> {
     return this.need().putStatus(runId, status);
   }
 
-  async getStatus(runId: string): Promise<RunStatusRecord | undefined> {
+  async getStatus(runId: string): Promise<BusTypes.RunStatusRecord | undefined> {
     return this.need().getStatus(runId);
   }
 
-  async listStatuses(): Promise<RunStatusRecord[]> {
+  async listStatuses(): Promise<BusTypes.RunStatusRecord[]> {
     return this.need().listStatuses();
   }
 
-  async consumeResults(runId: string, options: ConsumeResultsOptions): Promise<ResultConsumer> {
+  async consumeResults(runId: string, options: BusTypes.ConsumeResultsOptions): Promise<BusTypes.ResultConsumer> {
     return this.need().consumeResults(runId, options);
   }
 
-  async subscribeEvents(runId: string, onEvent: (event: BusEvent) => void, options?: SubscribeEventsOptions): Promise<Subscription> {
+  async subscribeEvents(runId: string, onEvent: (event: BusTypes.BusEvent) => void, options?: BusTypes.SubscribeEventsOptions): Promise<BusTypes.Subscription> {
     return this.need().subscribeEvents(runId, onEvent, options);
   }
 
-  async subscribeMetrics(runId: string, onMetrics: (message: MetricsMessage) => void, options?: SubscribeMetricsOptions): Promise<Subscription> {
+  async subscribeMetrics(runId: string, onMetrics: (message: BusTypes.MetricsMessage) => void, options?: BusTypes.SubscribeMetricsOptions): Promise<BusTypes.Subscription> {
     return this.need().subscribeMetrics(runId, onMetrics, options);
   }
 

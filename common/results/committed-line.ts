@@ -1,7 +1,7 @@
 // A results line the coordinator made durable, as it travels to the line's consumers (progress,
 // metrics, the bus, the run card's scorer): the line's text exactly as written to the track file,
 // and the few fields they read without parsing it. The coordinator writes the text straight from a
-// result (coordinator/result-line.ts) and no consumer needs the line as an object on the hot path.
+// result (line-writer.ts) and no consumer needs the line as an object on the hot path.
 
 export interface CommittedLine {
   runId: string;

@@ -50,12 +50,10 @@ export interface LineRecord {
   questions: ReadonlyArray<{ key: string; options: readonly string[] }>;
 }
 
-/** What an engine answered for one record, as accepted. */
-export interface AcceptedAnswer {
-  probs: Readonly<Record<string, Readonly<Record<string, number>>>>;
+/** What an engine answered for one record beyond its probabilities, as accepted and written. */
+export interface AnswerFields {
   skipped: readonly string[];
   errors: Readonly<Record<string, string>>;
-  agent: string;
   latencyMs: number;
   promptTokens: number;
   /** null: unknown (the line then has no cached_tokens). */
@@ -64,6 +62,12 @@ export interface AcceptedAnswer {
   answeredBy: Readonly<Record<string, string>>;
   retries: number;
   approximate: boolean;
+}
+
+/** What an engine answered for one record, as accepted, with its probabilities as a map. */
+export interface AcceptedAnswer extends AnswerFields {
+  probs: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  agent: string;
 }
 
 /** The line of an accepted result. */
@@ -128,17 +132,34 @@ export const SUM_TOLERANCE = 1e-6;
 /**
  * Why a distribution is invalid for the given option keys, or undefined when valid.
  * Choice: exactly the criteria keys; noul: exactly "true" and "false". Finite, in [0,1], sum 1±1e-6.
+ * The map form (as results lines hold it) is laid out as the compact form, then checked by its rule.
  */
 export function distributionProblem(value: unknown, keys: readonly string[]): string | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return "not an object";
   const dist = value as Record<string, unknown>;
   const got = Object.keys(dist);
   if (got.length !== keys.length) return `has ${got.length} options, expected ${keys.length}`;
+  if (laidOut.length < keys.length) laidOut.length = keys.length;
+  for (let i = 0; i < keys.length; i++) laidOut[i] = dist[keys[i]!];
+  return compactDistributionProblem(laidOut, 0, keys);
+}
+
+// Reused: a check runs to its end before the next.
+const laidOut: unknown[] = [];
+
+/**
+ * Why one question's probabilities in the compact form (RecordResult.prob_values: its values from
+ * `at` on, over `keys` in criteria order) are not a distribution, or undefined when valid. The one
+ * rule of distributions: distributionProblem goes through it.
+ */
+export function compactDistributionProblem(values: ArrayLike<unknown>, at: number, keys: readonly string[]): string | undefined {
   let sum = 0;
-  for (const k of keys) {
-    const p = dist[k];
-    if (typeof p !== "number") return `option ${JSON.stringify(k)} missing or not a number`;
-    if (!Number.isFinite(p) || p < 0 || p > 1 + SUM_TOLERANCE) return `option ${JSON.stringify(k)} = ${p} is not a probability`;
+  for (let i = 0; i < keys.length; i++) {
+    const p = values[at + i] as number;
+    // Number.isFinite is false for a value that is not a number: one test on the valid path.
+    if (!Number.isFinite(p) || p < 0 || p > 1 + SUM_TOLERANCE) {
+      return typeof p !== "number" ? `option ${JSON.stringify(keys[i])} missing or not a number` : `option ${JSON.stringify(keys[i])} = ${p} is not a probability`;
+    }
     sum += p;
   }
   if (Math.abs(sum - 1) > SUM_TOLERANCE) return `sums to ${sum}, not 1`;

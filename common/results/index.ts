@@ -1,6 +1,10 @@
-// The results format's front door: a results line's schema, rules, paths and the append-only log.
+// The results format's front door: a results line's schema, rules and writer, paths, the run's
+// results files and their seal, and the append-only log.
 export { AppendLog, type TornLine } from "./append-log.js";
 export { isCommittedLine, type CommittedLine } from "./committed-line.js";
-export { NOUL_KEYS, RESULT_FORMAT, ResultLineSchema, SUM_TOLERANCE, acceptedResultLine, distributionProblem, givenUpResultLine, lineHasErrors, type Distribution, type ResultInput, type ResultLine, type StoredResultLine } from "./format.js";
+export { NOUL_KEYS, RESULT_FORMAT, ResultLineSchema, SUM_TOLERANCE, acceptedResultLine, compactDistributionProblem, distributionProblem, givenUpResultLine, lineHasErrors, type Distribution, type ResultInput, type ResultLine, type StoredResultLine } from "./format.js";
 export { parseResultLine } from "./parse.js";
+export { relativeKey, resultFiles } from "./files.js";
+export { sealResults, type ResultsSeal } from "./seal.js";
 export { trackFilesUnder, trackOfRunId, trackResultsPath } from "./paths.js";
+export { writeResultLine, type CompactProbs, type LineQuestions, type LineRecordHead, type ResultAnswer } from "./line-writer.js";

@@ -5,8 +5,7 @@
 // from the coordinator's own state (its RunStatus with the run totals of run-progress.ts, its
 // scheduler and agent sessions); nothing is recomputed here.
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { RunStatus } from "../run-status.js";
-import { REJECT_REASONS } from "../result-validator.js";
+import { REJECT_REASONS, type RunStatus } from "../../common/run-status/index.js";
 
 /** LLM record latencies: tens of milliseconds (a cached short prompt) to ten minutes (a stuck engine). */
 export const RECORD_LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600];

@@ -5,7 +5,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Route } from "../../common/metrics/index.js";
-import type { RunStatus } from "../run-status.js";
+import type { RunStatus } from "../../common/run-status/index.js";
 import { runStatusToWire } from "../transport/wire.js";
 import type { EventHub } from "./event-hub.js";
 import { LIVE_PAGE_HTML } from "./live-page.js";

@@ -5,7 +5,7 @@
 import type { Registry } from "prom-client";
 import type { Logger } from "../../common/log.js";
 import { type ListenAddress, joinedMetricsText, startMetricsServer, type MetricsServer } from "../../common/metrics/index.js";
-import { startingStatus, type RunStatus } from "../run-status.js";
+import { startingStatus, type RunStatus } from "../../common/run-status/index.js";
 import { EventHub } from "./event-hub.js";
 import type { LiveEvent } from "./live-event.js";
 import { observabilityRoutes, type LiveRunInfo } from "./observability-routes.js";

@@ -6,7 +6,7 @@ import { timingSafeEqual } from "node:crypto";
 import * as grpc from "@grpc/grpc-js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../../proto/loader.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
-import { startingStatus, type RunStatus } from "../run-status.js";
+import { startingStatus, type RunStatus } from "../../common/run-status/index.js";
 import { agentEventFromBytes, runStatusToWire, type AgentEvent, type AgentMessageWire, type OutboundMessage, type RunStatusWire, type StatusRequestWire } from "./wire.js";
 
 /** Agent messages arrive as domain events (decoded in the deserializer); bytes already encoded are sent as they are. */

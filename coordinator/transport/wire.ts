@@ -21,7 +21,7 @@ import type { PayloadSpill } from "../payload-spill.js";
 import type { RecordEntry } from "../suite-index.js";
 import type { AgentInfo } from "../scheduler.js";
 import type { MethodConfig } from "../run-manifest.js";
-import type { RunStatus } from "../run-status.js";
+import type { RunStatus } from "../../common/run-status/index.js";
 
 /** An Attach message from an agent as the generic decoder gives it. */
 export type AgentMessageWire = AgentMessage__Output;

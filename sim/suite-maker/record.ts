@@ -1,6 +1,7 @@
 // Assembles one suite record in the card's field order, with its `_evaluation` block.
 import type { TrackShape } from "./track-shapes.js";
-import { canonicalJson, sha256Hex } from "./canonical-json.js";
+import { canonicalJson } from "../../common/canonical-json.js";
+import { sha256Hex } from "../../common/sha256.js";
 
 export interface SyntheticQuestion {
   type: "choice" | "noul";

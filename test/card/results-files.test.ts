@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { sealResults } from "../../card/results-files.js";
+import { sealResults } from "../../common/results/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "udm-seal-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../support/cli-process.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { runCardHash } from "../../card/card-hash.js";
-import { canonicalJson } from "../../card/canonical-json.js";
+import { canonicalJson } from "../../common/canonical-json.js";
 import { qualityTier } from "../../card/quality-tier.js";
 import { compareHeadlines } from "../../card/reproduce-compare.js";
 import type { RunCard } from "../../card/run-card.js";

@@ -3,7 +3,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { registerCoordinatorMetrics, type CoordinatorMetricsSource } from "../../coordinator/observability/coordinator-metrics.js";
-import { startingStatus, type RunStatus } from "../../coordinator/run-status.js";
+import { startingStatus, type RunStatus } from "../../common/run-status/index.js";
 import { runStatusToWire } from "../../coordinator/transport/wire.js";
 
 const base: RunStatus = {

@@ -4,7 +4,7 @@ import { Registry } from "prom-client";
 import { registerAgentMetrics } from "../../agent/agent-metrics.js";
 import { createProcessRegistry } from "../../common/metrics/process-registry.js";
 import { registerCoordinatorMetrics } from "../../coordinator/observability/coordinator-metrics.js";
-import { startingStatus } from "../../coordinator/run-status.js";
+import { startingStatus } from "../../common/run-status/index.js";
 import { registerScorerMetrics } from "../../scorer/scorer-metrics.js";
 import { CapacityModel } from "../../sim/engine/model/capacity-model.js";
 import { SimMetrics } from "../../sim/engine/metrics.js";

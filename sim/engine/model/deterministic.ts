@@ -9,10 +9,6 @@ export function hashUnit(...parts: ReadonlyArray<string | number>): number {
   return digest.readUIntBE(0, 6) / 2 ** 48;
 }
 
-export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
 /** mulberry32: a 32-bit PRNG, enough for fault draws and jitter. */
 export function seededRandom(seed: number): () => number {
   let a = (Math.trunc(seed) ^ 0x9e3779b9) >>> 0;
@@ -23,14 +19,4 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** JSON with object keys sorted at every level, so equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }

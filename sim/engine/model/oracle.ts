@@ -14,7 +14,9 @@ import { z } from "zod";
 import { FormatError } from "../../../common/errors.js";
 import { parseOrThrow } from "../../../common/parse.js";
 import { type Question, openSuite, readTrackRecords } from "../../../common/suite/index.js";
-import { canonicalJson, hashUnit, sha256Hex } from "./deterministic.js";
+import { canonicalJson } from "../../../common/canonical-json.js";
+import { sha256Hex } from "../../../common/sha256.js";
+import { hashUnit } from "./deterministic.js";
 
 /** The key of one question of one record in a structured request; `options` null for yes/no. */
 export function oracleKey(state: unknown, questionKey: string, options: readonly string[] | null): string {

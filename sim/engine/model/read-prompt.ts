@@ -3,7 +3,7 @@
 // Mirrors vllm/entrypoints/openai/decisions/strategies.py NextTokenStrategy.read (user message =
 // state, blank line, question prompt) and question_types.py QuestionType.prompt / reply_line.
 import { countTokens } from "./token-count.js";
-import { sha256Hex } from "./deterministic.js";
+import { sha256Hex } from "../../../common/sha256.js";
 import type { ParsedQuestion, ParsedRequest } from "../protocol/systemone-request.js";
 
 /** Chat-template tokens around the messages (role markers, generation prompt). */

@@ -1,7 +1,26 @@
-// RunStatus: what the coordinator reports of its run (Status RPC, `udm-orch status`, the handle,
-// the bus, the live page, run cards), as a domain type. Its proto form is built in wire.ts.
-import type { RejectReason } from "./result-validator.js";
-import type { RunStatusState } from "./lifecycle.js";
+// RunStatus: what the coordinator reports of its run, as the one domain type with its totals. Its
+// forms are made at each edge only: the proto (Status RPC, coordinator/transport/wire.ts), the bus's
+// KV record (common/bus busStatusOf), the live page and the run card's figures (card/run-snapshot.ts).
+
+/** What RunStatus.state reports: the lifecycle state until stopped, then how the run ended. */
+export const RUN_STATES = ["starting", "running", "draining", "complete", "failed", "cancelled"] as const;
+export type RunStatusState = (typeof RUN_STATES)[number];
+
+/** How a run ended. */
+export const RUN_END_STATES = ["complete", "failed", "cancelled"] as const;
+
+/** Why a result was not committed (the validator's verdicts), as the status counts them. */
+export const REJECT_REASONS = [
+  "unknown_run_id",
+  "no_lease",
+  "not_in_unit",
+  "payload_mismatch",
+  "unknown_question",
+  "bad_distribution",
+  "unanswered_question",
+  "conflicting_question",
+] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 export interface AgentStatus {
   agentId: string;
@@ -36,7 +55,7 @@ export interface LatencySummary {
 }
 
 /**
- * The run's totals, computed once here (run-progress.ts) for every reader: observability and run
+ * The run's totals, computed once (coordinator/run-progress.ts) for every reader: observability and run
  * cards do not compute them again. Tokens and latency are over results committed since this
  * coordinator started (a resumed run's earlier results are counted in recordsResumed only).
  */

@@ -1,4 +1,5 @@
-// sha256 hex digests of text and of files (streamed, so a large results file is not held in memory).
+// sha256 hex digests of text and of files (streamed, so a large results file is not held in memory):
+// the run card, its sealed results files and the sim hash with these.
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 

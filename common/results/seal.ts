@@ -1,20 +1,15 @@
-// The results files a card seals: every *.jsonl / *.jsonl.gz below the run's directory (what
+// The results files a run card seals: every results file below the run's directory (files.ts, what
 // `score` reads, in the same order), each with its sha256, plus the count of records whose last
 // result line has an errored question (RUN_CARD.md scores.errors).
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import { relative, sep } from "node:path";
-import { resultFiles } from "../scorer/index.js";
-import { sha256Hex } from "./sha256.js";
+import { sha256Hex } from "../sha256.js";
+import { relativeKey, resultFiles } from "./files.js";
 
 export interface ResultsSeal {
   /** Path relative to the run directory (with `/`) -> sha256 of the file's bytes. */
   files: Record<string, string>;
   errorRecords: number;
-}
-
-export function relativeKey(dir: string, path: string): string {
-  return relative(dir, path).split(sep).join("/");
 }
 
 /** Hashes and reads the results files below `dir`; `only` limits it to these relative paths. */

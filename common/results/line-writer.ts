@@ -1,0 +1,153 @@
+// A results line written straight to its text (SUITE_FORMAT.md "Results"): byte for byte what
+// JSON.stringify gives for the line object of format.ts (acceptedResultLine: same fields, same order,
+// distributions in criteria order), without building that object. On the coordinator's hot path
+// the objects (a map per question, then an ordered copy, then the line) cost more than the writing;
+// the text is what the results file, the bus and the run card's scorer take.
+import type { CommittedLine } from "./committed-line.js";
+import { lineHasErrors, RESULT_FORMAT, type AnswerFields } from "./format.js";
+
+/** A record's questions as the writer reads them: keys in criteria order, each with its option keys. */
+export interface LineQuestions {
+  readonly keys: readonly string[];
+  readonly count: number;
+  /** Option keys of question i, in criteria order. */
+  options(i: number): readonly string[];
+  /** Index of the question with this key, or -1; `hint` is where it is expected. */
+  indexOf(key: string, hint: number): number;
+}
+
+/**
+ * Probabilities in their one shape (RecordResult.prob_questions / prob_values): the questions
+ * answered with probabilities and their values one after another, each over the question's option
+ * keys in criteria order. A map form is converted to it where it arrives.
+ */
+export interface CompactProbs {
+  readonly questions: readonly string[];
+  readonly values: readonly number[];
+}
+
+/** What an engine answered for one record, as the writer takes it. */
+export interface ResultAnswer extends AnswerFields {
+  /** Absent when no question was answered with probabilities. */
+  compactProbs?: CompactProbs | undefined;
+}
+
+/** The record a line is for, beyond its questions (the coordinator passes its record entry as is). */
+export interface LineRecordHead {
+  readonly runId: string;
+  readonly id: string;
+  readonly payloadSha256: string;
+}
+
+/** The line of an accepted (validated) answer. */
+export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answer: ResultAnswer, track: string, family: string, agentId: string): CommittedLine {
+  const values = answer.compactProbs?.values;
+  const at = compactOffsets(answer.compactProbs, qs);
+  let probs = "";
+  if (at) {
+    for (const i of jsonOrder(qs.keys)) {
+      const from = at[i]!;
+      if (from < 0) continue;
+      const enc = encodedOptions(qs.options(i));
+      let dist = "";
+      for (const j of enc.order) dist += (dist === "" ? "{" : ",") + enc.keys[j] + num(values![from + j]!);
+      probs += (probs === "" ? "{" : ",") + JSON.stringify(qs.keys[i]) + ":" + (dist === "" ? "{}" : dist + "}");
+    }
+  }
+  const runId = record.runId;
+  let text =
+    `{"run_id":${JSON.stringify(runId)},"id":${JSON.stringify(record.id)},"track":${JSON.stringify(track)},"family":${JSON.stringify(family)}` +
+    `,"probs":${probs === "" ? "{}" : probs + "}"},"skipped":${skippedInCriteriaOrder(answer.skipped, qs.keys)}`;
+  const errored = lineHasErrors(answer);
+  if (errored) text += `,"errors":${JSON.stringify(answer.errors)}`;
+  text +=
+    `,"payload_sha256":${JSON.stringify(record.payloadSha256)},"agent":${JSON.stringify(agentId)},"latency_ms":${num(answer.latencyMs)}` +
+    `,"prompt_tokens":${num(answer.promptTokens)}`;
+  if (answer.cachedTokens !== null) text += `,"cached_tokens":${num(answer.cachedTokens)}`;
+  text += `,"completion_tokens":${num(answer.completionTokens)},"answered_by":${JSON.stringify(answer.answeredBy)}`;
+  if (answer.retries > 0) text += `,"retries":${num(answer.retries)}`;
+  if (answer.approximate) text += `,"approximate":true`;
+  text += `,"format":${RESULT_FORMAT}}`;
+  return {
+    runId,
+    track,
+    family,
+    text,
+    errored,
+    usage: { latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, cachedTokens: answer.cachedTokens, completionTokens: answer.completionTokens },
+  };
+}
+
+// Reused: a line is written to its end before the next.
+let offsets = new Int32Array(256);
+
+/** Per question, where its values start in prob_values (the first listing's); -1 for a question not there. */
+function compactOffsets(compact: CompactProbs | undefined, qs: LineQuestions): Int32Array | undefined {
+  if (!compact || compact.questions.length === 0) return undefined;
+  if (offsets.length < qs.count) offsets = new Int32Array(qs.count * 2);
+  const at = offsets.fill(-1, 0, qs.count);
+  let offset = 0;
+  let hint = 0;
+  for (const key of compact.questions) {
+    const i = qs.indexOf(key, hint);
+    if (at[i]! < 0) at[i] = offset;
+    offset += qs.options(i).length;
+    hint = i + 1;
+  }
+  return at;
+}
+
+function skippedInCriteriaOrder(skipped: readonly string[], keys: readonly string[]): string {
+  if (skipped.length === 0) return "[]";
+  const set = new Set(skipped);
+  let out = "";
+  for (const k of keys) if (set.has(k)) out += (out === "" ? "[" : ",") + JSON.stringify(k);
+  return out === "" ? "[]" : out + "]";
+}
+
+/** A number as JSON.stringify writes it (null when not finite). */
+function num(n: number): string {
+  return Number.isFinite(n) ? String(n) : "null";
+}
+
+// JSON.stringify writes an object's integer-like keys ("0", "17") first, in ascending order, then the
+// others in insertion order; the line's objects are built in criteria order, so the text follows
+// the same rule.
+function isArrayIndex(key: string): boolean {
+  const c = key.charCodeAt(0);
+  if (!(c >= 48 && c <= 57)) return false;
+  return /^(?:0|[1-9][0-9]*)$/.test(key) && Number(key) < 4294967295;
+}
+
+/** Indices of `keys` in the order JSON.stringify writes an object built with them in this order. */
+function jsonOrder(keys: readonly string[]): readonly number[] {
+  let indexed: number[] | undefined;
+  for (let i = 0; i < keys.length; i++) if (isArrayIndex(keys[i]!)) (indexed ??= []).push(i);
+  if (!indexed) return identityOrder(keys.length);
+  indexed.sort((a, b) => Number(keys[a]) - Number(keys[b]));
+  const rest: number[] = [];
+  for (let i = 0; i < keys.length; i++) if (!isArrayIndex(keys[i]!)) rest.push(i);
+  return [...indexed, ...rest];
+}
+
+const identities = new Map<number, readonly number[]>();
+function identityOrder(n: number): readonly number[] {
+  let order = identities.get(n);
+  if (!order) identities.set(n, (order = Array.from({ length: n }, (_, i) => i)));
+  return order;
+}
+
+interface EncodedOptions {
+  /** Option indices in JSON order. */
+  order: readonly number[];
+  /** Per option, its key as JSON and the colon. */
+  keys: readonly string[];
+}
+
+// Option lists are interned by the suite index (A..D, "0".."4", noul): each is encoded once.
+const encoded = new WeakMap<readonly string[], EncodedOptions>();
+function encodedOptions(options: readonly string[]): EncodedOptions {
+  let e = encoded.get(options);
+  if (!e) encoded.set(options, (e = { order: jsonOrder(options), keys: options.map((o) => JSON.stringify(o) + ":") }));
+  return e;
+}
