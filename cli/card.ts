@@ -8,7 +8,7 @@ import { verifyCard, compareHeadlines, REPRODUCE_TOLERANCE, sealCard, writeCard,
 import { runEmbedded } from "./embedded-run.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
-import { parseGpuHourUsd } from "./run-card-setup.js";
+import { parseGpuHourUsd } from "./flags/card-flags.js";
 
 interface ReproduceFlags {
   engine?: string;

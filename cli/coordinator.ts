@@ -3,17 +3,18 @@
 // flushed) then exit. Exit 0 when every record in scope is committed, 1 when the run stopped
 // before (drained, failed), 2 on bad usage or input.
 import type { Command } from "commander";
-import { EXIT, UdmError, UsageError } from "../common/errors.js";
+import { EXIT, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-options.js";
-import { type CoordinatorHandle, type TlsOptions, DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions, livePageLine, startObservabilityServer, type ObservabilityServer, trackScoredEvent } from "../coordinator/index.js";
+import type { TlsOptions, WorkerCoordinatorOptions } from "../coordinator/index.js";
 import { csv, intArg, numberArg, opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
-import { createProcessRegistry, DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
-import { type TrackMetrics, DEFAULT_SCORER_HEAP_MB } from "../scorer/index.js";
-import { cardOptions, parseMethodClass } from "./run-card-setup.js";
-import { RunCardSession } from "./run-card-session.js";
+import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
+import { DEFAULT_SCORER_HEAP_MB } from "../scorer/index.js";
+import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
+import { Run } from "../run/index.js";
+import { onShutdownSignals } from "./signals.js";
 
 interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
   suite: string;
@@ -86,7 +87,7 @@ export function register(program: Command): void {
     const families = csv(flags.families);
     const logger = createLogger("coordinator");
     const nats = natsBusOptionsFrom(flags);
-    const options: WorkerCoordinatorOptions = {
+    const options: Omit<WorkerCoordinatorOptions, "metrics"> = {
       suiteDir: flags.suite,
       outDir: flags.out,
       listen: flags.listen,
@@ -106,93 +107,35 @@ export function register(program: Command): void {
       force: Boolean(flags.force),
       ...(nats ? { nats } : {}),
     };
-    const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
+    const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64);
     const metricsListen = parseMetricsListen(flags.metrics);
     const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
     const methodClass = parseMethodClass(flags.methodClass);
     const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
-    // The page and /healthz answer while the suite is read; /readyz once agents are served.
-    const web: ObservabilityServer | undefined = metricsListen
-      ? await startObservabilityServer({
-          listen: metricsListen,
-          registry: createProcessRegistry("coordinator"),
-          run: { method: options.method!.method!, model: options.method!.model ?? "", seeds, gpuHourUsd },
-          ...(flags.token ? { token: flags.token } : {}),
-          log: logger,
-        })
-      : undefined;
-    if (web) {
-      options.metrics = { perAgent, gpuHourUsd };
-      options.onLiveEvent = (e) => web.publish(e);
-      process.stdout.write(`${livePageLine(web)}\n`);
-    }
-    const cardSession = new RunCardSession({
-      suiteDir: flags.suite,
-      outDir: flags.out,
-      ...(tracks ? { tracks } : {}),
-      ...(families ? { families } : {}),
-      log: logger.child("scorer"),
-      // The page's headline column: this process scores its committed results (a bus scorer's
-      // later announcement of the same headline is shown once).
-      ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.publish(trackScoredEvent(track, m.headline)) } : {}),
-      ownScorer: true,
-      scorerMaxHeapMb: intArg("scorer-max-heap-mb", flags.scorerMaxHeapMb, 64) ?? DEFAULT_SCORER_HEAP_MB,
-    });
-    Object.assign(options, cardSession.scorerFeed);
+    const scorerMaxHeapMb = intArg("scorer-max-heap-mb", flags.scorerMaxHeapMb, 64);
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
-    const onSignalWhileStarting = (signal: NodeJS.Signals) => {
+    let run: Run | undefined;
+    const uninstall = onShutdownSignals((signal) => {
+      if (run) return run.shutdown(signal);
       logger.warn(`${signal} while starting: stopping; nothing was committed`);
       process.exit(EXIT.failed);
-    };
-    process.on("SIGTERM", onSignalWhileStarting);
-    process.on("SIGINT", onSignalWhileStarting);
-    let handle: CoordinatorHandle;
+    });
     try {
-      handle = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
-      web?.attach(handle, handle.runId);
-      await cardSession.started(handle, { method: flags.method, batchSize: null, methodClass, gpuHourUsd });
-    } catch (err) {
-      await web?.close();
-      throw err;
-    } finally {
-      process.off("SIGTERM", onSignalWhileStarting);
-      process.off("SIGINT", onSignalWhileStarting);
-    }
-    const st = await handle.status();
-    process.stdout.write(
-      `coordinator listening on ${handle.address} run ${handle.runId}: ${st.recordsTotal} records, ${st.recordsResumed} already committed\n`,
-    );
-
-    const onSignal = (signal: NodeJS.Signals) => {
-      logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
-      void handle.drain();
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    try {
-      const outcome = await handle.done.finally(() => web?.detach());
-      web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
-      await handle.close();
-      const sealed = await cardSession.finished(outcome);
-      const c = outcome.counters;
-      process.stdout.write(
-        `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
-          `(${outcome.recordsResumed} resumed, ${outcome.recordsErrored} with errors), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
-          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n` +
-          `run card ${sealed.cardPath} (${sealed.card.status}, fingerprint ${sealed.card.fingerprint.slice(0, 12)})\n`,
-      );
-      if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
-      if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
-      if (outcome.recordsErrored > 0) throw new UdmError(`${outcome.recordsErrored} of ${outcome.recordsTotal} records ended with errors; start again with the same --out to retry them`);
+      run = await Run.create({
+        ...options,
+        ...(maxHeapMb !== undefined ? { maxHeapMb } : {}),
+        ...(scorerMaxHeapMb !== undefined ? { scorerMaxHeapMb } : {}),
+        ...(metricsListen ? { metrics: metricsListen } : {}),
+        perAgentMetrics: perAgent,
+        gpuHourUsd,
+        methodClass,
+        logger,
+      });
+      await run.run();
       process.exitCode = EXIT.ok;
-    } catch (err) {
-      await cardSession.failed();
-      throw err;
     } finally {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      await web?.close();
+      uninstall();
     }
   });
 }

@@ -1,33 +1,9 @@
-// The engine methods the CLI can drive (`agent --method`, `run --method`), built the same way for both.
+// The engine-method flags of `agent` and `run`: --engine URLs and --seeds checked at start (exit 2);
+// the methods themselves are built in run/engine-methods.ts.
 import { UsageError } from "../common/errors.js";
-import { type EngineMethod, type RunParams, type AdaptiveConcurrency, type RetryPolicy, SystemOneMethod, DecisionsMethod, LabelReadMethod } from "../agent/index.js";
 import { csv } from "./options.js";
-import type { Logger } from "../common/log.js";
 
-export interface MethodSetup {
-  baseUrl: string;
-  model: string | undefined;
-  capacity: number | undefined;
-  api: "completions" | "chat";
-  /** Engine requests in flight, adapted to the engine's queue (vllm:num_requests_waiting). */
-  limiter: AdaptiveConcurrency;
-  /** --seeds: label-permutation seeds until the run's Welcome names its own. */
-  seeds: number[];
-  /** --request-timeout-ms, --retries, and who hears of timeouts. */
-  retry?: Partial<RetryPolicy>;
-  /** Where a method says what it found out about the engine (seed support). */
-  logger?: Logger;
-}
-
-/** Every method takes the run's label-permutation seeds from the coordinator's Welcome (--seeds when the run names none). */
-export type SeededMethod = EngineMethod & { applyRunParams(params: RunParams): void };
-
-/** Engine methods this build can run, by --method name. */
-export const METHODS: Record<string, (setup: MethodSetup) => SeededMethod> = {
-  systemone: (m) => new SystemOneMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
-  decisions: (m) => new DecisionsMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
-  "label-read": (m) => new LabelReadMethod({ baseUrl: m.baseUrl, ...(m.model ? { model: m.model } : {}), ...(m.capacity ? { capacity: m.capacity } : {}), api: m.api, seeds: m.seeds, limiter: m.limiter, ...(m.logger ? { logger: m.logger } : {}), ...(m.retry ? { retry: m.retry } : {}) }),
-};
+export { METHODS, methodFactory, type MethodSetup, type SeededMethod } from "../run/index.js";
 
 /** --engine: an http(s) base URL, checked at start (exit 2) rather than failing every request. */
 export function engineUrl(value: string): string {
@@ -47,11 +23,4 @@ export function parseSeeds(value: string | undefined): number[] {
   const seeds = (csv(value) ?? []).map((s) => Number(s));
   if (seeds.some((n) => !Number.isInteger(n) || n < 0)) throw new UsageError(`--seeds must be non-negative integers, e.g. 0,1,2; got ${JSON.stringify(value)}`);
   return [...new Set(seeds)];
-}
-
-/** The factory of a --method name; a usage error names the choices. */
-export function methodFactory(name: string): (setup: MethodSetup) => SeededMethod {
-  const make = METHODS[name];
-  if (!make) throw new UsageError(`--method ${JSON.stringify(name)} is not available; choose one of ${Object.keys(METHODS).join(", ")}`);
-  return make;
 }

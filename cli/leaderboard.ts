@@ -10,7 +10,7 @@ import { openSuite } from "../common/suite/index.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
 import { verifyCard, RUN_CARD_FILE, buildLeaderboard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
 import { opt } from "./options.js";
-import { DATASET_ID } from "./run-card-setup.js";
+import { DATASET_ID } from "../run/index.js";
 
 interface LeaderboardFlags {
   suite?: string;

@@ -8,7 +8,7 @@ import { DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
-import { cardOptions, parseMethodClass } from "./run-card-setup.js";
+import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
 import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
 
 interface RunFlags extends MetricsFlagValues {
