@@ -14,9 +14,10 @@ import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
 import { DEFAULT_SCORER_METRICS, parseMetricsListen } from "../common/metrics/index.js";
 import { onShutdownSignals } from "./signals.js";
+import { flagOptions, optionsFromFlags } from "./flag-group.js";
+import { SUITE_FLAGS } from "./flags/scope-flags.js";
 
 interface ScorerFlags extends NatsFlagValues {
-  suite: string;
   out: string;
   run?: string;
   progressMs?: string;
@@ -27,22 +28,24 @@ interface ScorerFlags extends NatsFlagValues {
 export function register(program: Command): void {
   const command = program
     .command("scorer")
-    .description("score a distributed run from NATS JetStream as its results arrive; publish per-track metrics and write <out>/metrics.json")
-    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test) the run uses").makeOptionMandatory())
+    .description("score a distributed run from NATS JetStream as its results arrive; publish per-track metrics and write <out>/metrics.json");
+  for (const o of flagOptions(SUITE_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--out <dir>", "where metrics.json, the scorer's journal and state go (a restart with the same --out resumes)").makeOptionMandatory())
     .addOption(opt("--run <id>", "run id (default: the only, or most recently updated, run in NATS KV udm_runs)"))
     .addOption(opt("--progress-ms <ms>", "running metrics of tracks in progress, this often (default 3000)"))
     .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"))
     .addOption(opt("--metrics <host:port>", "serve Prometheus metrics on /metrics (off: none)", DEFAULT_SCORER_METRICS));
   for (const o of natsCliOptions()) command.addOption(o);
-  command.action(async (flags: ScorerFlags) => {
+  command.action(async (flags: ScorerFlags & Record<string, unknown>) => {
     if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
     const progressEveryMs = intArg("progress-ms", flags.progressMs, 100);
     const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
     ensureWritableDir("out", flags.out);
     const metricsListen = parseMetricsListen(flags.metrics);
+    const { suiteDir } = optionsFromFlags(SUITE_FLAGS, flags);
     const scorer = await Scorer.create({
-      suiteDir: flags.suite,
+      suiteDir: suiteDir!,
       outDir: flags.out,
       ...(flags.run !== undefined ? { runId: flags.run } : {}),
       ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),

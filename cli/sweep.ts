@@ -13,6 +13,9 @@ import { previousCard, expandSweep, readSweepConfig, type SweepConfig, type Swee
 import { numberArg, opt } from "./options.js";
 import { methodTemplate, RunCardSession } from "../run/index.js";
 import { boolArg } from "./metrics-flags.js";
+import { onShutdownSignals } from "./signals.js";
+import { flagOptions } from "./flag-group.js";
+import { tokenFlags } from "./flags/access-flags.js";
 import { parseMetricsListen, createProcessRegistry } from "../common/metrics/index.js";
 import type { TrackMetrics } from "../scorer/index.js";
 
@@ -40,13 +43,14 @@ const SWEEP_BATCH_SIZE = null;
 const LATE_AGENT_WAIT_MS = 40_000;
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("sweep")
     .description("run a matrix of models x methods x temperatures x seed-sets on one coordinator address; rerun to resume")
     .addOption(opt("--config <file>", "sweep.yaml").makeOptionMandatory())
     .addOption(opt("--dry-run", "print the matrix with tokens, GPU-hours and cost per run, run nothing"))
-    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"))
-    .addOption(opt("--token <token>", "bearer token agents must send"))
+    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"));
+  for (const o of flagOptions(tokenFlags("bearer token agents must send"))) command.addOption(o);
+  command
     .addOption(opt("--engine <url>", "--dry-run: an engine whose /tokenize counts the suite's tokens"))
     .addOption(opt("--chars-per-token <n>", "--dry-run: characters per token when no engine answers /tokenize", "4"))
     .addOption(opt("--tokens-per-gpu-s <n>", "--dry-run: tokens (prompt + completion) one GPU processes per second", "5000"))
@@ -176,8 +180,7 @@ async function runSweep(
     process.stderr.write(`sweep: ${signal}: draining the current run; rerun the same command to resume\n`);
     current?.drain();
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const uninstall = onShutdownSignals(onSignal);
   try {
     for (const [k, i] of todo.entries()) {
       if (interrupted) break;
@@ -252,8 +255,7 @@ async function runSweep(
       current = undefined;
     }
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    uninstall();
   }
   const record = save();
   process.stdout.write(

@@ -2,7 +2,7 @@
 // --tls-ca, --mtls), with the usage errors that name the flags that go together.
 import { UsageError } from "../../common/errors.js";
 import type { TlsOptions } from "../../coordinator/index.js";
-import { flagGroup, type FlagSpec } from "../flag-group.js";
+import { flagGroup, type FlagGroup, type FlagSpec } from "../flag-group.js";
 
 export interface AccessOptions {
   /** Bearer token clients must send. @default none */
@@ -31,4 +31,9 @@ export function serverTlsFrom(a: AccessOptions): TlsOptions | undefined {
   if ((a.tlsCa || a.mtls) && !a.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
   if (a.mtls && !a.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
   return a.tlsCert ? { cert: a.tlsCert, key: a.tlsKey!, ...(a.tlsCa ? { ca: a.tlsCa } : {}), requireClientCert: Boolean(a.mtls) } : undefined;
+}
+
+/** --token alone, described for what it guards (the live page of `run`, a sweep's coordinator, the coordinator `status` asks). */
+export function tokenFlags(description: string): FlagGroup<AccessOptions> {
+  return flagGroup<AccessOptions>({}, [{ ...TOKEN_FLAG, description }]);
 }
