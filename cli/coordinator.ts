@@ -6,10 +6,10 @@ import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-options.js";
-import { numberArg, opt, portArg } from "./options.js";
+import { opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
-import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
-import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
+import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
+import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
@@ -20,12 +20,14 @@ import { METHOD_DEFAULTS } from "./flags/coordinator-defaults.js";
 import { Run } from "../run/index.js";
 import { onShutdownSignals } from "./signals.js";
 
-interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
+interface CoordinatorFlags extends NatsFlagValues {
   out: string;
   listen: string;
   force?: boolean;
   methodClass?: string;
 }
+
+const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz");
 
 export function register(program: Command): void {
   const command = program
@@ -41,7 +43,7 @@ export function register(program: Command): void {
   command.addOption(opt("--force", "resume even when run.json names another suite, tracks or method"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
-  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz")) command.addOption(o);
+  for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
   // The run card: run-card.json beside the metrics.json this command's scorer writes as tracks complete.
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags & Record<string, unknown>) => {
@@ -55,10 +57,8 @@ export function register(program: Command): void {
     const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
     const logger = createLogger("coordinator");
     const nats = natsBusOptionsFrom(flags);
-    const metricsListen = parseMetricsListen(flags.metrics);
-    const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+    const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
     const methodClass = parseMethodClass(flags.methodClass);
-    const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     let run: Run | undefined;
@@ -81,7 +81,7 @@ export function register(program: Command): void {
         force: Boolean(flags.force),
         ...(nats ? { nats } : {}),
         ...(metricsListen ? { metrics: metricsListen } : {}),
-        perAgentMetrics: perAgent,
+        perAgentMetrics,
         gpuHourUsd,
         methodClass,
         logger,

@@ -7,9 +7,9 @@ import { engineUrl } from "./engine-methods.js";
 import { DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
-import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
+import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
 import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
-import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
+import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
@@ -17,7 +17,7 @@ import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
 import { tokenFlags } from "./flags/access-flags.js";
 import { METHOD_DEFAULTS } from "./flags/coordinator-defaults.js";
 
-interface RunFlags extends MetricsFlagValues {
+interface RunFlags {
   methodClass?: string;
   out: string;
   engine?: string;
@@ -34,6 +34,8 @@ interface RunFlags extends MetricsFlagValues {
 }
 
 const TOKEN_FLAGS = tokenFlags("bearer token the live page's /api routes require");
+
+const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API");
 
 export function register(program: Command): void {
   const command = program
@@ -58,7 +60,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
-  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API")) command.addOption(o);
+  for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: RunFlags & Record<string, unknown>) => {
       const engines = csv(flags.engine)?.map(engineUrl);
@@ -75,9 +77,7 @@ export function register(program: Command): void {
       const capacity = intArg("capacity", flags.capacity, 1);
       const { leaseMs } = optionsFromFlags(LEASE_FLAGS, flags);
       ensureWritableDir("out", flags.out);
-      const metrics = parseMetricsListen(flags.metrics);
-      const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
-      const perAgentMetrics = boolArg("per-agent-metrics", flags.perAgentMetrics);
+      const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
       const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
       const result = await runEmbedded({
         suiteDir: scope.suiteDir!,

@@ -3,15 +3,27 @@
 import type { Option } from "commander";
 import { UsageError } from "../../common/errors.js";
 import { METHOD_CLASSES, type MethodClass } from "../../card/index.js";
-import { opt } from "../options.js";
+import { flagGroup, flagOptions } from "../flag-group.js";
+
+/** What the run card's flags set. */
+export interface CardFlagOptions {
+  /** The protocol's method class. @default "raw-llm" */
+  methodClass: MethodClass;
+}
+
+export const CARD_FLAG_DEFAULTS: CardFlagOptions = { methodClass: "raw-llm" };
+
+export const CARD_FLAGS = flagGroup<CardFlagOptions>(CARD_FLAG_DEFAULTS, [
+  { key: "methodClass", flags: "--method-class <class>", description: `the protocol's method class for the run card (${METHOD_CLASSES.join(", ")})`, parse: (raw) => parseMethodClass(raw) },
+]);
 
 /** --method-class; the card's price is --gpu-hour-usd (cli/metrics-flags.ts). */
 export function cardOptions(): Option[] {
-  return [opt("--method-class <class>", `the protocol's method class for the run card (${METHOD_CLASSES.join(", ")})`, "raw-llm")];
+  return flagOptions(CARD_FLAGS);
 }
 
 export function parseMethodClass(value: string | undefined): MethodClass {
-  const v = value ?? "raw-llm";
+  const v = value ?? CARD_FLAG_DEFAULTS.methodClass;
   if (!(METHOD_CLASSES as readonly string[]).includes(v)) throw new UsageError(`--method-class must be one of ${METHOD_CLASSES.join(", ")}, got ${JSON.stringify(v)}`);
   return v as MethodClass;
 }
