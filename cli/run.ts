@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { UdmError, UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
+import { EMBEDDED_RUN_DEFAULTS } from "../run/index.js";
 import { engineUrl } from "./engine-methods.js";
 import { DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
@@ -54,7 +55,7 @@ export function register(program: Command): void {
   command
     .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
     .addOption(opt("--retries <n>", `retries of a failed engine request before the question is recorded as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
-    .addOption(opt("--engine-ready-timeout-ms <ms>", "engines not ready after this long are reported; when none is, the run fails (default 120000)"))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", `engines not ready after this long are reported; when none is, the run fails (default ${EMBEDDED_RUN_DEFAULTS.engineReadyTimeoutMs})`))
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))

@@ -38,9 +38,9 @@ export interface EmbeddedRunOptions {
   /** Per engine request, and retries after the first attempt (agent/methods/engine-call.ts defaults). */
   requestTimeoutMs?: number;
   retries?: number;
-  /** Engines not ready within this are reported; none ready fails the run (default 120000). */
+  /** Engines not ready within this are reported; none ready fails the run. @default 120000 */
   engineReadyTimeoutMs?: number;
-  /** Print each track's headline as soon as the track is scored. */
+  /** Print each track's headline as soon as the track is scored. @default true */
   printTracks?: boolean;
   /**
    * Serve /metrics (coordinator, agents with an `agent` label, scorer: one page), the live run page
@@ -49,15 +49,39 @@ export interface EmbeddedRunOptions {
   metrics?: ListenAddress;
   /** Bearer token the page's /api routes require. */
   token?: string;
-  /** Price of one GPU-hour in USD (0 = unknown). */
+  /** Price of one GPU-hour in USD (0 = unknown). @default 0 */
   gpuHourUsd?: number;
-  /** Per-agent gauges from heartbeats (default true). */
+  /** Per-agent gauges from heartbeats. @default true */
   perAgentMetrics?: boolean;
-  /** The protocol's method class for the run card (default raw-llm). */
+  /** The protocol's method class for the run card. @default "raw-llm" */
   methodClass?: MethodClass;
   logger?: Logger;
   /** Aborting it is shutdown(reason), also while create() is still starting the run. */
   signal?: AbortSignal;
+}
+
+export const EMBEDDED_RUN_DEFAULTS = {
+  engineReadyTimeoutMs: 120_000,
+  printTracks: true,
+  gpuHourUsd: 0,
+  perAgentMetrics: true,
+  methodClass: "raw-llm",
+} as const satisfies Partial<EmbeddedRunOptions>;
+
+/** The options once defaults are applied. */
+type EmbeddedRunSettings = EmbeddedRunOptions & Required<Pick<EmbeddedRunOptions, keyof typeof EMBEDDED_RUN_DEFAULTS>>;
+
+/** The options with EMBEDDED_RUN_DEFAULTS for those not given. */
+export function withEmbeddedRunDefaults(options: EmbeddedRunOptions): EmbeddedRunSettings {
+  const d = EMBEDDED_RUN_DEFAULTS;
+  return {
+    ...options,
+    engineReadyTimeoutMs: options.engineReadyTimeoutMs ?? d.engineReadyTimeoutMs,
+    printTracks: options.printTracks ?? d.printTracks,
+    gpuHourUsd: options.gpuHourUsd ?? d.gpuHourUsd,
+    perAgentMetrics: options.perAgentMetrics ?? d.perAgentMetrics,
+    methodClass: options.methodClass ?? d.methodClass,
+  };
 }
 
 export interface EmbeddedRunResult {
@@ -103,7 +127,11 @@ export class EmbeddedRun {
     return run;
   }
 
-  private constructor(private readonly options: EmbeddedRunOptions) {
+  private readonly options: EmbeddedRunSettings;
+
+  private constructor(given: EmbeddedRunOptions) {
+    const options = withEmbeddedRunDefaults(given);
+    this.options = options;
     // The progress bar and the per-track lines say what matters; UDM_LOG_LEVEL=info shows the rest.
     this.logLevel = process.env.UDM_LOG_LEVEL ? env.logLevel() : "warn";
     const log = options.logger ?? createLogger("run", this.logLevel);
@@ -124,7 +152,7 @@ export class EmbeddedRun {
       onTrackFinal: (track, m) => {
         this.cardSession.trackScored(track, m, scorer.current());
         this.web?.publish(trackScoredEvent(track, m.headline));
-        if (options.printTracks !== false) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
+        if (options.printTracks) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
       },
     });
     this.scorer = scorer;
@@ -154,7 +182,7 @@ export class EmbeddedRun {
       this.web = await startObservabilityServer({
         listen: options.metrics,
         registry,
-        run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd ?? 0 },
+        run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd },
         ...(options.token !== undefined ? { token: options.token } : {}),
         log,
       });
@@ -177,7 +205,7 @@ export class EmbeddedRun {
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
       onCommitted: (line) => scorer.committed(line),
       onGold: gold.onGold,
-      ...(web ? { metrics: { perAgent: options.perAgentMetrics !== false, gpuHourUsd: options.gpuHourUsd ?? 0 }, onLiveEvent: (e: LiveEvent) => web.publish(e) } : {}),
+      ...(web ? { metrics: { perAgent: options.perAgentMetrics, gpuHourUsd: options.gpuHourUsd }, onLiveEvent: (e: LiveEvent) => web.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel: this.logLevel,
     });
@@ -191,8 +219,8 @@ export class EmbeddedRun {
     await this.cardSession.started(coordinator, {
       method: options.method?.method ?? "systemone",
       batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
-      methodClass: options.methodClass ?? "raw-llm",
-      gpuHourUsd: options.gpuHourUsd ?? 0,
+      methodClass: options.methodClass,
+      gpuHourUsd: options.gpuHourUsd,
     });
     if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
 
@@ -227,8 +255,7 @@ export class EmbeddedRun {
       if (registry) registerAgentMetrics(registry, { agent: agent.agentId, method: method.name, engineUrl: url, stats: () => agent.stats(), limiter });
     }
 
-    const readyTimeoutMs = options.engineReadyTimeoutMs ?? 120_000;
-    this.readiness = watchEngineReadiness(watched, readyTimeoutMs, (m) => bar.log(`warning: ${m}`));
+    this.readiness = watchEngineReadiness(watched, options.engineReadyTimeoutMs, (m) => bar.log(`warning: ${m}`));
     this.readiness.anyReady.catch((err: Error) => {
       this.noEngine = err;
       void coordinator.drain();

@@ -2,7 +2,7 @@
 // one-process run with its agents, a sweep of runs, the dataset id of run cards, the engine methods
 // an agent drives).
 export { Run, type RunOptions } from "./run.js";
-export { EmbeddedRun, type EmbeddedRunOptions, type EmbeddedRunResult } from "./embedded-run.js";
+export { EmbeddedRun, EMBEDDED_RUN_DEFAULTS, withEmbeddedRunDefaults, type EmbeddedRunOptions, type EmbeddedRunResult } from "./embedded-run.js";
 export { Sweep, planSweep, type SweepOptions, type SweepPlan } from "./sweep.js";
 export { DATASET_ID } from "./run-card-setup.js";
 export { METHODS, methodFactory, type MethodSetup, type SeededMethod } from "./engine-methods.js";
