@@ -8,7 +8,12 @@ import { verifyCard, compareHeadlines, REPRODUCE_TOLERANCE, sealCard, writeCard,
 import { runEmbedded } from "./embedded-run.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
-import { parseGpuHourUsd } from "./run-card-setup.js";
+import { parseGpuHourUsd } from "./flags/card-flags.js";
+import { flagGroup, flagOptions } from "./flag-group.js";
+import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+
+/** --suite of `card reproduce`: the card's run.json names it. */
+const CARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite directory", defaultText: "the suite_root of run.json beside the card", mandatory: false }]);
 
 interface ReproduceFlags {
   engine?: string;
@@ -45,13 +50,14 @@ export function register(program: Command): void {
       if (problems.length > 0) throw new CheckFailedError(problems);
     });
 
-  card
+  const reproduce = card
     .command("reproduce")
     .description("rerun a card's exact setup into a new out dir; every headline within ±2% marks the new card `reproduced`")
     .argument("<file>", "run-card.json to reproduce")
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs serving the card's model"))
-    .addOption(opt("--sim <n>", "simulated engines instead of --engine"))
-    .addOption(opt("--suite <dir>", "suite directory (default: the suite_root of run.json beside the card)"))
+    .addOption(opt("--sim <n>", "simulated engines instead of --engine"));
+  for (const o of flagOptions(CARD_SUITE_FLAGS)) reproduce.addOption(o);
+  reproduce
     .addOption(opt("--out <dir>", "where to write the rerun (default: <card dir>-reproduce)"))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))

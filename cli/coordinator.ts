@@ -3,196 +3,93 @@
 // flushed) then exit. Exit 0 when every record in scope is committed, 1 when the run stopped
 // before (drained, failed), 2 on bad usage or input.
 import type { Command } from "commander";
-import { EXIT, UdmError, UsageError } from "../common/errors.js";
+import { EXIT, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { natsBusOptionsFrom, natsCliOptions, type NatsFlagValues } from "./nats-options.js";
-import { type CoordinatorHandle, type TlsOptions, DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, type WorkerCoordinatorOptions, livePageLine, startObservabilityServer, type ObservabilityServer, trackScoredEvent } from "../coordinator/index.js";
-import { csv, intArg, numberArg, opt, portArg } from "./options.js";
+import { opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
-import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
-import { createProcessRegistry, DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
-import { type TrackMetrics, DEFAULT_SCORER_HEAP_MB } from "../scorer/index.js";
-import { cardOptions, parseMethodClass } from "./run-card-setup.js";
-import { RunCardSession } from "./run-card-session.js";
+import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
+import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
+import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
+import { flagOptions, optionsFromFlags } from "./flag-group.js";
+import { SCOPE_FLAGS } from "./flags/scope-flags.js";
+import { ACCESS_FLAGS, serverTlsFrom } from "./flags/access-flags.js";
+import { CLUSTER_METHOD_FLAGS } from "./flags/method-flags.js";
+import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
+import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
+import { Run } from "../run/index.js";
+import { onShutdownSignals } from "./signals.js";
 
-interface CoordinatorFlags extends NatsFlagValues, MetricsFlagValues {
-  suite: string;
+interface CoordinatorFlags extends NatsFlagValues {
   out: string;
   listen: string;
-  token?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  tlsCa?: string;
-  mtls?: boolean;
-  method: string;
-  seeds?: string;
-  temperature?: string;
-  model?: string;
-  leaseMs?: string;
-  heartbeatMs?: string;
-  drainTimeoutMs?: string;
-  tracks?: string;
-  families?: string;
   force?: boolean;
-  maxHeapMb?: string;
-  scorerMaxHeapMb?: string;
   methodClass?: string;
 }
 
-const METHODS = ["systemone", "decisions", "label-read"];
+const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz");
 
 export function register(program: Command): void {
   const command = program
     .command("coordinator")
-    .description("serve a suite's work units to agents over gRPC and write <out>/<family>/<track>.jsonl")
-    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
+    .description("serve a suite's work units to agents over gRPC and write <out>/<family>/<track>.jsonl");
+  for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (resumed when it holds results of the same run)").makeOptionMandatory())
-    .addOption(opt("--listen <host:port>", "address to listen on", "127.0.0.1:50051"))
-    .addOption(opt("--token <token>", "bearer token agents and status clients must send"))
-    .addOption(opt("--tls-cert <file>", "server certificate (PEM); enables TLS"))
-    .addOption(opt("--tls-key <file>", "server private key (PEM)"))
-    .addOption(opt("--tls-ca <file>", "CA (PEM) that signs agents' client certificates"))
-    .addOption(opt("--mtls", "require agents to present a client certificate signed by --tls-ca"))
-    .addOption(opt("--method <name>", `engine method agents run (${METHODS.join(", ")})`, "systemone"))
-    .addOption(opt("--seeds <list>", "comma-separated label-permutation seeds (default: one read in natural order)"))
-    .addOption(opt("--temperature <t>", "sampling temperature asked of the engine (default 0)"))
-    .addOption(opt("--model <name>", "model agents ask their engine for (default: the engine's own)"))
-    .addOption(opt("--lease-ms <ms>", "lease of a work unit, renewed by heartbeats (default 30000)"))
-    .addOption(opt("--heartbeat-ms <ms>", "heartbeat period asked of agents (default 5000)"))
-    .addOption(opt("--drain-timeout-ms <ms>", "how long a drain waits for agents (default 30000)"))
-    .addOption(opt("--tracks <list>", "comma-separated tracks (default: all)"))
-    .addOption(opt("--families <list>", "comma-separated families (default: all)"))
-    .addOption(opt("--force", "resume even when run.json names another suite, tracks or method"))
-    .addOption(opt("--max-heap-mb <mb>", "V8 old-generation cap of the coordinator thread, bounding its memory (default 256)"))
-    .addOption(opt("--scorer-max-heap-mb <mb>", `V8 old-generation cap of the scorer thread that writes metrics.json (default ${DEFAULT_SCORER_HEAP_MB})`));
+    .addOption(opt("--listen <host:port>", "address to listen on", "127.0.0.1:50051"));
+  for (const o of flagOptions(ACCESS_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(CLUSTER_METHOD_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(COORDINATOR_FLAGS)) command.addOption(o);
+  command.addOption(opt("--force", "resume even when run.json names another suite, tracks or method"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
-  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz")) command.addOption(o);
+  for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
   // The run card: run-card.json beside the metrics.json this command's scorer writes as tracks complete.
   for (const o of cardOptions()) command.addOption(o);
-  command.action(async (flags: CoordinatorFlags) => {
-    if (!METHODS.includes(flags.method)) throw new UsageError(`--method must be one of ${METHODS.join(", ")}, got ${JSON.stringify(flags.method)}`);
+  command.action(async (flags: CoordinatorFlags & Record<string, unknown>) => {
+    const method = { ...COORDINATOR_DEFAULTS.method, ...optionsFromFlags(CLUSTER_METHOD_FLAGS, flags) };
     if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.listen)) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
     portArg("listen port", flags.listen.slice(flags.listen.lastIndexOf(":") + 1));
-    if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
-    if ((flags.tlsCa || flags.mtls) && !flags.tlsCert) throw new UsageError("--tls-ca and --mtls need --tls-cert and --tls-key");
-    if (flags.mtls && !flags.tlsCa) throw new UsageError("--mtls needs --tls-ca to check agents' certificates");
-    const seeds = (csv(flags.seeds) ?? []).map((s) => intArg("seeds", s)!);
+    const access = optionsFromFlags(ACCESS_FLAGS, flags);
+    const tls = serverTlsFrom(access);
     ensureWritableDir("out", flags.out);
-    const tls: TlsOptions | undefined = flags.tlsCert
-      ? { cert: flags.tlsCert, key: flags.tlsKey!, ...(flags.tlsCa ? { ca: flags.tlsCa } : {}), requireClientCert: Boolean(flags.mtls) }
-      : undefined;
-    const tracks = csv(flags.tracks);
-    const families = csv(flags.families);
+    const scope = optionsFromFlags(SCOPE_FLAGS, flags);
+    const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
     const logger = createLogger("coordinator");
     const nats = natsBusOptionsFrom(flags);
-    const options: WorkerCoordinatorOptions = {
-      suiteDir: flags.suite,
-      outDir: flags.out,
-      listen: flags.listen,
-      ...(flags.token ? { token: flags.token } : {}),
-      ...(tls ? { tls } : {}),
-      ...(tracks ? { tracks } : {}),
-      ...(families ? { families } : {}),
-      method: {
-        method: flags.method,
-        seeds,
-        temperature: numberArg("temperature", flags.temperature, 0) ?? 0,
-        model: flags.model ?? "",
-      },
-      leaseMs: intArg("lease-ms", flags.leaseMs, 100),
-      heartbeatMs: intArg("heartbeat-ms", flags.heartbeatMs, 10),
-      drainTimeoutMs: intArg("drain-timeout-ms", flags.drainTimeoutMs, 0),
-      force: Boolean(flags.force),
-      ...(nats ? { nats } : {}),
-    };
-    const maxHeapMb = intArg("max-heap-mb", flags.maxHeapMb, 64) ?? DEFAULT_COORDINATOR_HEAP_MB;
-    const metricsListen = parseMetricsListen(flags.metrics);
-    const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
+    const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
     const methodClass = parseMethodClass(flags.methodClass);
-    const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
-    // The page and /healthz answer while the suite is read; /readyz once agents are served.
-    const web: ObservabilityServer | undefined = metricsListen
-      ? await startObservabilityServer({
-          listen: metricsListen,
-          registry: createProcessRegistry("coordinator"),
-          run: { method: options.method!.method!, model: options.method!.model ?? "", seeds, gpuHourUsd },
-          ...(flags.token ? { token: flags.token } : {}),
-          log: logger,
-        })
-      : undefined;
-    if (web) {
-      options.metrics = { perAgent, gpuHourUsd };
-      options.onLiveEvent = (e) => web.publish(e);
-      process.stdout.write(`${livePageLine(web)}\n`);
-    }
-    const cardSession = new RunCardSession({
-      suiteDir: flags.suite,
-      outDir: flags.out,
-      ...(tracks ? { tracks } : {}),
-      ...(families ? { families } : {}),
-      log: logger.child("scorer"),
-      // The page's headline column: this process scores its committed results (a bus scorer's
-      // later announcement of the same headline is shown once).
-      ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.publish(trackScoredEvent(track, m.headline)) } : {}),
-      ownScorer: true,
-      scorerMaxHeapMb: intArg("scorer-max-heap-mb", flags.scorerMaxHeapMb, 64) ?? DEFAULT_SCORER_HEAP_MB,
-    });
-    Object.assign(options, cardSession.scorerFeed);
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
-    const onSignalWhileStarting = (signal: NodeJS.Signals) => {
+    let run: Run | undefined;
+    const uninstall = onShutdownSignals((signal) => {
+      if (run) return run.shutdown(signal);
       logger.warn(`${signal} while starting: stopping; nothing was committed`);
       process.exit(EXIT.failed);
-    };
-    process.on("SIGTERM", onSignalWhileStarting);
-    process.on("SIGINT", onSignalWhileStarting);
-    let handle: CoordinatorHandle;
+    });
     try {
-      handle = await startBoundedCoordinator({ ...options, logger }, maxHeapMb);
-      web?.attach(handle, handle.runId);
-      await cardSession.started(handle, { method: flags.method, batchSize: null, methodClass, gpuHourUsd });
-    } catch (err) {
-      await web?.close();
-      throw err;
-    } finally {
-      process.off("SIGTERM", onSignalWhileStarting);
-      process.off("SIGINT", onSignalWhileStarting);
-    }
-    const st = await handle.status();
-    process.stdout.write(
-      `coordinator listening on ${handle.address} run ${handle.runId}: ${st.recordsTotal} records, ${st.recordsResumed} already committed\n`,
-    );
-
-    const onSignal = (signal: NodeJS.Signals) => {
-      logger.info(`${signal}: draining (agents finish what they hold, results are flushed)`);
-      void handle.drain();
-    };
-    process.on("SIGTERM", onSignal);
-    process.on("SIGINT", onSignal);
-    try {
-      const outcome = await handle.done.finally(() => web?.detach());
-      web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
-      await handle.close();
-      const sealed = await cardSession.finished(outcome);
-      const c = outcome.counters;
-      process.stdout.write(
-        `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
-          `(${outcome.recordsResumed} resumed, ${outcome.recordsErrored} with errors), ${c.rejected} results rejected, ${c.duplicates} duplicates dropped, ` +
-          `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n` +
-          `run card ${sealed.cardPath} (${sealed.card.status}, fingerprint ${sealed.card.fingerprint.slice(0, 12)})\n`,
-      );
-      if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
-      if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
-      if (outcome.recordsErrored > 0) throw new UdmError(`${outcome.recordsErrored} of ${outcome.recordsTotal} records ended with errors; start again with the same --out to retry them`);
+      run = await Run.create({
+        suiteDir: scope.suiteDir!,
+        outDir: flags.out,
+        listen: flags.listen,
+        ...(access.token ? { token: access.token } : {}),
+        ...(tls ? { tls } : {}),
+        ...(scope.tracks ? { tracks: scope.tracks } : {}),
+        ...(scope.families ? { families: scope.families } : {}),
+        method: { ...method, seeds: [...method.seeds] },
+        ...timing,
+        force: Boolean(flags.force),
+        ...(nats ? { nats } : {}),
+        ...(metricsListen ? { metrics: metricsListen } : {}),
+        perAgentMetrics,
+        gpuHourUsd,
+        methodClass,
+        logger,
+      });
+      await run.run();
       process.exitCode = EXIT.ok;
-    } catch (err) {
-      await cardSession.failed();
-      throw err;
     } finally {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-      await web?.close();
+      uninstall();
     }
   });
 }

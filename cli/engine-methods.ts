@@ -1,4 +1,5 @@
-// The engine flags shared by `agent` and `run`: --engine and --seeds (the methods themselves are agent/method-table.ts).
+// The engine-method flags of `agent` and `run`: --engine URLs and --seeds checked at start (exit 2);
+// the methods themselves are agent/method-table.ts.
 import { UsageError } from "../common/errors.js";
 import { csv } from "./options.js";
 

@@ -10,7 +10,12 @@ import { openSuite } from "../common/suite/index.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
 import { verifyCard, RUN_CARD_FILE, buildLeaderboard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
 import { opt } from "./options.js";
-import { DATASET_ID } from "./run-card-setup.js";
+import { DATASET_ID } from "../run/index.js";
+import { flagGroup, flagOptions } from "./flag-group.js";
+import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+
+/** --suite of `leaderboard`: only results directories without a card are scored against it. */
+const LEADERBOARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite to score results directories without a card against", mandatory: false }]);
 
 interface LeaderboardFlags {
   suite?: string;
@@ -32,11 +37,12 @@ function expand(arg: string): Array<{ card: string } | { results: string }> {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("leaderboard")
     .description("rank run cards (and plain results directories, scored against --suite) by v1 mean, grouped by dataset and scope")
-    .argument("<cards-or-dirs...>", "run-card.json files, run directories, sweep directories, or results directories without a card")
-    .addOption(opt("--suite <dir>", "suite to score results directories without a card against"))
+    .argument("<cards-or-dirs...>", "run-card.json files, run directories, sweep directories, or results directories without a card");
+  for (const o of flagOptions(LEADERBOARD_SUITE_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--format <fmt>", "what to print: markdown or json", "markdown"))
     .addOption(opt("--json <file>", "also write the leaderboard as JSON"))
     .addOption(opt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))

@@ -1,11 +1,11 @@
 // The NATS connection flags shared by `coordinator` and `scorer` (and their UDM_NATS_* variables,
 // derived from the flag as every flag's is), turned into NatsBusOptions with usage errors that name
-// the flag. Lives in common/ so every command that talks to the bus offers the same flags.
+// the flag. One group, so every command that talks to the bus offers the same flags.
 import { existsSync } from "node:fs";
-import { Option } from "commander";
+import type { Option } from "commander";
 import type { NatsBusOptions } from "../common/bus/index.js";
-import { flagEnvName } from "../common/env.js";
 import { UsageError } from "../common/errors.js";
+import { flagGroup, flagOptions } from "./flag-group.js";
 
 /** Values as commander parses them (camelCase of the long flags). */
 export interface NatsFlagValues {
@@ -19,23 +19,21 @@ export interface NatsFlagValues {
   natsTlsKey?: string;
 }
 
-const FLAGS: Array<[flags: string, description: string]> = [
-  ["--nats <url>", "NATS server URL(s), comma-separated (nats://host:4222); without it the bus is in-process"],
-  ["--nats-user <user>", "NATS user (with --nats-pass)"],
-  ["--nats-pass <password>", "NATS password (with --nats-user)"],
-  ["--nats-token <token>", "NATS authorization token"],
-  ["--nats-creds <file>", "NATS credentials file (JWT and NKey seed)"],
-  ["--nats-tls-ca <file>", "CA certificate (PEM) to verify the NATS server; implies TLS"],
-  ["--nats-tls-cert <file>", "client certificate (PEM) for mutual TLS, with --nats-tls-key"],
-  ["--nats-tls-key <file>", "client key (PEM) for mutual TLS, with --nats-tls-cert"],
-];
+/** The NATS flags; their values become NatsBusOptions in natsBusOptionsFrom(), which checks them together. */
+export const NATS_FLAGS = flagGroup<NatsFlagValues>({}, [
+  { key: "nats", flags: "--nats <url>", description: "NATS server URL(s), comma-separated (nats://host:4222); without it the bus is in-process" },
+  { key: "natsUser", flags: "--nats-user <user>", description: "NATS user (with --nats-pass)" },
+  { key: "natsPass", flags: "--nats-pass <password>", description: "NATS password (with --nats-user)" },
+  { key: "natsToken", flags: "--nats-token <token>", description: "NATS authorization token" },
+  { key: "natsCreds", flags: "--nats-creds <file>", description: "NATS credentials file (JWT and NKey seed)" },
+  { key: "natsTlsCa", flags: "--nats-tls-ca <file>", description: "CA certificate (PEM) to verify the NATS server; implies TLS" },
+  { key: "natsTlsCert", flags: "--nats-tls-cert <file>", description: "client certificate (PEM) for mutual TLS, with --nats-tls-key" },
+  { key: "natsTlsKey", flags: "--nats-tls-key <file>", description: "client key (PEM) for mutual TLS, with --nats-tls-cert" },
+]);
 
 /** The options to add to a command: `for (const o of natsCliOptions()) cmd.addOption(o)`. */
 export function natsCliOptions(): Option[] {
-  return FLAGS.map(([flags, description]) => {
-    const long = flags.split(" ")[0]!;
-    return new Option(flags, description).env(flagEnvName(long));
-  });
+  return flagOptions(NATS_FLAGS);
 }
 
 function parseServers(value: string): string[] {

@@ -3,29 +3,28 @@ import type { Command } from "commander";
 import { UdmError, UsageError } from "../common/errors.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
-import { engineUrl, methodFactory, parseSeeds } from "./engine-methods.js";
+import { EMBEDDED_RUN_DEFAULTS } from "../run/index.js";
+import { engineUrl } from "./engine-methods.js";
 import { DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
-import { boolArg, metricsFlags, type MetricsFlagValues } from "./metrics-flags.js";
-import { cardOptions, parseMethodClass } from "./run-card-setup.js";
-import { DEFAULT_COORDINATOR_METRICS, parseMetricsListen } from "../common/metrics/index.js";
+import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
+import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
+import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
+import { flagOptions, optionsFromFlags } from "./flag-group.js";
+import { SCOPE_FLAGS } from "./flags/scope-flags.js";
+import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
+import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
+import { tokenFlags } from "./flags/access-flags.js";
+import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
 
-interface RunFlags extends MetricsFlagValues {
+interface RunFlags {
   methodClass?: string;
-  token?: string;
-  suite: string;
   out: string;
   engine?: string;
   sim?: string;
-  model?: string;
-  method: string;
-  seeds?: string;
-  tracks?: string;
-  families?: string;
   force?: boolean;
   capacity?: string;
-  leaseMs?: string;
   simTokensPerS?: string;
   simFaults?: string;
   simOracle?: string;
@@ -35,54 +34,54 @@ interface RunFlags extends MetricsFlagValues {
   engineReadyTimeoutMs?: string;
 }
 
+const TOKEN_FLAGS = tokenFlags("bearer token the live page's /api routes require");
+
+const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API");
+
 export function register(program: Command): void {
   const command = program
     .command("run")
-    .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)")
-    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
+    .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)");
+  for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (rerun with the same --out to resume)").makeOptionMandatory())
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
-    .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"))
-    .addOption(opt("--model <name>", "model to ask the engines for (default: the one each serves)"))
-    .addOption(opt("--method <name>", "engine method: systemone, decisions or label-read", "systemone"))
-    .addOption(opt("--seeds <list>", "label-permutation seeds averaged per question, e.g. 0,1,2"))
-    .addOption(opt("--tracks <list>", "comma-separated tracks to run (default: all)"))
-    .addOption(opt("--families <list>", "comma-separated families to run (default: all)"))
+    .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"));
+  for (const o of flagOptions(AGENT_METHOD_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--force", "resume even when run.json pins another suite, scope or method"))
-    .addOption(opt("--capacity <n>", "units each agent holds at once (default: the engine's capacity)"))
-    .addOption(opt("--lease-ms <ms>", "lease of a work unit, renewed by heartbeats (default 30000)"))
+    .addOption(opt("--capacity <n>", "units each agent holds at once (default: the engine's capacity)"));
+  for (const o of flagOptions(LEASE_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--request-timeout-ms <ms>", `time one engine request may take before it is retried (default ${DEFAULT_RETRY_POLICY.timeoutMs})`))
     .addOption(opt("--retries <n>", `retries of a failed engine request before the question is recorded as an error (default ${DEFAULT_RETRY_POLICY.retries})`))
-    .addOption(opt("--engine-ready-timeout-ms <ms>", "engines not ready after this long are reported; when none is, the run fails (default 120000)"))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", `engines not ready after this long are reported; when none is, the run fails (default ${EMBEDDED_RUN_DEFAULTS.engineReadyTimeoutMs})`))
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
-    .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
-    .addOption(opt("--token <token>", "bearer token the live page's /api routes require"));
-  for (const o of metricsFlags(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API")) command.addOption(o);
+    .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
+  for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
   for (const o of cardOptions()) command.addOption(o);
-  command.action(async (flags: RunFlags) => {
+  command.action(async (flags: RunFlags & Record<string, unknown>) => {
       const engines = csv(flags.engine)?.map(engineUrl);
       const requestTimeoutMs = intArg("request-timeout-ms", flags.requestTimeoutMs, 1);
       const retries = intArg("retries", flags.retries, 0);
       const engineReadyTimeoutMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
-      methodFactory(flags.method);
-      const seeds = parseSeeds(flags.seeds);
-      const tracks = csv(flags.tracks);
-      const families = csv(flags.families);
+      const method = optionsFromFlags(AGENT_METHOD_FLAGS, flags);
+      const scope = optionsFromFlags(SCOPE_FLAGS, flags);
       const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
-      const leaseMs = intArg("lease-ms", flags.leaseMs, 100);
+      const { leaseMs } = optionsFromFlags(LEASE_FLAGS, flags);
       ensureWritableDir("out", flags.out);
-      const metrics = parseMetricsListen(flags.metrics);
-      const gpuHourUsd = numberArg("gpu-hour-usd", flags.gpuHourUsd, 0) ?? 0;
-      const perAgentMetrics = boolArg("per-agent-metrics", flags.perAgentMetrics);
+      const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
+      const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
       const result = await runEmbedded({
-        suiteDir: flags.suite,
+        suiteDir: scope.suiteDir!,
         outDir: flags.out,
         ...(engines ? { engines } : {}),
         ...(sim ? { sim } : {}),
@@ -92,9 +91,9 @@ export function register(program: Command): void {
           ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
           ...(accuracy !== undefined ? { accuracy } : {}),
         },
-        method: { method: flags.method, seeds, ...(flags.model ? { model: flags.model } : {}) },
-        ...(tracks ? { tracks } : {}),
-        ...(families ? { families } : {}),
+        method: { method: method.method ?? COORDINATOR_DEFAULTS.method.method, seeds: method.seeds ?? [], ...(method.model ? { model: method.model } : {}) },
+        ...(scope.tracks ? { tracks: scope.tracks } : {}),
+        ...(scope.families ? { families: scope.families } : {}),
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
@@ -102,7 +101,7 @@ export function register(program: Command): void {
         ...(retries !== undefined ? { retries } : {}),
         ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
         ...(metrics ? { metrics } : {}),
-        ...(flags.token ? { token: flags.token } : {}),
+        ...(token ? { token } : {}),
         gpuHourUsd,
         methodClass: parseMethodClass(flags.methodClass),
         perAgentMetrics,

@@ -3,34 +3,29 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { METRICS_FILE, writeMetricsJson, type MetricsJson, scoreResults } from "../scorer/index.js";
-import { csv, opt } from "./options.js";
+import { opt } from "./options.js";
+import { flagOptions, optionsFromFlags } from "./flag-group.js";
+import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ensureWritableFile } from "./out-path.js";
 
 interface ScoreFlags {
-  suite: string;
   results: string;
   out?: string;
-  tracks?: string;
-  families?: string;
 }
 
 export function register(program: Command): void {
-  program
-    .command("score")
-    .description("score result files against a suite and write metrics.json")
-    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
+  const command = program.command("score").description("score result files against a suite and write metrics.json");
+  for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
+  command
     .addOption(opt("--results <dir>", "results directory; every *.jsonl and *.jsonl.gz below it is read").makeOptionMandatory())
     .addOption(opt("--out <file>", "where to write metrics.json (default: <results>/metrics.json)"))
-    .addOption(opt("--tracks <list>", "comma-separated tracks to score (default: all)"))
-    .addOption(opt("--families <list>", "comma-separated families to score (default: all)"))
-    .action(async (flags: ScoreFlags) => {
-      const tracks = csv(flags.tracks);
-      const families = csv(flags.families);
+    .action(async (flags: ScoreFlags & Record<string, unknown>) => {
+      const { suiteDir, tracks, families } = optionsFromFlags(SCOPE_FLAGS, flags);
       const out = flags.out ?? join(flags.results, METRICS_FILE);
       // The default lies in --results: a missing results directory is scoreResults' error to name.
       if (flags.out || existsSync(flags.results)) ensureWritableFile(flags.out ? "out" : "results", out);
       const metrics = await scoreResults({
-        suiteDir: flags.suite,
+        suiteDir: suiteDir!,
         resultsDir: flags.results,
         ...(tracks ? { tracks } : {}),
         ...(families ? { families } : {}),

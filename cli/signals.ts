@@ -1,14 +1,13 @@
-// The shutdown signals of a long-running command: SIGTERM (an orchestrator stopping the pod) and
-// SIGINT (Ctrl-C). Handlers are installed here only, so every command removes what it installed.
-export type ShutdownSignal = "SIGTERM" | "SIGINT";
+// The one place the CLI installs shutdown signal handlers: SIGTERM (Kubernetes, systemd) and SIGINT
+// (Ctrl-C) stop a process the same way. The roles' objects never install handlers: each command
+// decides what a signal means (drain, stop, exit) and uninstalls it when its object is done.
 
-/** Calls `handler` on every SIGTERM and SIGINT until the returned function uninstalls it. */
-export function onShutdownSignals(handler: (signal: ShutdownSignal) => void): () => void {
-  const listener = (signal: NodeJS.Signals) => handler(signal as ShutdownSignal);
-  process.on("SIGTERM", listener);
-  process.on("SIGINT", listener);
+/** Calls `handler` on SIGTERM and SIGINT until the returned function uninstalls it. */
+export function onShutdownSignals(handler: (signal: NodeJS.Signals) => void): () => void {
+  process.on("SIGTERM", handler);
+  process.on("SIGINT", handler);
   return () => {
-    process.off("SIGTERM", listener);
-    process.off("SIGINT", listener);
+    process.off("SIGTERM", handler);
+    process.off("SIGINT", handler);
   };
 }

@@ -6,6 +6,7 @@ import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { startSimEngine, parseFaults, Oracle, oracleFromSuite } from "../sim/index.js";
 import { intArg, numberArg, opt, portArg } from "./options.js";
+import { onShutdownSignals } from "./signals.js";
 
 interface SimEngineFlags {
   port: string;
@@ -83,11 +84,9 @@ export function register(program: Command): void {
       log.info("listening", { url: engine.url, model: engine.model, oracle: oracle?.size ?? 0 });
       let onSignal!: (signal: NodeJS.Signals) => void;
       const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
-      process.once("SIGTERM", onSignal);
-      process.once("SIGINT", onSignal);
+      const uninstall = onShutdownSignals(onSignal);
       const outcome = await Promise.race([signalled, crashedPromise.then(() => "crash" as const)]);
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
+      uninstall();
       await engine.close();
       const stats = engine.stats();
       if (outcome === "crash") {

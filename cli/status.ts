@@ -6,6 +6,8 @@ import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import { pem } from "../coordinator/index.js";
 import { opt, intArg } from "./options.js";
+import { flagOptions } from "./flag-group.js";
+import { tokenFlags } from "./flags/access-flags.js";
 
 interface StatusFlags {
   coordinator: string;
@@ -18,11 +20,12 @@ interface StatusFlags {
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("status")
     .description("show a coordinator's run status: per-track progress, agents, counters")
-    .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory())
-    .addOption(opt("--token <token>", "bearer token the coordinator expects"))
+    .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory());
+  for (const o of flagOptions(tokenFlags("bearer token the coordinator expects"))) command.addOption(o);
+  command
     .addOption(opt("--json", "print the RunStatus as JSON"))
     .addOption(opt("--tls-ca <file>", "CA certificate (PEM) of the coordinator; enables TLS"))
     .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))

@@ -5,6 +5,8 @@ import { verifySuite } from "../common/suite/index.js";
 import { makeSuite, type SuiteScale } from "../sim/index.js";
 import { csv, intArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
+import { flagOptions, optionsFromFlags } from "./flag-group.js";
+import { SUITE_FLAGS } from "./flags/scope-flags.js";
 
 export function register(program: Command): void {
   const suite = program.command("suite").description("make or verify a suite");
@@ -38,14 +40,14 @@ export function register(program: Command): void {
       );
     });
 
-  suite
+  const verify = suite
     .command("verify")
-    .description("check every line, the counts and the hashes of a suite against its manifest; exit 1 on any problem")
-    .addOption(opt("--suite <dir>", "suite directory (<suite> or <suite>/test)").makeOptionMandatory())
-    .action(async (o: { suite: string }) => {
-      const result = await verifySuite(o.suite);
-      if (result.problems.length > 0) throw new CheckFailedError(result.problems);
-      const manifest = result.manifest ? "counts and sha256 match manifest.json" : "no manifest.json: counts and hashes not checked";
-      process.stdout.write(`ok: ${result.files} files, ${result.records} records, ${manifest}; identity ${result.identity}\n`);
-    });
+    .description("check every line, the counts and the hashes of a suite against its manifest; exit 1 on any problem");
+  for (const o of flagOptions(SUITE_FLAGS)) verify.addOption(o);
+  verify.action(async (flags: Record<string, unknown>) => {
+    const result = await verifySuite(optionsFromFlags(SUITE_FLAGS, flags).suiteDir!);
+    if (result.problems.length > 0) throw new CheckFailedError(result.problems);
+    const manifest = result.manifest ? "counts and sha256 match manifest.json" : "no manifest.json: counts and hashes not checked";
+    process.stdout.write(`ok: ${result.files} files, ${result.records} records, ${manifest}; identity ${result.identity}\n`);
+  });
 }

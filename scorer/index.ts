@@ -1,5 +1,6 @@
 // The scorer's front door: pure metrics under streaming accumulators, the commit scorer thread, the
-// streaming scorer over the bus, and the files they write. What the coordinator, card/ and cli/ may use.
+// streaming scorer over the bus, the scorer process (Scorer), and the files they write. What the
+// coordinator, card/ and cli/ may use.
 export type { Interval } from "./bootstrap.js";
 export type { ScorerFeedMessage } from "./commit-scorer-messages.js";
 export { CommitScorerThread, DEFAULT_SCORER_HEAP_MB, scorerThreadEntry, type ScorerFeed } from "./commit-scorer-thread.js";
@@ -11,3 +12,4 @@ export { scoreResults, scoreResultsWithInterval } from "./score-results.js";
 export { registerScorerMetrics, scorerCountsOf } from "./scorer-metrics.js";
 export { StreamingScorer, chooseRun } from "./streaming-scorer.js";
 export type { TrackMetrics } from "./track-metrics.js";
+export { Scorer, type ScorerOptions, type ScorerReport } from "./scorer.js";

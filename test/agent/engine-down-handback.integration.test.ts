@@ -17,7 +17,7 @@ import { createLogger } from "../../common/log.js";
 import { spawnCli, type CliProcess } from "../support/cli-process.js";
 import * as grpc from "@grpc/grpc-js";
 import { fetchStatus, formatStatus } from "../../cli/status.js";
-import { createProgressBar, progressOf } from "../../cli/progress.js";
+import { createProgressBar, progressOf } from "../../run/progress.js";
 
 const quiet = createLogger("test", "silent");
 const cleanups: Array<() => unknown> = [];

@@ -15,8 +15,9 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   scorer: ["common"],
   sim: ["common"],
   card: ["common", "scorer"],
-  cli: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "bench"],
-  bench: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "cli"],
+  run: ["common", "proto", "coordinator", "scorer", "card", "agent", "sim"],
+  cli: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "run", "bench"],
+  bench: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "run", "cli"],
 };
 
 /** Packages a folder must not use directly. */
@@ -26,7 +27,7 @@ const FORBIDDEN_PACKAGES: Record<string, readonly RegExp[]> = {
   sim: [/^@grpc\//],
 };
 
-const ROLES = ["agent", "card", "coordinator", "scorer", "sim"];
+const ROLES = ["agent", "card", "coordinator", "run", "scorer", "sim"];
 
 const cases: Array<[string, string, string]> = [];
 for (const folder of Object.keys(MAY_IMPORT)) {

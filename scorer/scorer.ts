@@ -1,0 +1,137 @@
+// The scorer of a distributed run as its own process (`udm-orch scorer`): its /metrics, the bus
+// (waited for while NATS is down) and the StreamingScorer of one run. create() starts /metrics and
+// opens the bus; run() scores until every track of the run is (a durable consumer, so a restart with
+// the same outDir resumes); shutdown() stops (applied results are acked, the rest stays with the
+// durable consumer).
+import { type Bus, checkToken } from "../common/bus/index.js";
+import { UdmError } from "../common/errors.js";
+import { createLogger, type Logger } from "../common/log.js";
+import { createProcessRegistry, startMetricsServer, type ListenAddress, type MetricsServer } from "../common/metrics/index.js";
+import { registerScorerMetrics } from "./scorer-metrics.js";
+import { chooseRun, StreamingScorer, type StreamingScorerResult } from "./streaming-scorer.js";
+
+export interface ScorerOptions {
+  suiteDir: string;
+  /** Where metrics.json, the scorer's journal and state go. */
+  outDir: string;
+  /** The run to score (default: the only, or most recently updated, run on the bus). */
+  runId?: string;
+  progressEveryMs?: number;
+  ackWaitMs?: number;
+  /** Serve Prometheus metrics on /metrics at this address; none when absent. */
+  metrics?: ListenAddress;
+  /** Opens the run's bus; a refused connection or a timeout is retried (NATS not up yet). */
+  openBus: () => Promise<Bus>;
+  log?: Logger;
+  /** Where the /metrics address, each scored track and the metrics path are printed (default stdout). */
+  print?: (text: string) => void;
+}
+
+/** What a scorer that scored every track of its run reports. */
+export interface ScorerReport extends StreamingScorerResult {
+  runId: string;
+  metricsPath: string;
+}
+
+export class Scorer {
+  private scorer: StreamingScorer | undefined;
+  private bus!: Bus;
+  private metricsServer: MetricsServer | undefined;
+  private readonly registry = createProcessRegistry("scorer");
+  private readonly scorerMetrics: ReturnType<typeof registerScorerMetrics>;
+  private readonly log: Logger;
+  private readonly print: (text: string) => void;
+
+  /** Serves /metrics (when asked) and opens the bus, waiting for NATS while it is down. */
+  static async create(options: ScorerOptions): Promise<Scorer> {
+    const scorer = new Scorer(options);
+    await scorer.open();
+    return scorer;
+  }
+
+  private constructor(private readonly options: ScorerOptions) {
+    this.log = options.log ?? createLogger("scorer");
+    this.print = options.print ?? ((t: string) => void process.stdout.write(t));
+    // /metrics answers before the run is chosen; its gauges read the scorer once there is one.
+    this.scorerMetrics = registerScorerMetrics(this.registry, {
+      metrics: () => this.scorer?.snapshot().metrics,
+      tracksInScope: () => this.scorer?.snapshot().tracks ?? 0,
+      counts: () => this.scorer?.snapshot().counts ?? { applied: 0, duplicates: 0, invalid: 0 },
+      pending: () => this.scorer?.snapshot().pending,
+    });
+  }
+
+  private async open(): Promise<void> {
+    const { options, log, registry } = this;
+    this.metricsServer = options.metrics ? await startMetricsServer({ listen: options.metrics, metrics: () => registry.metrics(), log }) : undefined;
+    if (this.metricsServer) this.print(`scorer: metrics on ${this.metricsServer.url}/metrics\n`);
+    try {
+      this.bus = await openBusWhenUp(options.openBus, log);
+    } catch (err) {
+      await this.metricsServer?.close();
+      throw err;
+    }
+  }
+
+  /** Scores the run until every track is; throws a UdmError when it stops before or fails. */
+  async run(): Promise<ScorerReport> {
+    const { options, bus, log, print } = this;
+    try {
+      const runId = options.runId !== undefined ? checkToken("--run", options.runId) : chooseRun(await bus.listStatuses(), log).runId;
+      const scorer = new StreamingScorer({
+        bus,
+        runId,
+        suiteDir: options.suiteDir,
+        outDir: options.outDir,
+        ...(options.progressEveryMs !== undefined ? { progressEveryMs: options.progressEveryMs } : {}),
+        ...(options.ackWaitMs !== undefined ? { ackWaitMs: options.ackWaitMs } : {}),
+        log,
+        onEmitted: (_track, seconds) => this.scorerMetrics.emitted(seconds),
+        onTrackFinal: (track, m) => print(`track ${track} scored: ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)} (${m.records} records)\n`),
+      });
+      this.scorer = scorer;
+      print(`scorer: run ${runId}: scoring into ${scorer.metricsPath}\n`);
+      await scorer.start();
+      const metrics = await scorer.done;
+      const r = scorer.result();
+      await scorer.stop();
+      return { ...r, metrics, runId, metricsPath: scorer.metricsPath };
+    } catch (err) {
+      await this.scorer?.stop().catch(() => undefined);
+      if (err instanceof UdmError) throw err;
+      throw new UdmError(`scorer failed: ${(err as Error).message}`, { cause: err });
+    } finally {
+      await bus.close().catch(() => undefined);
+      await this.metricsServer?.close();
+    }
+  }
+
+  /** Stops scoring and closes the bus: applied results are acked, the rest stays with the durable consumer. */
+  async shutdown(reason = "shutdown"): Promise<void> {
+    this.log.info(`${reason}: stopping (applied results are acked; the rest stays with the durable consumer)`);
+    await (this.scorer?.stop() ?? Promise.resolve()).finally(() => this.bus.close());
+  }
+}
+
+/**
+ * A scorer started while NATS is down (restarting, not yet up) waits for it, as a running scorer
+ * does through an outage; refused credentials, a bad URL or a server without JetStream still fail
+ * at once.
+ */
+async function openBusWhenUp(open: () => Promise<Bus>, log: Logger): Promise<Bus> {
+  let delayMs = 250;
+  let said = false;
+  for (;;) {
+    try {
+      const bus = await open();
+      if (said) log.info("NATS reachable: connected");
+      return bus;
+    } catch (err) {
+      if (!/connection refused|ECONNREFUSED|CONNECTION_REFUSED|timeout/i.test((err as Error).message)) throw err;
+      if (!said) log.warn("NATS unreachable; waiting for it (SIGTERM stops)", { error: (err as Error).message });
+      said = true;
+      await new Promise((r) => setTimeout(r, delayMs));
+      delayMs = Math.min(delayMs * 2, 5_000);
+    }
+  }
+}
