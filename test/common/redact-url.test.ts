@@ -16,6 +16,10 @@ describe("redactUrl", () => {
       "fetch failed: Request cannot be constructed from a URL that includes credentials: http://***@127.0.0.1:1/x",
     );
     expect(redactUrl("nats://u:p@a:4222,nats://b:4222")).toBe("nats://***@a:4222,nats://b:4222");
+    // A JSON log line: each field's URL is redacted on its own, the fields after it are kept.
+    const fields = JSON.stringify({ engine: "http://h:1/v1?api_key=abc", peer: "http://u:p@h:2", mail: "a@b" });
+    expect(redactUrl(fields)).toBe(JSON.stringify({ engine: "http://h:1/v1?api_key=***", peer: "http://***@h:2", mail: "a@b" }));
+    expect(redactUrl(JSON.stringify({ url: "http://h:1", who: "x@y" }))).toBe(JSON.stringify({ url: "http://h:1", who: "x@y" }));
   });
 
   it("leaves text without credentials unchanged", () => {
