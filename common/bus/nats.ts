@@ -142,6 +142,8 @@ export class NatsBus implements Bus {
   private readonly consumers = new Set<{ stop(): Promise<void> }>();
   private readonly log: Logger;
   private readonly hdrsFormat = String(BUS_FORMAT);
+  /** Results keys by run id (with a results token). */
+  private readonly keys = new Map<string, Buffer>();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -153,8 +155,6 @@ export class NatsBus implements Bus {
   ) {
     this.log = log;
   }
-
-  private readonly keys = new Map<string, Buffer>();
 
   /** The run's results key, when this bus has a token. */
   private resultsKey(runId: string): Buffer | undefined {
