@@ -33,6 +33,7 @@ import {
 import { openAttach, type AttachCall, type CoordinatorClient } from "./transport/coordinator-channel.js";
 import { AgentAuthError, AgentProtocolError } from "./agent-errors.js";
 import type { AgentStatsCounters } from "./agent-stats.js";
+import { redactUrl } from "../common/redact-url.js";
 
 /** Engine load as reported in heartbeats (vllm:num_requests_waiting / _running). */
 export interface SessionOptions {
@@ -174,7 +175,8 @@ export class AttachSession {
         capacity: this.capacity,
         version: VERSION,
         ready: this.helloReady,
-        engineUrl: this.o.engineUrl ?? "",
+        // The coordinator writes it into run.json and the run card: never its credentials.
+        engineUrl: redactUrl(this.o.engineUrl ?? ""),
         instance: this.o.instance,
       }),
     );

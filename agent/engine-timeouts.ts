@@ -1,6 +1,7 @@
 // Requests to one engine that ran past their timeout: the first is logged at once (a hung engine
 // is otherwise silent for minutes), later ones are counted and logged at most once a minute.
 import type { Logger } from "../common/log.js";
+import { redactUrl } from "../common/redact-url.js";
 
 const REPEAT_MS = 60_000;
 
@@ -8,13 +9,17 @@ export class EngineTimeouts {
   private count = 0;
   private lastLoggedAt = -Infinity;
   private loggedCount = 0;
+  /** As logged: without credentials. */
+  private readonly engineUrl: string;
 
   constructor(
-    private readonly engineUrl: string,
+    engineUrl: string,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
     private readonly now: () => number = () => Date.now(),
-  ) {}
+  ) {
+    this.engineUrl = redactUrl(engineUrl);
+  }
 
   get total(): number {
     return this.count;

@@ -56,7 +56,10 @@ export function register(program: Command): void {
     const scope = optionsFromFlags(SCOPE_FLAGS, flags);
     const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
     const logger = createLogger("coordinator");
-    const nats = natsBusOptionsFrom(flags);
+    const natsFlags = natsBusOptionsFrom(flags);
+    // With --token the results it publishes are signed (a scorer with the same token checks them).
+    const nats = natsFlags && access.token ? { ...natsFlags, resultsToken: access.token } : natsFlags;
+    if (natsFlags && !access.token) logger.warn("--nats without --token: results on the bus are not signed (a scorer cannot tell them from forged ones)");
     const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
     const methodClass = parseMethodClass(flags.methodClass);
     // Nothing is committed while the suite is read: a signal then just stops (the next start

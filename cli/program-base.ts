@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import { UdmError, EXIT } from "../common/errors.js";
 import { VERSION } from "../common/version.js";
+import { redactUrl } from "../common/redact-url.js";
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -36,7 +37,7 @@ export function exitCodeOf(err: unknown): number {
     return EXIT.badInput;
   }
   if (err instanceof UdmError) {
-    process.stderr.write(`udm-orch: ${err.message}\n`);
+    process.stderr.write(`udm-orch: ${redactUrl(err.message)}\n`);
     return err.exitCode;
   }
   const sys = err as NodeJS.ErrnoException;
@@ -46,6 +47,6 @@ export function exitCodeOf(err: unknown): number {
     process.stderr.write(`udm-orch: ${sys.syscall}${sys.path ? ` ${sys.path}` : ""} failed: ${sys.code}${sys.code === "ENOSPC" ? " (disk full: results committed before it are kept; free space and rerun the same command to resume)" : ""}\n`);
     return EXIT.failed;
   }
-  process.stderr.write(`udm-orch: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`udm-orch: ${redactUrl(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
   return EXIT.failed;
 }

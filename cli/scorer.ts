@@ -16,6 +16,10 @@ import { DEFAULT_SCORER_METRICS, parseMetricsListen } from "../common/metrics/in
 import { onShutdownSignals } from "./signals.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SUITE_FLAGS } from "./flags/scope-flags.js";
+import { tokenFlags } from "./flags/access-flags.js";
+
+/** The run's token: only results signed with it (by a coordinator with the same --token) are scored. */
+const TOKEN_FLAGS = tokenFlags("the run's token (the coordinator's --token): score only results signed with it; without it results on the bus are not authenticated");
 
 interface ScorerFlags extends NatsFlagValues {
   out: string;
@@ -36,6 +40,7 @@ export function register(program: Command): void {
     .addOption(opt("--progress-ms <ms>", "running metrics of tracks in progress, this often (default 3000)"))
     .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"))
     .addOption(opt("--metrics <host:port>", "serve Prometheus metrics on /metrics (off: none)", DEFAULT_SCORER_METRICS));
+  for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   for (const o of natsCliOptions()) command.addOption(o);
   command.action(async (flags: ScorerFlags & Record<string, unknown>) => {
     if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
@@ -44,6 +49,9 @@ export function register(program: Command): void {
     ensureWritableDir("out", flags.out);
     const metricsListen = parseMetricsListen(flags.metrics);
     const { suiteDir } = optionsFromFlags(SUITE_FLAGS, flags);
+    const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
+    const log = createLogger("scorer");
+    if (!token) log.warn("no --token: results on the bus are not authenticated (anyone who can publish on NATS can change the scores)");
     const scorer = await Scorer.create({
       suiteDir: suiteDir!,
       outDir: flags.out,
@@ -51,8 +59,8 @@ export function register(program: Command): void {
       ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
       ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
       ...(metricsListen ? { metrics: metricsListen } : {}),
-      openBus: () => openBus(flags, { logger: createLogger("bus") }),
-      log: createLogger("scorer"),
+      openBus: () => openBus(flags, { logger: createLogger("bus"), ...(token ? { resultsToken: token } : {}) }),
+      log,
     });
     const uninstall = onShutdownSignals((signal) => void scorer.shutdown(signal).finally(() => process.exit(EXIT.failed)));
     try {
@@ -60,7 +68,7 @@ export function register(program: Command): void {
       process.stdout.write(formatReport(r.metrics));
       process.stdout.write(
         `run ${r.runId}: all ${Object.keys(r.metrics.tracks).length} tracks scored, summary published ` +
-          `(${r.applied} results applied, ${r.replayed} from the journal, ${r.duplicates} duplicates skipped); wrote ${r.metricsPath}\n`,
+          `(${r.applied} results applied, ${r.replayed} from the journal, ${r.duplicates} duplicates skipped${r.rejected > 0 ? `, ${r.rejected} rejected (not signed with the run's token)` : ""}); wrote ${r.metricsPath}\n`,
       );
       process.exitCode = EXIT.ok;
     } finally {

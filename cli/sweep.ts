@@ -14,6 +14,7 @@ import { onShutdownSignals } from "./signals.js";
 import { flagOptions } from "./flag-group.js";
 import { tokenFlags } from "./flags/access-flags.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
+import { redactUrl } from "../common/redact-url.js";
 
 interface SweepFlags {
   config: string;
@@ -68,7 +69,7 @@ async function dryRun({ config, runs, entries }: SweepPlan, flags: SweepFlags): 
   const stated = numberArg("chars-per-token", flags.charsPerToken, 0.1)!;
   const tokensPerGpuSecond = numberArg("tokens-per-gpu-s", flags.tokensPerGpuS, 1)!;
   let ratio: TokenRatio | undefined = flags.engine ? await measureCharsPerToken(flags.engine, text.sample) : undefined;
-  const engineNote = flags.engine && !ratio ? ` (${flags.engine}/tokenize did not answer)` : "";
+  const engineNote = flags.engine && !ratio ? ` (${redactUrl(flags.engine)}/tokenize did not answer)` : "";
   ratio ??= { charsPerToken: stated, source: `stated ratio of ${stated} characters per token (--chars-per-token)${engineNote}` };
   const a = { ratio, tokensPerGpuSecond, gpuHourUsd: config.gpu_hour_usd };
   const lines: string[] = [];

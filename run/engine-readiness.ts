@@ -3,6 +3,7 @@
 // waiting at 0% forever.
 import { UdmError } from "../common/errors.js";
 import type { EngineMethod } from "../agent/index.js";
+import { redactUrl } from "../common/redact-url.js";
 
 const POLL_MS = 500;
 
@@ -31,7 +32,7 @@ export function watchEngineReadiness(
         lastError.set(url, (err as Error).message);
       }
       if (Date.now() >= deadline) {
-        warn(`engine ${url} not ready after ${timeoutMs} ms: ${lastError.get(url) ?? "no answer"}`);
+        warn(redactUrl(`engine ${url} not ready after ${timeoutMs} ms: ${lastError.get(url) ?? "no answer"}`));
         return false;
       }
       await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
@@ -44,7 +45,7 @@ export function watchEngineReadiness(
         settled++;
         if (ready) resolve();
         else if (settled === engines.length && !stopper.signal.aborted) {
-          reject(new UdmError(`no engine became ready within ${timeoutMs} ms (--engine-ready-timeout-ms): ${engines.map((e) => `${e.url}: ${lastError.get(e.url) ?? "no answer"}`).join("; ")}`));
+          reject(new UdmError(redactUrl(`no engine became ready within ${timeoutMs} ms (--engine-ready-timeout-ms): ${engines.map((e) => `${e.url}: ${lastError.get(e.url) ?? "no answer"}`).join("; ")}`)));
         }
       });
     }

@@ -14,11 +14,13 @@ export interface ScorerCounts {
   duplicates: number;
   /** Results that match no record in scope (another suite, a track outside the run). */
   invalid: number;
+  /** Results refused because their MAC is missing or wrong (a scorer given the run's token). */
+  rejected: number;
 }
 
-/** The core's counts as the metrics show them; `consumerErrors`: results the bus consumer could not read. */
-export function scorerCountsOf(c: CoreCounts | undefined, consumerErrors = 0): ScorerCounts {
-  return { applied: c?.applied ?? 0, duplicates: c?.duplicates ?? 0, invalid: (c?.unknown ?? 0) + (c?.outOfScope ?? 0) + consumerErrors };
+/** The core's counts as the metrics show them; `consumerErrors`: results the bus consumer could not read; `rejected`: forged or unsigned ones. */
+export function scorerCountsOf(c: CoreCounts | undefined, consumerErrors = 0, rejected = 0): ScorerCounts {
+  return { applied: c?.applied ?? 0, duplicates: c?.duplicates ?? 0, invalid: (c?.unknown ?? 0) + (c?.outOfScope ?? 0) + consumerErrors, rejected };
 }
 
 export interface ScorerMetricsSource {
@@ -119,7 +121,7 @@ export function registerScorerMetrics(registry: Registry, source: ScorerMetricsS
     const counts = source.counts.bind(source);
     new Counter({
       name: "udm_scorer_results_total",
-      help: "Results received by outcome: applied, duplicate (run_id already applied), invalid (no record in scope).",
+      help: "Results received by outcome: applied, duplicate (run_id already applied), invalid (no record in scope), rejected (MAC missing or wrong, with --token).",
       labelNames: ["outcome"] as const,
       registers,
       collect() {
@@ -128,6 +130,7 @@ export function registerScorerMetrics(registry: Registry, source: ScorerMetricsS
         this.inc({ outcome: "applied" }, c.applied);
         this.inc({ outcome: "duplicate" }, c.duplicates);
         this.inc({ outcome: "invalid" }, c.invalid);
+        this.inc({ outcome: "rejected" }, c.rejected);
       },
     });
   }

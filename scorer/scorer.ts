@@ -56,7 +56,7 @@ export class Scorer {
     this.scorerMetrics = registerScorerMetrics(this.registry, {
       metrics: () => this.scorer?.snapshot().metrics,
       tracksInScope: () => this.scorer?.snapshot().tracks ?? 0,
-      counts: () => this.scorer?.snapshot().counts ?? { applied: 0, duplicates: 0, invalid: 0 },
+      counts: () => this.scorer?.snapshot().counts ?? { applied: 0, duplicates: 0, invalid: 0, rejected: 0 },
       pending: () => this.scorer?.snapshot().pending,
     });
   }

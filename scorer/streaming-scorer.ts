@@ -15,7 +15,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeJsonAtomic } from "../common/atomic-file.js";
-import { SUMMARY_METRICS, type Bus, type ResultConsumer, type RunStatusRecord } from "../common/bus/index.js";
+import { ResultRejectedError, SUMMARY_METRICS, type Bus, type ResultConsumer, type RunStatusRecord } from "../common/bus/index.js";
 import { UsageError } from "../common/errors.js";
 import { readJsonFileOrThrow } from "../common/parse.js";
 import { createLogger, type Logger } from "../common/log.js";
@@ -68,6 +68,8 @@ export interface StreamingScorerResult {
   /** Redelivered or re-published lines skipped because their run_id was already applied. */
   duplicates: number;
   replayed: number;
+  /** Lines refused for a missing or wrong MAC (with the run's token). */
+  rejected: number;
 }
 
 export class StreamingScorer {
@@ -79,6 +81,8 @@ export class StreamingScorer {
   private flushTimer: NodeJS.Timeout | undefined;
   /** Deliveries the consumer could not read as results. */
   private consumerErrors = 0;
+  /** Deliveries refused for a missing or wrong MAC (a bus with the run's token); logged once. */
+  private rejected = 0;
   private flushing: Promise<void> = Promise.resolve();
   private progressTimer: NodeJS.Timeout | undefined;
   private resolveDone!: (m: MetricsJson) => void;
@@ -126,6 +130,7 @@ export class StreamingScorer {
       ...(this.options.ackWaitMs !== undefined ? { ackWaitMs: this.options.ackWaitMs } : {}),
       onResult: (line, ack) => this.received(line, ack),
       onError: (err, d) => {
+        if (err instanceof ResultRejectedError) return this.reject(err, d.track);
         this.consumerErrors++;
         this.log.warn("result not applied", { seq: d.seq, track: d.track, error: err.message });
       },
@@ -150,7 +155,7 @@ export class StreamingScorer {
 
   result(): StreamingScorerResult {
     const counts = this.scorer?.counts ?? { applied: 0, duplicates: 0, replayed: 0 };
-    return { metrics: this.scorer!.partial(), applied: counts.applied, duplicates: counts.duplicates, replayed: counts.replayed };
+    return { metrics: this.scorer!.partial(), applied: counts.applied, duplicates: counts.duplicates, replayed: counts.replayed, rejected: this.rejected };
   }
 
   /** The scorer core (after start()): per-track progress, counts, partial metrics. */
@@ -217,6 +222,13 @@ export class StreamingScorer {
   }
 
   // ---- the stream ---------------------------------------------------------------------------
+
+  /** A forged or unsigned line: counted; said once, since a forger could otherwise flood the log. */
+  private reject(err: ResultRejectedError, track: string): void {
+    if (this.rejected++ === 0) {
+      this.log.warn("rejected a result not signed with the run's token (forged, or the coordinator runs without this --token); further ones are only counted (udm_scorer_results_total{outcome=\"rejected\"})", { track, reason: err.reason, error: err.message });
+    }
+  }
 
   private received(line: ResultLine, ack: () => void): void {
     if (this.stopped) return; // not acked: redelivered to the next scorer
@@ -344,7 +356,7 @@ export class StreamingScorer {
     return {
       metrics: this.scorer?.lastWritten,
       tracks: this.scorer?.trackNames.length ?? 0,
-      counts: scorerCountsOf(c, this.consumerErrors),
+      counts: scorerCountsOf(c, this.consumerErrors, this.rejected),
       pending: this.acks.length,
     };
   }

@@ -3,6 +3,7 @@
 // the engine's POST /tokenize on a sample of the suite's prompts when an engine is reachable (the
 // measured characters per token then scale to every prompt), else from a stated chars-per-token
 // ratio. GPU time is tokens over a stated engine throughput; cost is GPU-hours x the GPU-hour price.
+import { redactUrl } from "../../common/redact-url.js";
 import { openSuite, readTrackRecords, selectFiles } from "../../common/suite/index.js";
 import type { SweepRun } from "./sweep-config.js";
 
@@ -73,7 +74,7 @@ export async function measureCharsPerToken(engineUrl: string, sample: readonly s
     return undefined;
   }
   if (tokens === 0) return undefined;
-  return { charsPerToken: chars / tokens, source: `measured through ${engineUrl}/tokenize on ${sample.length} prompts of the suite` };
+  return { charsPerToken: chars / tokens, source: `measured through ${redactUrl(engineUrl)}/tokenize on ${sample.length} prompts of the suite` };
 }
 
 export interface RunEstimate {

@@ -3,3 +3,4 @@ export { SUMMARY_METRICS, busStatusOf, checkToken, type Bus, type BusEvent, type
 export { InProcessBus } from "./in-process.js";
 export { DeferredNatsBus } from "./nats-deferred.js";
 export { NatsBus, type NatsBusOptions } from "./nats.js";
+export { ResultRejectedError } from "./results-mac.js";

@@ -57,6 +57,7 @@ import {
 } from "./bus.js";
 import { createLogger, type Logger } from "../log.js";
 import { type CommittedLine, ResultLineSchema, type ResultLine } from "../results/index.js";
+import { checkResultMac, RESULTS_MAC_HEADER, resultMac, resultsKey, ResultRejectedError } from "./results-mac.js";
 
 export interface NatsTlsOptions {
   /** CA bundle that signed the server's certificate (PEM file). */
@@ -88,6 +89,12 @@ export interface NatsBusOptions {
   connectTimeoutMs?: number;
   /** How long a publish waits for JetStream's ack before it is reported as failed (default 5 s). */
   publishTimeoutMs?: number;
+  /**
+   * The run's token (the coordinator's --token): results this bus publishes carry a MAC keyed by
+   * it (results-mac.ts), and its results consumers drop every line whose MAC does not verify.
+   * Without it results are neither signed nor checked: the bus is then unauthenticated.
+   */
+  resultsToken?: string;
   logger?: Logger;
 }
 
@@ -135,6 +142,8 @@ export class NatsBus implements Bus {
   private readonly consumers = new Set<{ stop(): Promise<void> }>();
   private readonly log: Logger;
   private readonly hdrsFormat = String(BUS_FORMAT);
+  /** Results keys by run id (with a results token). */
+  private readonly keys = new Map<string, Buffer>();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -142,8 +151,17 @@ export class NatsBus implements Bus {
     private readonly jsm: JetStreamManager,
     private readonly kv: KV,
     log: Logger,
+    private readonly resultsToken: string | undefined,
   ) {
     this.log = log;
+  }
+
+  /** The run's results key, when this bus has a token. */
+  private resultsKey(runId: string): Buffer | undefined {
+    if (this.resultsToken === undefined) return undefined;
+    let key = this.keys.get(runId);
+    if (!key) this.keys.set(runId, (key = resultsKey(this.resultsToken, runId)));
+    return key;
   }
 
   /**
@@ -230,7 +248,7 @@ export class NatsBus implements Bus {
       log.debug("status bucket exists with other settings; binding to it", { error: asError(err).message });
       kv = await kvm.open(STATUS_BUCKET);
     }
-    return new NatsBus(nc, js, jsm, kv, log);
+    return new NatsBus(nc, js, jsm, kv, log, options.resultsToken);
   }
 
   private watchStatus(setSince: (t: number | undefined) => void): void {
@@ -275,10 +293,12 @@ export class NatsBus implements Bus {
   }
 
   /** Publishes to JetStream; while not connected it fails at once instead of queueing behind the outage. */
-  private async publish(subj: string, body: string, msgID?: string): Promise<PublishOutcome> {
+  private async publish(subj: string, body: string, msgID?: string, key?: Buffer): Promise<PublishOutcome> {
     if (this.current !== "connected") return { ok: false, error: new BusError(`NATS is ${this.current}`) };
     const h = headers();
     h.set("Udm-Format", this.hdrsFormat);
+    // Over the UTF-8 bytes the client sends for `body`, which the consumer checks as received.
+    if (key) h.set(RESULTS_MAC_HEADER, resultMac(key, Buffer.from(body, "utf8")));
     try {
       const ack = await this.js.publish(subj, body, { headers: h, ...(msgID !== undefined && { msgID }) });
       return { ok: true, duplicate: ack.duplicate, seq: ack.seq };
@@ -289,7 +309,7 @@ export class NatsBus implements Bus {
 
   async publishResult(runId: string, track: string, line: ResultLine | CommittedLine): Promise<PublishOutcome> {
     const message = resultMessage(line);
-    return this.publish(subject.results(checkToken("run id", runId), checkToken("track", track)), message.text, resultMessageId(runId, message));
+    return this.publish(subject.results(checkToken("run id", runId), checkToken("track", track)), message.text, resultMessageId(runId, message), this.resultsKey(runId));
   }
 
   async publishEvent(runId: string, event: BusEvent): Promise<PublishOutcome> {
@@ -360,6 +380,7 @@ export class NatsBus implements Bus {
     }
     const consumer = await this.js.consumers.get(RESULTS_STREAM, name);
     const messages = await consumer.consume({ max_messages: PULL_BATCH });
+    const key = this.resultsKey(runId);
     const report = (error: Error, delivery: ResultDelivery) => {
       try {
         if (options.onError) return options.onError(error, delivery);
@@ -371,7 +392,7 @@ export class NatsBus implements Bus {
     const loop = (async () => {
       for await (const m of messages) {
         const delivery: ResultDelivery = { runId, track: m.subject.split(".").slice(3).join("."), seq: m.info.streamSequence, deliveryCount: m.info.deliveryCount };
-        const line = parseResult(m);
+        const line = key ? checkedResult(m, key) : parseResult(m);
         if (line instanceof Error) {
           m.term(); // can never apply: drop it rather than redeliver forever
           report(line, delivery);
@@ -467,6 +488,16 @@ export class NatsBus implements Bus {
     if (this.current === "connected") await this.nc.flush().catch(() => undefined);
     await this.nc.close();
   }
+}
+
+/** A results line whose MAC verifies with the run's key; a forged or unsigned one is a ResultRejectedError. */
+function checkedResult(m: JsMsg, key: Buffer): ResultLine | Error {
+  const reason = checkResultMac(key, m.data, m.headers?.get(RESULTS_MAC_HEADER));
+  if (reason) {
+    const why = reason === "unsigned" ? "carries no MAC" : "has a MAC that does not verify";
+    return new ResultRejectedError(reason, `result seq ${m.info.streamSequence} on ${m.subject} ${why} (not signed with the run's token): rejected`);
+  }
+  return parseResult(m);
 }
 
 function parseResult(m: JsMsg): ResultLine | Error {

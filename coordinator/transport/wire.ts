@@ -22,6 +22,7 @@ import type { RecordEntry } from "../suite-index.js";
 import type { AgentInfo } from "../scheduler.js";
 import type { MethodConfig } from "../run-manifest.js";
 import type { RunStatus } from "../../common/run-status/index.js";
+import { redactUrl } from "../../common/redact-url.js";
 
 /** An Attach message from an agent as the generic decoder gives it. */
 export type AgentMessageWire = AgentMessage__Output;
@@ -134,7 +135,8 @@ export function agentInfoFromWire(h: Hello__Output): AgentInfo {
   return {
     agentId: h.agent_id,
     model: h.model,
-    engineUrl: h.engine_url,
+    // Written to run.json, the run card, /api and the bus: an agent of another version may send credentials.
+    engineUrl: redactUrl(h.engine_url),
     instance: h.instance,
     methods: [...h.methods],
     capacity: h.capacity,

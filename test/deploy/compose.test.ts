@@ -116,6 +116,12 @@ describe("deploy/compose/compose.yaml", () => {
     expect(services.coordinator.depends_on.nats).toEqual({ condition: "service_healthy" });
     expect(services.scorer.depends_on.nats).toEqual({ condition: "service_healthy" });
     expect(services.nats.command).toContain("--jetstream");
+    // NATS requires a client token, and the coordinator and the scorer send it; the scorer has the
+    // coordinator's run token, so it can check the results' signatures.
+    const natsToken = flagValue(services.nats.command, "--auth");
+    expect(natsToken).toMatch(/^\$\{UDM_NATS_TOKEN:\?/);
+    for (const name of ["coordinator", "scorer"]) expect(services[name].environment.UDM_NATS_TOKEN, name).toBe(natsToken);
+    expect(services.scorer.environment.UDM_TOKEN).toBe(services.coordinator.environment.UDM_TOKEN);
     expect(services.nats.volumes[0]).toMatch(/^nats-data:/);
   });
 

@@ -3,6 +3,7 @@
 // fail; every rendered object matches the Kubernetes / prometheus-operator schema; the udm-orch
 // command lines parse with the CLI's own program; and the objects refer to each other correctly
 // (ports, Services, Secrets, volumes, the metrics ports of the observability contract).
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -169,7 +170,15 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       const [vllm, agent] = ["vllm", "agent"].map((n) => (podSpec(agents).containers as Any[]).find((c) => c.name === n));
       expect(vllm.image).toMatch(/^vllm\/vllm-openai:/);
       expect(Object.entries(vllm.resources.limits).find(([k]) => k.endsWith("/gpu"))?.[1]).toBeGreaterThanOrEqual(1);
-      expect(vllm.startupProbe.httpGet.path).toBe("/health");
+      // vLLM's API (no auth) listens on the pod's loopback only; the kubelet cannot reach that, so
+      // its probes run in the container, and no port or PodMonitor endpoint names it.
+      expect(flagValue(vllm.args, "--host")).toBe("127.0.0.1");
+      for (const probe of ["startupProbe", "livenessProbe"]) {
+        expect(vllm[probe].httpGet, probe).toBeUndefined();
+        expect(vllm[probe].exec.command.join(" "), probe).toContain(`http://127.0.0.1:${flagValue(vllm.args, "--port")}/health`);
+      }
+      expect(vllm.ports).toBeUndefined();
+      for (const pm of byKind("PodMonitor")) expect((pm.spec.podMetricsEndpoints as Any[]).map((e) => e.port)).toEqual(["metrics"]);
       const shm = (podSpec(agents).volumes as Any[]).find((v) => v.name === (vllm.volumeMounts as Any[]).find((m) => m.mountPath === "/dev/shm").name);
       expect(shm.emptyDir.medium).toBe("Memory");
       expect(vllm.volumeMounts.map((m: Any) => m.name)).toContain("model-cache");
@@ -191,6 +200,31 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
         expect(natsSts.spec.volumeClaimTemplates[0].metadata.name).toBe("jetstream");
         const conf = byKind("ConfigMap").find((c) => c.metadata.name === `${natsSvc.metadata.name}-config`)!.data!["nats.conf"]!;
         expect(conf).toMatch(/jetstream \{\s*store_dir: \/data/);
+        // Clients authenticate: the server's token and the coordinator's and scorer's come from one Secret.
+        expect(conf).toMatch(/authorization \{\s*token: \$NATS_TOKEN\s*\}/);
+        const serverToken = (podSpec(natsSts).containers[0].env as Any[]).find((e) => e.name === "NATS_TOKEN").valueFrom.secretKeyRef;
+        for (const w of [coordinator, scorer]) {
+          if (w) expect((podSpec(w).containers[0].env as Any[]).find((e) => e.name === "UDM_NATS_TOKEN")?.valueFrom.secretKeyRef, w.metadata.name).toEqual(serverToken);
+        }
+      }
+
+      // The scorer checks results' signatures with the run's token: the coordinator's.
+      const runToken = (podSpec(coordinator).containers[0].env as Any[]).find((e) => e.name === "UDM_TOKEN");
+      if (scorer) expect((podSpec(scorer).containers[0].env as Any[]).find((e) => e.name === "UDM_TOKEN")).toEqual(runToken);
+
+      // Pods roll when the token changes by a revision, never a digest of the token (guessable offline).
+      const revisions = new Set<string>();
+      for (const w of workloads) {
+        const annotations: Record<string, string> = (w.kind === "Pod" ? w.metadata.annotations : w.spec.template.metadata.annotations) ?? {};
+        expect(Object.keys(annotations).filter((k) => k.startsWith("checksum/token")), w.metadata.name).toEqual([]);
+        if (annotations["udm-orch/token-revision"] !== undefined) revisions.add(annotations["udm-orch/token-revision"]);
+      }
+      for (const s of byKind("Secret")) if (s.metadata.annotations?.["udm-orch/token-revision"] !== undefined) revisions.add(s.metadata.annotations["udm-orch/token-revision"]);
+      expect(revisions.size, [...revisions].join(", ")).toBe(1);
+      const tokenValue = byKind("Secret").find((s) => s.metadata.name === `${RELEASE}-udm-orch-token`)?.data?.token;
+      if (tokenValue) {
+        const token = Buffer.from(tokenValue, "base64").toString();
+        expect(rendered.get(file)!.map((o) => JSON.stringify(o)).join("\n")).not.toContain(createHash("sha256").update(token).digest("hex").slice(0, 16));
       }
 
       // Monitors select the chart's Services / pods and name ports they have.
@@ -235,6 +269,18 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     expect(flagValue(podSpec(coordinator).containers[0].args, "--seeds")).toBe("0,1,2");
     expect(flagValue(podSpec(coordinator).containers[0].args, "--gpu-hour-usd")).toBe("2.49");
     expect(flagValue(podSpec(coordinator).containers[0].args, "--per-agent-metrics")).toBe("false");
+  });
+
+  it("agents.vllm.host 0.0.0.0 opens vLLM to the cluster: httpGet probes on its port, and the PodMonitor scrapes it", () => {
+    const r = template([join(CHART, "ci", "large-cluster-values.yaml"), valuesFile("open-vllm.yaml", "agents:\n  vllm:\n    host: 0.0.0.0\n")]);
+    expect(r.status, r.stderr).toBe(0);
+    const objs = parseManifests(r.stdout);
+    const agents = objs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-agent"))!;
+    const vllm = (podSpec(agents).containers as Any[]).find((c) => c.name === "vllm");
+    expect(flagValue(vllm.args, "--host")).toBe("0.0.0.0");
+    expect(vllm.startupProbe.httpGet).toEqual({ path: "/health", port: "vllm-http" });
+    expect(vllm.ports.map((p: Any) => p.name)).toEqual(["vllm-http"]);
+    expect((objs.find((o) => o.kind === "PodMonitor")!.spec.podMetricsEndpoints as Any[]).map((e) => e.port)).toEqual(["metrics", "vllm-http"]);
   });
 
   it("TLS: the coordinator serves with its certificate, agents and the test verify it and present theirs; probes move to HTTP", () => {

@@ -10,6 +10,7 @@ import { connect, headers } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { subject, type BusEvent, type MetricsMessage } from "../../common/bus/bus.js";
 import { NatsBus } from "../../common/bus/nats.js";
+import { RESULTS_MAC_HEADER, resultMac, resultsKey } from "../../common/bus/results-mac.js";
 import { createLogger } from "../../common/log.js";
 import type { ResultLine } from "../../common/results/format.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
@@ -48,10 +49,13 @@ async function coordinator(out: string): Promise<{ p: CliProcess; address: strin
   return { p, address: m[1]!, runId: m[2]! };
 }
 
-async function engineAndAgent(address: string): Promise<CliProcess> {
+async function simEngine(): Promise<string> {
   const engine = cli(["sim-engine", "--port", "0", "--tokens-per-s", ENGINE_TOKENS_PER_S]);
-  const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
-  return cli(["agent", "--coordinator", address, "--engine", url]);
+  return (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
+}
+
+async function engineAndAgent(address: string): Promise<CliProcess> {
+  return cli(["agent", "--coordinator", address, "--engine", await simEngine()]);
 }
 
 function scorer(out: string, runId: string | undefined, extra: string[] = []): CliProcess {
@@ -268,6 +272,60 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
     expect(metricsJson(out)).toEqual(await scoreOf(results));
     expect(journalRunIds(out)).toHaveLength(records);
   }, 120_000);
+
+  it("with --token, forged results (unsigned, wrong key, MAC of other bytes) published during the run are rejected and counted", async () => {
+    const token = "run-s3cret";
+    const results = join(root, "signed");
+    const out = join(root, "signed-scorer");
+    const p = cli(["coordinator", "--suite", suiteDir, "--out", results, "--listen", "127.0.0.1:0", "--nats", server.url, "--token", token]);
+    const runId = (await p.waitFor(/listening on 127\.0\.0\.1:\d+ run ([0-9a-f-]+)/))[1]!;
+    const address = (await p.waitFor(/listening on (127\.0\.0\.1:\d+)/))[1]!;
+    // The token from the environment, as the chart and Compose give it.
+    const s = spawnCli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", out, "--run", runId, "--metrics", "127.0.0.1:0"], { UDM_TOKEN: token });
+    started.push(s);
+    const metricsUrl = (await s.waitFor(/metrics on (http:\/\/\S+\/metrics)/))[1]!;
+    await s.waitFor(/consuming results/);
+
+    // Before any real result: every record of the run, each answer moved to its least likely
+    // option (a forger's choice of scores), published as anyone on the bus can.
+    const forgedLines = (resultLines(join(root, "order")) as ResultLine[]).map((l) => ({
+      ...l,
+      probs: Object.fromEntries(
+        Object.entries(l.probs as Record<string, Record<string, number>>).map(([q, dist]) => {
+          const worst = Object.entries(dist).sort((a, b) => a[1] - b[1])[0]![0];
+          return [q, Object.fromEntries(Object.keys(dist).map((o) => [o, o === worst ? 1 : 0]))];
+        }),
+      ),
+    }));
+    expect(forgedLines).toHaveLength(records);
+    const rightKey = resultsKey(token, runId);
+    const wrongKey = resultsKey("guessed", runId);
+    const nc = await connect({ servers: server.url });
+    const js = jetstream(nc);
+    for (const [i, l] of forgedLines.entries()) {
+      const body = JSON.stringify(l);
+      const h = headers();
+      h.set("Udm-Format", "1");
+      // A third unsigned, a third signed with another token, a third with the right key's MAC of other bytes.
+      if (i % 3 === 1) h.set(RESULTS_MAC_HEADER, resultMac(wrongKey, body));
+      if (i % 3 === 2) h.set(RESULTS_MAC_HEADER, resultMac(rightKey, JSON.stringify({ ...l, probs: {} })));
+      await js.publish(subject.results(runId, l.track!), body, { msgID: `forged/${l.run_id}`, headers: h });
+    }
+    await nc.close();
+    const rejected = async () => Number((await (await fetch(metricsUrl)).text()).match(/^udm_scorer_results_total\{outcome="rejected"\} (\d+)/m)?.[1] ?? -1);
+    for (const end = Date.now() + 30_000; (await rejected()) !== records; await new Promise((r) => setTimeout(r, 200))) {
+      if (Date.now() > end) throw new Error(`rejected counter at ${await rejected()}, not ${records}:\n${s.output()}`);
+    }
+
+    const agent = cli(["agent", "--coordinator", address, "--engine", (await simEngine()), "--token", token]);
+    expect((await p.exited).code, p.output()).toBe(0);
+    expect((await s.exited).code, s.output()).toBe(0);
+    await agent.exited;
+    expect(metricsJson(out)).toEqual(await scoreOf(results));
+    expect(s.output()).toMatch(new RegExp(`${records} results applied, 0 from the journal, 0 duplicates skipped, ${records} rejected`));
+    // Said once, not once per forged line.
+    expect(s.output().match(/rejected a result not signed with the run's token/g)).toHaveLength(1);
+  }, 180_000);
 
   it("authenticates with the NATS flags or their UDM_NATS_* variables; a wrong token fails clearly", async () => {
     const guarded = await startNatsServer({ auth: { token: "nats-s3cret" } });

@@ -32,7 +32,7 @@ export async function knownMetricNames(): Promise<Set<string>> {
     limiter: { limit: 1, active: 0 },
     engineStarts: () => 1,
   })();
-  registerScorerMetrics(registry, { metrics: () => undefined, tracksInScope: () => 0, counts: () => ({ applied: 0, duplicates: 0, invalid: 0 }), pending: () => 0 });
+  registerScorerMetrics(registry, { metrics: () => undefined, tracksInScope: () => 0, counts: () => ({ applied: 0, duplicates: 0, invalid: 0, rejected: 0 }), pending: () => 0 });
   const capacity = new CapacityModel({ tokensPerS: 0, maxNumSeqs: 1, kvCacheTokens: 1000, jitter: 0, seed: 0 });
   const sim = new SimMetrics("m", capacity);
   const names = new Set<string>(PROMETHEUS_SYNTHETIC);

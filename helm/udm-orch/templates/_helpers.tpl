@@ -195,3 +195,51 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/*
+When the token changes, pods that read it must restart. Their annotation udm-orch/token-revision
+changes with it, yet says nothing about the token (a digest of a weak token is guessed offline):
+- auth.existingSecret: the Secret's resourceVersion (read before this release is applied);
+- the chart's Secret: the revision it carries, kept while the token is the same, else a new random one.
+Computed once per render (memoized in .Values) so every object gets the same value.
+*/}}
+{{- define "udm-orch.tokenRevision" -}}
+{{- if not (hasKey .Values "__udmTokenRevision") }}
+{{- $rev := "none" }}
+{{- $name := include "udm-orch.tokenSecretName" . }}
+{{- if $name }}
+{{- $live := lookup "v1" "Secret" .Release.Namespace $name | default dict }}
+{{- if .Values.auth.existingSecret }}
+{{- $rev = dig "metadata" "resourceVersion" "unknown" $live }}
+{{- else }}
+{{- $prev := dig "metadata" "annotations" "udm-orch/token-revision" "" $live }}
+{{- $same := eq (dig "data" "token" "" $live) (.Values.auth.token | b64enc) }}
+{{- $rev = ternary $prev (randAlphaNum 16 | lower) (and $same (ne $prev "")) }}
+{{- end }}
+{{- end }}
+{{- $_ := set .Values "__udmTokenRevision" $rev }}
+{{- end }}
+{{- get .Values "__udmTokenRevision" }}
+{{- end }}
+
+{{- define "udm-orch.tokenRevisionAnnotation" -}}
+udm-orch/token-revision: {{ include "udm-orch.tokenRevision" . | quote }}
+{{- end }}
+
+{{/* The Secret with the in-chart NATS server's client token ("" when NATS is external or open). */}}
+{{- define "udm-orch.natsTokenSecretName" -}}
+{{- if and .Values.nats.enabled .Values.nats.auth.enabled }}
+{{- default (printf "%s-nats-token" (include "udm-orch.fullname" .)) .Values.nats.auth.existingSecret }}
+{{- end }}
+{{- end }}
+
+{{/* UDM_NATS_TOKEN (read by --nats-token) for the coordinator and the scorer. */}}
+{{- define "udm-orch.natsAuthEnv" -}}
+{{- with include "udm-orch.natsTokenSecretName" . }}
+- name: UDM_NATS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.nats.auth.existingSecretKey }}
+{{- end }}
+{{- end }}

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusError, catchUpResults, type Bus } from "../../../common/bus/bus.js";
 import type { ResultLine } from "../../../common/results/format.js";
 import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../../common/bus/nats.js";
+import { ResultRejectedError } from "../../../common/bus/results-mac.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../../../common/log.js";
@@ -165,6 +166,39 @@ describe.skipIf(mode !== "run")("NatsBus", () => {
         await server.stop();
       }
     });
+  });
+
+  it("with a results token: signs each result; a consumer with the token gets only those, one with another token rejects them, one without accepts all", async () => {
+    const server = await startNatsServer({ jetstream: true });
+    const open = (resultsToken?: string) => NatsBus.connect({ servers: [server.url], logger: quiet, ...(resultsToken ? { resultsToken } : {}) });
+    const [signer, plain, right, wrong, none] = await Promise.all([open("tok"), open(), open("tok"), open("other"), open()]);
+    try {
+      const run = newRunId();
+      for (let n = 0; n < 3; n++) expect((await signer.publishResult(run, "vihsd", line("vihsd", n))).ok).toBe(true);
+      // Unsigned, by a publisher without the token. Message ids are as without a token: q2 is dropped as a re-publish.
+      for (let n = 2; n < 5; n++) expect((await plain.publishResult(run, "vihsd", line("vihsd", n))).ok).toBe(true);
+      const seen = async (bus: NatsBus, durable: string) => {
+        const got: string[] = [];
+        const rejected: string[] = [];
+        const c = await bus.consumeResults(run, {
+          durable,
+          onResult: (l, ack) => {
+            got.push(l.run_id);
+            ack();
+          },
+          onError: (err) => rejected.push(err instanceof ResultRejectedError ? err.reason : `other: ${err.message}`),
+        });
+        await waitFor("5 deliveries", () => got.length + rejected.length >= 5);
+        await c.stop();
+        return { got, rejected };
+      };
+      expect(await seen(right, "right")).toEqual({ got: ["vihsd:q0", "vihsd:q1", "vihsd:q2"], rejected: ["unsigned", "unsigned"] });
+      expect(await seen(wrong, "wrong")).toEqual({ got: [], rejected: ["bad-mac", "bad-mac", "bad-mac", "unsigned", "unsigned"] });
+      expect((await seen(none, "none")).got).toEqual(["vihsd:q0", "vihsd:q1", "vihsd:q2", "vihsd:q3", "vihsd:q4"]);
+    } finally {
+      await Promise.all([signer, plain, right, wrong, none].map((b) => b.close()));
+      await server.stop();
+    }
   });
 
   describe.skipIf(!opensslAvailable())("TLS (certificates made with openssl)", () => {
