@@ -44,10 +44,9 @@ async function resealed(price: number, given: number): Promise<number> {
 }
 
 describe("a resumed run's GPU-hour price", () => {
-  it("is kept when none is given", async () => {
+  it("is kept when none is given (0), replaced when a new one is", async () => {
     expect(await resealed(2.5, 0)).toBe(2.5);
-  });
-  it("is replaced when a new one is given", async () => {
+    rmSync(dir, { recursive: true, force: true });
     expect(await resealed(2.5, 3)).toBe(3);
   });
 });
