@@ -167,31 +167,31 @@ export class Sweep {
       let coordinator: Coordinator;
       try {
         coordinator = await Coordinator.create({
-        suiteDir: config.suiteDir,
-        outDir,
-        listen,
-        ...(this.options.token ? { token: this.options.token } : {}),
-        ...(config.tracks ? { tracks: config.tracks } : {}),
-        ...(config.families ? { families: config.families } : {}),
-        method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
-        ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
-        // A widened scope resumes the run's results over the new tracks (run.json is rescoped).
-        ...(rescoped(previousCard(outDir), dataset, scope) ? { force: true } : {}),
-        // Agents stay for the next run; the last run to do drains them.
-        releaseAgentsAtEnd: !last,
-        ...session.scorerFeed,
-        ...(web ? { metrics: { perAgent: web.perAgent, gpuHourUsd: config.gpu_hour_usd } } : {}),
-        onLiveEvent: (e) => {
-          web?.server.publish(e);
-          if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
-            sweepAgents.add(e.agentId);
-            save();
-          }
-          if (e.type === "agent_left" && e.reason === "drained") drained.add(e.agentId);
-        },
-        logger: logger.child("coordinator"),
-        logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
-      });
+          suiteDir: config.suiteDir,
+          outDir,
+          listen,
+          ...(this.options.token ? { token: this.options.token } : {}),
+          ...(config.tracks ? { tracks: config.tracks } : {}),
+          ...(config.families ? { families: config.families } : {}),
+          method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
+          ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
+          // A widened scope resumes the run's results over the new tracks (run.json is rescoped).
+          ...(rescoped(previousCard(outDir), dataset, scope) ? { force: true } : {}),
+          // Agents stay for the next run; the last run to do drains them.
+          releaseAgentsAtEnd: !last,
+          ...session.scorerFeed,
+          ...(web ? { metrics: { perAgent: web.perAgent, gpuHourUsd: config.gpu_hour_usd } } : {}),
+          onLiveEvent: (e) => {
+            web?.server.publish(e);
+            if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
+              sweepAgents.add(e.agentId);
+              save();
+            }
+            if (e.type === "agent_left" && e.reason === "drained") drained.add(e.agentId);
+          },
+          logger: logger.child("coordinator"),
+          logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
+        });
       } catch (err) {
         // Nothing listens (a bad address, an unwritable directory): close the scorer, or the process never exits.
         await session.failed();
@@ -279,10 +279,15 @@ function covers(have: FingerprintScope, wanted: FingerprintScope): boolean {
   return wanted.tracks.every((t) => tracks.has(t)) && wanted.families.every((f) => have.families.length === 0 || families.has(f));
 }
 
-/** The run's previous session covered other tracks of the same suite: the coordinator must adopt the new scope. */
+/**
+ * The run's previous session covered fewer tracks of the same suite: the coordinator adopts the
+ * wider scope (run.json) and resumes the results it has. A narrower scope over a card that is not
+ * complete is left to the coordinator to refuse (its other tracks' results would stay unsealed).
+ */
 function rescoped(card: RunCard | undefined, dataset: string, scope: FingerprintScope): boolean {
   if (!card || card.dataset.sha256 !== dataset) return false;
-  return [...card.dataset.tracks].sort().join("\n") !== [...scope.tracks].sort().join("\n");
+  const wanted = new Set(scope.tracks);
+  return card.dataset.tracks.every((t) => wanted.has(t)) && wanted.size > new Set(card.dataset.tracks).size;
 }
 
 /**
