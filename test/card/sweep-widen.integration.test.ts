@@ -42,7 +42,8 @@ async function sweep(tracks: string[]): Promise<{ code: number | null; output: s
   writeFileSync(config, ["suite: suite", "out: runs", `listen: 127.0.0.1:${port}`, "models: [sim/pseudo]", `tracks: [${tracks.join(", ")}]`, ""].join("\n"));
   const p = spawnCli(["sweep", "--config", config]);
   await p.waitFor(/sweep coordinator listening/, 60_000);
-  agents.push(spawnCli(["agent", "--coordinator", `127.0.0.1:${port}`, "--engine", engine.url, "--method", "systemone"]));
+  // One agent id for both sweeps: the second then does not wait for the first sweep's agent to come back.
+  agents.push(spawnCli(["agent", "--coordinator", `127.0.0.1:${port}`, "--engine", engine.url, "--method", "systemone", "--agent-id", "widen-agent"]));
   const { code } = await p.exited;
   return { code, output: p.output() };
 }
@@ -57,5 +58,5 @@ describe("sweep", () => {
     const card = JSON.parse(readFileSync(join(dir, "runs", "sim_pseudo__systemone__t0__seeds-none", "run-card.json"), "utf8")) as RunCard;
     expect(card).toMatchObject({ status: "complete", dataset: { tracks: ["aiv-nli500", "vihsd"] } });
     expect(Object.keys(card.scores.tracks).sort()).toEqual(["aiv-nli500", "vihsd"]);
-  }, 180_000);
+  }, 120_000);
 });
