@@ -5,6 +5,12 @@ import type { EngineInfo, EngineMethod, RecordAnswer, RecordPayload, RunParams }
 
 export class MethodSwitch implements EngineMethod {
   private current: EngineMethod;
+  /**
+   * The method switched to last read the engine in an earlier run: its model may be another since
+   * (the engine restarted with this run's model), and asking for that one errors every record
+   * until a probe. Its info is read again before its first answer.
+   */
+  private refresh: Promise<unknown> | "wanted" | undefined;
 
   constructor(private readonly methods: ReadonlyMap<string, EngineMethod>, initial: string) {
     const first = methods.get(initial);
@@ -20,6 +26,7 @@ export class MethodSwitch implements EngineMethod {
   use(name: string): boolean {
     const next = this.methods.get(name);
     if (!next) return false;
+    if (next !== this.current) this.refresh = "wanted";
     this.current = next;
     return true;
   }
@@ -28,7 +35,9 @@ export class MethodSwitch implements EngineMethod {
     return this.current.info(signal);
   }
 
-  answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
+  async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
+    if (this.refresh === "wanted") this.refresh = this.current.info(signal).catch(() => undefined);
+    if (this.refresh) await this.refresh;
     return this.current.answer(record, signal);
   }
 

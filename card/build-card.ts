@@ -33,6 +33,8 @@ export interface CardSetup {
   systemPrompt: string;
   batchSize: number | null;
   toolsEnabled: readonly string[];
+  /** Family of each track of the suite (the families of the scope, in the fingerprint); absent: none recorded. */
+  trackFamilies?: Readonly<Record<string, string>>;
   methodClass: MethodClass;
   /** USD per GPU-hour; 0 = unknown. */
   gpuHourUsd: number;
@@ -85,7 +87,8 @@ export function buildRunCard(i: RunCardInputs): RunCard {
     harness_version: VERSION,
     timestamp: run.created_at,
     finished: i.finished,
-    status: i.status,
+    // Every record has a line but some errored: not a complete run (RUN_CARD.md "Status").
+    status: i.status === "complete" && i.results.errorRecords > 0 ? "complete_with_errors" : i.status,
     elapsed_seconds: round(elapsed, 3),
     method: {
       model_slug: run.method.model || servedModels[0] || "",
@@ -107,6 +110,7 @@ export function buildRunCard(i: RunCardInputs): RunCard {
       sha256: run.suite_identity,
       entry_count: setup.entryCount,
       tracks: [...run.tracks].sort(),
+      families: familiesOf(run.tracks, setup.trackFamilies),
     },
     scores: {
       summary: { ...summary },
@@ -154,6 +158,15 @@ export function buildRunCard(i: RunCardInputs): RunCard {
   };
   card.fingerprint = fingerprint(componentsOfCard(card));
   return sealCard(card);
+}
+
+function familiesOf(tracks: readonly string[], trackFamilies: Readonly<Record<string, string>> | undefined): string[] {
+  const families = new Set<string>();
+  for (const t of tracks) {
+    const f = trackFamilies?.[t];
+    if (f !== undefined) families.add(f);
+  }
+  return [...families].sort();
 }
 
 function round(x: number, digits: number): number {

@@ -59,6 +59,7 @@ export class CardRecorder {
   private last: RunCard | undefined;
   private final: RunSnapshot | undefined;
   private lastSnap: RunSnapshot | undefined;
+  private readonly setup: CardSetup;
 
   constructor(private readonly options: CardRecorderOptions) {
     this.now = options.now ?? Date.now;
@@ -74,6 +75,9 @@ export class CardRecorder {
       models: same && prev.method.model_id ? prev.method.model_id.split(",") : [],
     };
     for (const a of this.base.agents) this.agents.set(a.agent_id, { ...a, results: a.results ?? 0 });
+    // 0 is "not given": a resumed run keeps the price its card already states unless a new one is given.
+    const prevPrice = same ? prev.totals?.gpu_hour_usd : undefined;
+    this.setup = options.setup.gpuHourUsd === 0 && typeof prevPrice === "number" && prevPrice > 0 ? { ...options.setup, gpuHourUsd: prevPrice } : options.setup;
   }
 
   /** Writes the `running` card and starts the periodic rewrite. */
@@ -212,7 +216,7 @@ export class CardRecorder {
       totals,
       results: { files: Object.fromEntries(this.sealed), errorRecords: this.errorRecords },
       cluster,
-      setup: this.options.setup,
+      setup: this.setup,
       status,
       finished: status === "running" ? null : new Date(this.now()).toISOString(),
       elapsedSeconds: elapsed,

@@ -1,9 +1,20 @@
-// The setup's fingerprint (RUN_CARD.md, seed 003 §3.8): sha256 of the sorted concatenation of the
-// eight components. Each component is written as text first: numbers as JavaScript prints them
-// (0, 0.7), a null batch size as "null", tools as the JSON array of their sorted names ("[]").
+// The setup's fingerprint (RUN_CARD.md, seed 003 §3.8). From card format 2 on: sha256 of the
+// canonical JSON of one named object (the eight components and the scope), so no two setups can
+// write the same bytes. Cards of format 1 keep the rule they were sealed with (legacyFingerprint),
+// so they still verify; nothing new is written with it.
+import { canonicalJson } from "../common/canonical-json.js";
 import { sha256Hex } from "../common/sha256.js";
 
+/** The records a run covers: the tracks in scope and their families, sorted; `limit` is reserved (null). */
+export interface FingerprintScope {
+  tracks: readonly string[];
+  families: readonly string[];
+  limit: null;
+}
+
 export interface FingerprintComponents {
+  /** The card_format whose rule applies (1: legacyFingerprint; 2 and later: the named object). */
+  cardFormat: number;
   datasetSha256: string;
   modelSlug: string;
   condition: string;
@@ -12,9 +23,41 @@ export interface FingerprintComponents {
   harnessVersion: string;
   batchSize: number | null;
   toolsEnabled: readonly string[];
+  /** Ignored by the format 1 rule. */
+  scope: FingerprintScope;
 }
 
-export function fingerprintParts(c: FingerprintComponents): string[] {
+/** The first card format whose fingerprint is the named object's. */
+export const NAMED_FINGERPRINT_FORMAT = 2;
+
+export function fingerprint(c: FingerprintComponents): string {
+  if (c.cardFormat < NAMED_FINGERPRINT_FORMAT) return legacyFingerprint(c);
+  const sorted = (xs: readonly string[]) => [...new Set(xs)].sort();
+  return sha256Hex(
+    canonicalJson({
+      dataset_sha256: c.datasetSha256,
+      model_slug: c.modelSlug,
+      condition: c.condition,
+      system_prompt_sha256: c.systemPromptSha256,
+      temperature: c.temperature,
+      harness_version: c.harnessVersion,
+      batch_size: c.batchSize,
+      tools_enabled: sorted(c.toolsEnabled),
+      scope: { tracks: sorted(c.scope.tracks), families: sorted(c.scope.families), limit: c.scope.limit },
+    }),
+  );
+}
+
+/**
+ * Card format 1 only: sha256 of the sorted parts joined with no separator. Ambiguous (model
+ * `sim/pseudosystemone` with condition "" equals `sim/pseudo` with `systemone`) and blind to
+ * scope; kept so the cards sealed with it still verify.
+ */
+export function legacyFingerprint(c: Omit<FingerprintComponents, "cardFormat" | "scope">): string {
+  return sha256Hex(legacyFingerprintParts(c).sort().join(""));
+}
+
+export function legacyFingerprintParts(c: Omit<FingerprintComponents, "cardFormat" | "scope">): string[] {
   return [
     c.datasetSha256,
     c.modelSlug,
@@ -27,17 +70,20 @@ export function fingerprintParts(c: FingerprintComponents): string[] {
   ];
 }
 
-export function fingerprint(c: FingerprintComponents): string {
-  return sha256Hex(fingerprintParts(c).sort().join(""));
+/** The scope a card records: its tracks and (format 2 on) their families. */
+export function scopeOfCard(card: { dataset: { tracks?: readonly string[]; families?: readonly string[] } }): FingerprintScope {
+  return { tracks: card.dataset.tracks ?? [], families: card.dataset.families ?? [], limit: null };
 }
 
-/** The components as a card records them. */
+/** The components as a card records them, under the rule of the card's own format. */
 export function componentsOfCard(card: {
+  card_format: number;
   harness_version: string;
   method: { model_slug: string; condition: string; system_prompt_sha256: string; temperature: number; batch_size: number | null; tools_enabled: readonly string[] };
-  dataset: { sha256: string };
+  dataset: { sha256: string; tracks?: readonly string[]; families?: readonly string[] };
 }): FingerprintComponents {
   return {
+    cardFormat: card.card_format,
     datasetSha256: card.dataset.sha256,
     modelSlug: card.method.model_slug,
     condition: card.method.condition,
@@ -46,5 +92,6 @@ export function componentsOfCard(card: {
     harnessVersion: card.harness_version,
     batchSize: card.method.batch_size,
     toolsEnabled: card.method.tools_enabled,
+    scope: scopeOfCard(card),
   };
 }

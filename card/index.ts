@@ -10,8 +10,9 @@ export { buildLeaderboard, type LeaderboardEntry } from "./leaderboard/leaderboa
 export { rankingMean } from "./quality-tier.js";
 export { REPRODUCE_TOLERANCE, compareHeadlines } from "./reproduce-compare.js";
 export { METHOD_CLASSES, RUN_CARD_FILE, type MethodClass, type RunCard } from "./run-card.js";
-export { datasetSha256, expectedFingerprint } from "./sweep/expected-fingerprint.js";
-export { expandSweep, readSweepConfig, type SweepConfig, type SweepRun } from "./sweep/sweep-config.js";
+export { datasetSha256, expectedFingerprint, scopeOf } from "./sweep/expected-fingerprint.js";
+export { scopeOfCard, type FingerprintScope } from "./fingerprint.js";
+export { MAX_SWEEP_RUNS, expandSweep, isListenAddress, readSweepConfig, type SweepConfig, type SweepRun } from "./sweep/sweep-config.js";
 export { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "./sweep/sweep-estimate.js";
 export { SWEEP_RECORD_FORMAT, entryFromCard, writeSweepRecord, type SweepRunEntry } from "./sweep/sweep-record.js";
 export { verifyCard } from "./verify-card.js";

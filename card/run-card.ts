@@ -2,11 +2,20 @@
 // written beside metrics.json. The types here are the file's shape; build-card.ts fills them.
 import { z } from "zod";
 
-/** Bump when the meaning of a field changes. */
-export const RUN_CARD_FORMAT = 1;
+/**
+ * Bump when the meaning of a field changes. 2: the fingerprint is the named object's with the
+ * scope (fingerprint.ts; format 1 cards keep the old rule), `dataset.families`, and the status
+ * `complete_with_errors`.
+ */
+export const RUN_CARD_FORMAT = 2;
 export const RUN_CARD_FILE = "run-card.json";
 
-export const RUN_STATUSES = ["running", "complete", "failed", "cancelled"] as const;
+/**
+ * `complete_with_errors`: every record in scope has a result line, but `scores.errors` of them
+ * errored (an engine without the method's endpoint, garbage answers): not ranked as complete,
+ * and a sweep reruns it.
+ */
+export const RUN_STATUSES = ["running", "complete", "complete_with_errors", "failed", "cancelled"] as const;
 export type RunCardStatus = (typeof RUN_STATUSES)[number];
 
 /** The protocol's method classes (seed 003 §9.6, VALID_METHOD_CLASSES). */
@@ -83,6 +92,8 @@ export interface RunCard {
     /** Records in scope (after --tracks/--families). */
     entry_count: number;
     tracks: string[];
+    /** Families of the tracks in scope, sorted (card format 2 on; part of the fingerprint's scope). */
+    families?: string[];
   };
   scores: {
     summary: { v1_mean: number | null; v1_mean_partial?: number | null; v1_tracks: number; family_macro_mean: number | null };

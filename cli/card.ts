@@ -42,6 +42,8 @@ export function register(program: Command): void {
             `${file}: verifies (fingerprint ${c.fingerprint.slice(0, 12)}, hash ${c.run_card_hash.slice(0, 12)}, ` +
               `${v.resultsPresent ? `${v.filesChecked} results files rehashed` : "results files not beside the card: hash only"})\n`,
           );
+          // The seal is sound, but the run it seals is not a complete one: say so (the exit stays 0).
+          if (c.status !== "complete") process.stdout.write(`  note: status ${c.status}${c.status === "complete_with_errors" ? ` (${c.scores.errors} of ${c.dataset.entry_count} records errored)` : ""}: not a complete run\n`);
         } else {
           process.stdout.write(`${file}: DOES NOT VERIFY\n${v.problems.map((p) => `  - ${p}`).join("\n")}\n`);
           problems.push(...v.problems.map((p) => `${file}: ${p}`));

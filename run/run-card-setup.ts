@@ -33,9 +33,19 @@ export function cardSetup(o: {
     ...methodTemplate(o.method),
     batchSize: o.batchSize,
     toolsEnabled: [],
+    trackFamilies: trackFamilies(o.suiteDir),
     methodClass: o.methodClass,
     gpuHourUsd: o.gpuHourUsd,
   };
+}
+
+/** Each track's family in the suite (none when it cannot be read: the card then records no families). */
+export function trackFamilies(suiteDir: string): Record<string, string> {
+  try {
+    return Object.fromEntries(openSuite(suiteDir).files.map((f) => [f.track, f.family]));
+  } catch {
+    return {};
+  }
 }
 
 function suiteRevision(suiteDir: string): string {

@@ -10,7 +10,24 @@ import { UdmError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { createProcessRegistry, type ListenAddress } from "../common/metrics/index.js";
 import { Coordinator, livePageLine, startObservabilityServer, type ObservabilityServer, trackScoredEvent } from "../coordinator/index.js";
-import { previousCard, expandSweep, readSweepConfig, type SweepConfig, type SweepRun, datasetSha256, expectedFingerprint, entryFromCard, SWEEP_RECORD_FORMAT, writeSweepRecord, type SweepRunEntry, rankingMean } from "../card/index.js";
+import {
+  previousCard,
+  expandSweep,
+  readSweepConfig,
+  type SweepConfig,
+  type SweepRun,
+  datasetSha256,
+  expectedFingerprint,
+  entryFromCard,
+  SWEEP_RECORD_FORMAT,
+  writeSweepRecord,
+  type SweepRunEntry,
+  rankingMean,
+  scopeOf,
+  scopeOfCard,
+  type FingerprintScope,
+  type RunCard,
+} from "../card/index.js";
 import type { TrackMetrics } from "../scorer/index.js";
 import { methodTemplate } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
@@ -33,13 +50,16 @@ export interface SweepPlan {
   entries: SweepRunEntry[];
   /** sha256 of the suite's files (the runs' dataset). */
   dataset: string;
+  /** The tracks and families every run covers (part of its fingerprint). */
+  scope: FingerprintScope;
 }
 
 export async function planSweep(configPath: string): Promise<SweepPlan> {
   const config = readSweepConfig(configPath);
   const runs = expandSweep(config);
   const dataset = await datasetSha256(config.suiteDir);
-  return { config, runs, dataset, entries: runs.map((run) => planEntry(config, run, dataset)) };
+  const scope = scopeOf(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}) });
+  return { config, runs, dataset, scope, entries: runs.map((run) => planEntry(config, run, dataset, scope)) };
 }
 
 export interface SweepOptions {
@@ -96,7 +116,7 @@ export class Sweep {
   }
 
   private async runAll(): Promise<void> {
-    const { config, runs, entries, dataset } = this.options.plan;
+    const { config, runs, entries, dataset, scope } = this.options.plan;
     const web = this.web;
     const logger = createLogger("sweep", process.env.UDM_LOG_LEVEL ? undefined : "warn");
     const recordPath = join(config.outDir, "sweep.json");
@@ -144,30 +164,41 @@ export class Sweep {
       // The agents this run told to drain (the last run drains them all).
       const drained = new Set<string>();
       process.stdout.write(`sweep: run ${k + 1}/${todo.length} ${run.name} (model ${run.model}, ${run.method}, temperature ${run.temperature}, seeds [${run.seeds.join(",")}])\n`);
-      const coordinator = await Coordinator.create({
-        suiteDir: config.suiteDir,
-        outDir,
-        listen,
-        ...(this.options.token ? { token: this.options.token } : {}),
-        ...(config.tracks ? { tracks: config.tracks } : {}),
-        ...(config.families ? { families: config.families } : {}),
-        method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
-        ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
-        // Agents stay for the next run; the last run to do drains them.
-        releaseAgentsAtEnd: !last,
-        ...session.scorerFeed,
-        ...(web ? { metrics: { perAgent: web.perAgent, gpuHourUsd: config.gpu_hour_usd } } : {}),
-        onLiveEvent: (e) => {
-          web?.server.publish(e);
-          if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
-            sweepAgents.add(e.agentId);
-            save();
-          }
-          if (e.type === "agent_left" && e.reason === "drained") drained.add(e.agentId);
-        },
-        logger: logger.child("coordinator"),
-        logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
-      });
+      let coordinator: Coordinator;
+      try {
+        coordinator = await Coordinator.create({
+          suiteDir: config.suiteDir,
+          outDir,
+          listen,
+          ...(this.options.token ? { token: this.options.token } : {}),
+          ...(config.tracks ? { tracks: config.tracks } : {}),
+          ...(config.families ? { families: config.families } : {}),
+          method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
+          ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
+          // A widened scope resumes the run's results over the new tracks (run.json is rescoped).
+          ...(rescoped(previousCard(outDir), dataset, scope) ? { force: true } : {}),
+          // Agents stay for the next run; the last run to do drains them.
+          releaseAgentsAtEnd: !last,
+          ...session.scorerFeed,
+          ...(web ? { metrics: { perAgent: web.perAgent, gpuHourUsd: config.gpu_hour_usd } } : {}),
+          onLiveEvent: (e) => {
+            web?.server.publish(e);
+            if (e.type === "agent_joined" && !sweepAgents.has(e.agentId)) {
+              sweepAgents.add(e.agentId);
+              save();
+            }
+            if (e.type === "agent_left" && e.reason === "drained") drained.add(e.agentId);
+          },
+          logger: logger.child("coordinator"),
+          logLevel: process.env.UDM_LOG_LEVEL ? (process.env.UDM_LOG_LEVEL as "info") : "warn",
+        });
+      } catch (err) {
+        // Nothing listens (a bad address, an unwritable directory): close the scorer, or the process never exits.
+        await session.failed();
+        entries[i] = { ...entries[i]!, status: "failed" };
+        save();
+        throw err;
+      }
       this.current = coordinator;
       web?.server.attach(coordinator.handle, coordinator.runId, { method: run.method, model: run.model, seeds: run.seeds, gpuHourUsd: config.gpu_hour_usd });
       if (k === 0) process.stdout.write(`sweep coordinator listening on ${coordinator.address}\n`);
@@ -178,10 +209,12 @@ export class Sweep {
         const outcome = await coordinator.run().finally(() => web?.server.detach());
         web?.server.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
         const sealed = await session.finished(outcome);
-        entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: outcome.state, card: relative(config.outDir, sealed.cardPath) };
+        const state = sealed.card.status === "complete_with_errors" ? sealed.card.status : outcome.state;
+        entries[i] = { ...entryFromCard(entries[i]!, sealed.card), status: state, card: relative(config.outDir, sealed.cardPath) };
         save();
+        const errored = state === "complete_with_errors" ? ` (${sealed.card.scores.errors} of ${sealed.card.dataset.entry_count} records errored; a rerun redoes them)` : "";
         process.stdout.write(
-          `sweep: ${run.name} ${outcome.state}: v1 mean ${rankingMean(sealed.card.scores.summary)?.toFixed(4) ?? "n/a"}, ` +
+          `sweep: ${run.name} ${state}${errored}: v1 mean ${rankingMean(sealed.card.scores.summary)?.toFixed(4) ?? "n/a"}, ` +
             `${sealed.card.elapsed_seconds.toFixed(1)} s, card ${sealed.cardPath}\n`,
         );
         if (outcome.state === "failed") throw new UdmError(`sweep run ${run.name} failed: ${outcome.error ?? "unknown error"}`);
@@ -198,18 +231,20 @@ export class Sweep {
     }
     const record = save();
     process.stdout.write(
-      `sweep: ${record.totals.complete} runs done, ${record.totals.skipped} skipped, ${record.totals.failed} not complete of ${record.totals.runs}; ` +
+      `sweep: ${record.totals.complete} runs done, ${record.totals.skipped} skipped, ${record.totals.with_errors} with errored records, ${record.totals.failed} not complete of ${record.totals.runs}; ` +
         `cost ${record.totals.cost_usd === null ? "unknown" : `$${record.totals.cost_usd.toFixed(4)}`}; wrote ${recordPath}\n`,
     );
     if (this.interrupted || record.runs.some((r) => r.status !== "complete" && r.status !== "skipped")) {
-      throw new UdmError(`sweep incomplete${this.interrupted ? ` (interrupted by ${this.interrupted})` : ""}: rerun the same command to resume`);
+      const errored = record.totals.with_errors > 0 ? ` (${record.totals.with_errors} run(s) with errored records)` : "";
+      throw new UdmError(`sweep incomplete${this.interrupted ? ` (interrupted by ${this.interrupted})` : errored}: rerun the same command to resume`);
     }
   }
 }
 
-function planEntry(config: SweepConfig, run: SweepRun, dataset: string): SweepRunEntry {
+function planEntry(config: SweepConfig, run: SweepRun, dataset: string, scope: FingerprintScope): SweepRunEntry {
   const out = join(config.outDir, run.name);
-  const fp = expectedFingerprint(run, dataset, methodTemplate(run.method), SWEEP_BATCH_SIZE);
+  const template = methodTemplate(run.method);
+  const fp = expectedFingerprint(run, dataset, template, SWEEP_BATCH_SIZE, scope);
   const entry: SweepRunEntry = {
     ...run,
     out: run.name,
@@ -225,8 +260,34 @@ function planEntry(config: SweepConfig, run: SweepRun, dataset: string): SweepRu
   if (card?.status === "complete" && card.fingerprint === fp) {
     return { ...entryFromCard(entry, card), status: "skipped", note: "complete card with the same fingerprint", card: `${run.name}/run-card.json` };
   }
-  if (card) return { ...entryFromCard(entry, card), fingerprint: fp, status: "pending", note: `card ${card.status}${card.fingerprint !== fp ? ", other fingerprint" : ""}: run (resumes its results)` };
+  // A complete card over a wider scope (every requested track, more besides) answers a narrower rerun:
+  // its fingerprint is this setup's over its own scope, by the rule of its own format.
+  if (card?.status === "complete" && covers(scopeOfCard(card), scope) && card.fingerprint === expectedFingerprint(run, dataset, template, SWEEP_BATCH_SIZE, scopeOfCard(card), card.card_format)) {
+    return { ...entryFromCard(entry, card), status: "skipped", note: "complete card over a scope that covers this one", card: `${run.name}/run-card.json` };
+  }
+  if (card) {
+    const why = card.status === "complete_with_errors" ? `${card.status} (${card.scores.errors} records errored)` : card.status;
+    return { ...entryFromCard(entry, card), fingerprint: fp, status: "pending", note: `card ${why}${card.fingerprint !== fp ? ", other fingerprint" : ""}: run (resumes its results)` };
+  }
   return entry;
+}
+
+/** Every track and family of `wanted` is in `have`. */
+function covers(have: FingerprintScope, wanted: FingerprintScope): boolean {
+  const tracks = new Set(have.tracks);
+  const families = new Set(have.families);
+  return wanted.tracks.every((t) => tracks.has(t)) && wanted.families.every((f) => have.families.length === 0 || families.has(f));
+}
+
+/**
+ * The run's previous session covered fewer tracks of the same suite: the coordinator adopts the
+ * wider scope (run.json) and resumes the results it has. A narrower scope over a card that is not
+ * complete is left to the coordinator to refuse (its other tracks' results would stay unsealed).
+ */
+function rescoped(card: RunCard | undefined, dataset: string, scope: FingerprintScope): boolean {
+  if (!card || card.dataset.sha256 !== dataset) return false;
+  const wanted = new Set(scope.tracks);
+  return card.dataset.tracks.every((t) => wanted.has(t)) && wanted.size > new Set(card.dataset.tracks).size;
 }
 
 /**

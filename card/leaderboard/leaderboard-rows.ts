@@ -43,6 +43,8 @@ export interface LeaderboardRow {
   tracks: LeaderboardTrack[];
   /** Why a card is unverified. */
   problems: string[];
+  /** The card's status (null: no card); a row not `complete` is ranked after every complete one. */
+  status: string | null;
 }
 
 export interface LeaderboardGroup {
@@ -107,6 +109,7 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
         fingerprint: c.fingerprint.slice(0, 12),
         tracks: tracksOf(c.scores.tracks),
         problems: e.problems,
+        status: c.status,
       },
     };
   }
@@ -140,11 +143,15 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
       fingerprint: null,
       tracks: tracksOf(m.tracks),
       problems: [],
+      status: null,
     },
   };
 }
 
-/** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank). */
+/** A card that is not complete (errored records, running, cancelled, failed) is ranked apart, after the complete ones. */
+const apart = (r: LeaderboardRow) => (r.status !== null && r.status !== "complete" ? 1 : 0);
+
+/** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank); cards not complete after. */
 export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date()): Leaderboard {
   const groups = new Map<string, LeaderboardGroup>();
   for (const e of entries) {
@@ -154,10 +161,10 @@ export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new
     g.rows.push(row);
   }
   for (const g of groups.values()) {
-    g.rows.sort((a, b) => (b.v1_mean ?? -Infinity) - (a.v1_mean ?? -Infinity) || (a.source < b.source ? -1 : 1));
+    g.rows.sort((a, b) => apart(a) - apart(b) || (b.v1_mean ?? -Infinity) - (a.v1_mean ?? -Infinity) || (a.source < b.source ? -1 : 1));
     g.rows.forEach((r, i) => {
       const prev = g.rows[i - 1];
-      r.rank = prev && prev.v1_mean === r.v1_mean ? prev.rank : i + 1;
+      r.rank = prev && prev.v1_mean === r.v1_mean && apart(prev) === apart(r) ? prev.rank : i + 1;
     });
   }
   return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()] };

@@ -1,10 +1,11 @@
 // The fingerprint a sweep run will have, known before it runs: so a rerun of the sweep skips runs
 // whose card is already complete with it (the same dataset, model, condition, prompt, temperature,
-// harness and batch size).
-import { decompressedSha256, openSuite, suiteIdentity } from "../../common/suite/index.js";
+// harness, batch size and scope).
+import { decompressedSha256, openSuite, selectFiles, suiteIdentity } from "../../common/suite/index.js";
 import { VERSION } from "../../common/version.js";
 import { conditionOf } from "../build-card.js";
-import { fingerprint } from "../fingerprint.js";
+import { fingerprint, type FingerprintScope } from "../fingerprint.js";
+import { RUN_CARD_FORMAT } from "../run-card.js";
 import { sha256Hex } from "../../common/sha256.js";
 import type { SweepRun } from "./sweep-config.js";
 
@@ -16,13 +17,23 @@ export async function datasetSha256(suiteDir: string): Promise<string> {
   return suiteIdentity(hashes);
 }
 
+/** The scope a run over `filter` will record: the tracks it selects and their families, as the card writes them. */
+export function scopeOf(suiteDir: string, filter: { tracks?: readonly string[]; families?: readonly string[] }): FingerprintScope {
+  const files = selectFiles(openSuite(suiteDir), { ...(filter.tracks ? { tracks: filter.tracks } : {}), ...(filter.families ? { families: filter.families } : {}) });
+  return { tracks: [...new Set(files.map((f) => f.track))].sort(), families: [...new Set(files.map((f) => f.family))].sort(), limit: null };
+}
+
+/** `cardFormat`: the rule to compute by (a card's own, to compare with an older card). */
 export function expectedFingerprint(
   run: SweepRun,
   datasetSha: string,
   template: { templateVersion: string | null; systemPrompt: string },
   batchSize: number | null,
+  scope: FingerprintScope,
+  cardFormat: number = RUN_CARD_FORMAT,
 ): string {
   return fingerprint({
+    cardFormat,
     datasetSha256: datasetSha,
     modelSlug: run.model,
     condition: conditionOf(run.method, template.templateVersion),
@@ -31,5 +42,6 @@ export function expectedFingerprint(
     harnessVersion: VERSION,
     batchSize,
     toolsEnabled: [],
+    scope,
   });
 }

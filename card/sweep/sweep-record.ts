@@ -7,7 +7,8 @@ import type { SweepRun } from "./sweep-config.js";
 
 export const SWEEP_RECORD_FORMAT = 1;
 
-export type SweepRunStatus = "pending" | "running" | "complete" | "skipped" | "failed" | "cancelled";
+/** `complete_with_errors`: the run's card says so (some records errored); the next invocation reruns it. */
+export type SweepRunStatus = "pending" | "running" | "complete" | "complete_with_errors" | "skipped" | "failed" | "cancelled";
 
 export interface SweepRunEntry extends SweepRun {
   /** Run directory, relative to sweep.json. */
@@ -33,7 +34,7 @@ export interface SweepRecord {
   runs: SweepRunEntry[];
   /** Ids of the agents that attached to any run of the sweep (a resumed sweep drains them too at its end). */
   agents: string[];
-  totals: { runs: number; complete: number; skipped: number; failed: number; cost_usd: number | null; elapsed_seconds: number };
+  totals: { runs: number; complete: number; skipped: number; with_errors: number; failed: number; cost_usd: number | null; elapsed_seconds: number };
 }
 
 export function entryFromCard(entry: SweepRunEntry, card: RunCard): SweepRunEntry {
@@ -57,6 +58,7 @@ export function writeSweepRecord(path: string, record: Omit<SweepRecord, "totals
       runs: record.runs.length,
       complete: record.runs.filter((r) => r.status === "complete").length,
       skipped: record.runs.filter((r) => r.status === "skipped").length,
+      with_errors: record.runs.filter((r) => r.status === "complete_with_errors").length,
       failed: record.runs.filter((r) => r.status === "failed" || r.status === "cancelled").length,
       cost_usd: costs.length > 0 && costs.every((c) => c !== null) ? costs.reduce((a, b) => a! + b!, 0) : null,
       elapsed_seconds: done.reduce((a, r) => a + (r.elapsed_seconds ?? 0), 0),
