@@ -57,6 +57,13 @@ export interface Leaderboard {
   generated_at: string;
   cost_adjusted_formula: string;
   groups: LeaderboardGroup[];
+  /** Files given that are no valid run card (each skipped, with the one line saying why). */
+  invalid: InvalidCard[];
+}
+
+export interface InvalidCard {
+  source: string;
+  problem: string;
 }
 
 export type LeaderboardEntry =
@@ -145,7 +152,7 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
 }
 
 /** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank). */
-export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date()): Leaderboard {
+export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date(), invalid: readonly InvalidCard[] = []): Leaderboard {
   const groups = new Map<string, LeaderboardGroup>();
   for (const e of entries) {
     const { key, dataset, datasetSha, scope, row } = rowOf(e);
@@ -160,5 +167,5 @@ export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new
       r.rank = prev && prev.v1_mean === r.v1_mean ? prev.rank : i + 1;
     });
   }
-  return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()] };
+  return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()], invalid: [...invalid] };
 }
