@@ -61,8 +61,8 @@ export async function fetchStatus(address: string, creds: grpc.ChannelCredential
     );
   } catch (err) {
     const e = err as grpc.ServiceError;
-    if (e.code === grpc.status.UNAUTHENTICATED) throw new UsageError(`${address}: ${e.details || "unauthenticated"} (--token)`, { cause: err });
-    throw new UdmError(`cannot get the status of ${address}: ${e.details || e.message}`, { cause: err });
+    if (e.code === grpc.status.UNAUTHENTICATED) throw new UsageError(`${address}: ${printable(e.details || "unauthenticated")} (--token)`, { cause: err });
+    throw new UdmError(`cannot get the status of ${address}: ${printable(e.details || e.message)}`, { cause: err });
   } finally {
     client.close();
   }
