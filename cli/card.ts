@@ -37,8 +37,14 @@ export function register(program: Command): void {
     .action(async (files: string[], flags: { suite?: string }) => {
       if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
       const problems: string[] = [];
+      const invalid: string[] = [];
       for (const file of files) {
         const v = await verifyCard(file, flags.suite !== undefined ? { suiteDir: flags.suite } : {});
+        if (!v.card) {
+          // No run card (bad JSON, a field of the wrong type or out of range): one line naming the file and field.
+          invalid.push(printable(v.problems.join("; ")));
+          continue;
+        }
         if (v.problems.length === 0) {
           const c = v.card!;
           process.stdout.write(
@@ -51,7 +57,8 @@ export function register(program: Command): void {
           problems.push(...v.problems.map((p) => `${file}: ${p}`));
         }
       }
-      if (problems.length > 0) throw new CheckFailedError(problems);
+      if (invalid.length > 0) throw new UsageError(invalid.join("\n"));
+      if (problems.length > 0) throw new CheckFailedError(problems.map(printable));
     });
 
   const reproduce = card
@@ -69,8 +76,8 @@ export function register(program: Command): void {
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
       const verdict = await verifyCard(file);
-      if (!verdict.card) throw new UsageError(verdict.problems.join("; "));
-      if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${p}`).join("\n")}`);
+      if (!verdict.card) throw new UsageError(printable(verdict.problems.join("; ")));
+      if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${printable(p)}`).join("\n")}`);
       const original = verdict.card;
       const setupProblem = reproduceSetupProblem(original);
       if (setupProblem) throw new UsageError(`${file}: cannot rerun this setup: ${setupProblem}`);
