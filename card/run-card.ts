@@ -177,11 +177,10 @@ const Headline = z
 
 /**
  * A results file's key: a relative path below the card's directory with `/`, no `..`, `.` or empty
- * segment, no absolute or drive path, no backslash or control character (verify-card.ts still checks
- * what is on disk).
+ * segment, not absolute, no control character (verify-card.ts still checks what is on disk).
  */
 export function isResultsKey(key: string): boolean {
-  if (key === "" || key.startsWith("/") || /[\\:\x00-\x1f\x7f-\x9f]/.test(key)) return false;
+  if (key === "" || key.startsWith("/") || /[\x00-\x1f\x7f-\x9f]/.test(key)) return false;
   return key.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..");
 }
 

@@ -2,7 +2,6 @@
 // terminal: control characters (C0, ESC, DEL, C1) are shown as escapes, so a crafted name cannot
 // move the cursor, retitle the window or clear the screen.
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** `s` with every control character as `\xNN` (newlines and tabs included: one field stays on one line). */
