@@ -1,6 +1,6 @@
 // Reading and writing run-card.json. Writes are atomic (temp file + rename), so a crash leaves
 // the previous card whole.
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../common/atomic-file.js";
 import { FormatError } from "../common/errors.js";
@@ -19,7 +19,7 @@ export function writeCard(path: string, card: RunCard): void {
 export function readCardFile(path: string): { raw: Record<string, unknown>; card: RunCard } {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(readBounded(path, MAX_CARD_BYTES));
   } catch (err) {
     throw new FormatError(path, undefined, undefined, `not a readable JSON file: ${(err as Error).message}`, { cause: err });
   }
@@ -29,6 +29,29 @@ export function readCardFile(path: string): { raw: Record<string, unknown>; card
     throw new FormatError(path, undefined, field, `not a run card: ${message}`);
   }
   return { raw: raw as Record<string, unknown>, card: raw as RunCard };
+}
+
+/** Largest run-card.json read: a card is a few kB; a bound keeps a huge or endless file from stalling a reader. */
+const MAX_CARD_BYTES = 64 * 1024 * 1024;
+
+/** A regular file's text, at most `max` bytes; a FIFO or device is refused at once (opened without blocking). */
+function readBounded(path: string, max: number): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error("not a regular file");
+    if (st.size > max) throw new Error(`larger than ${max} bytes`);
+    const buf = Buffer.alloc(st.size);
+    let n = 0;
+    while (n < st.size) {
+      const got = readSync(fd, buf, n, st.size - n, n);
+      if (got === 0) break;
+      n += got;
+    }
+    return buf.subarray(0, n).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The card already in `outDir`, when there is a readable one. */

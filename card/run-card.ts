@@ -161,24 +161,93 @@ export interface RunCard {
 
 export type QualityTierName = "Baseline" | "Emerging" | "Functional" | "Deployable" | "Fluent";
 
+/** Tiers a card may carry when read: the written ones, and `unverified` (the protocol's name for none). */
+export const READABLE_VERIFICATION_TIERS = [...VERIFICATION_TIERS, "unverified"] as const;
+
+// Field rules of a card as read: every value the leaderboard and `card verify` use has its type and
+// range checked here, so an odd card is refused with one line naming the field instead of failing
+// (or ranking) further on.
+const score = z.number().min(0).max(1);
+const nullableScore = score.nullable();
+const count = z.number().int().min(0);
+const nonNegative = z.number().finite().min(0);
+const isoDate = z.iso.datetime({ offset: true });
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected a sha256 (64 lowercase hex digits)");
+
+/** A headline's value range by its metric: NLL-like metrics are >= 0, every other headline is in [0,1]. */
+const Headline = z
+  .looseObject({ metric: z.string(), value: z.number().finite().nullable(), ci_low: z.number().finite().nullable(), ci_high: z.number().finite().nullable() })
+  .superRefine((h, ctx) => {
+    const unbounded = /nll/i.test(h.metric);
+    for (const key of ["value", "ci_low", "ci_high"] as const) {
+      const v = h[key];
+      if (v === null) continue;
+      if (v < 0 || (!unbounded && v > 1)) ctx.addIssue({ code: "custom", path: [key], message: `${h.metric} must be ${unbounded ? ">= 0" : "in [0,1]"}, got ${v}` });
+    }
+  });
+
+/**
+ * A results file's key: a relative path below the card's directory with `/`, no `..`, `.` or empty
+ * segment, not absolute, no control character (verify-card.ts still checks what is on disk).
+ */
+export function isResultsKey(key: string): boolean {
+  if (key === "" || key.startsWith("/") || /[\x00-\x1f\x7f-\x9f]/.test(key)) return false;
+  return key.split("/").every((seg) => seg !== "" && seg !== "." && seg !== "..");
+}
+
 /** What `card verify` and the leaderboard need to find in a file before they trust it further. */
 export const RunCardShape = z.looseObject({
-  card_format: z.number(),
+  card_format: z.number().int().min(1),
   run_id: z.string(),
   harness_version: z.string(),
-  timestamp: z.string(),
+  timestamp: isoDate,
+  finished: isoDate.nullable(),
   status: z.enum(RUN_STATUSES),
+  elapsed_seconds: nonNegative,
   method: z.looseObject({
     model_slug: z.string(),
+    model_id: z.string(),
     condition: z.string(),
-    temperature: z.number(),
+    engine_method: z.string(),
+    template_version: z.string().nullable(),
+    temperature: z.number().finite().min(0),
+    seeds: z.array(z.number().int()),
     system_prompt_sha256: z.string(),
-    batch_size: z.number().nullable(),
+    batch_size: z.number().int().min(1).nullable(),
     tools_enabled: z.array(z.string()),
+    method_class: z.enum(METHOD_CLASSES),
   }),
-  dataset: z.looseObject({ sha256: z.string(), entry_count: z.number() }),
-  scores: z.looseObject({ summary: z.looseObject({ v1_mean: z.number().nullable() }) }),
-  results_files: z.record(z.string(), z.string()),
-  fingerprint: z.string(),
-  run_card_hash: z.string(),
+  dataset: z.looseObject({ id: z.string(), version: z.string(), sha256: z.string(), entry_count: count, tracks: z.array(z.string()) }),
+  scores: z.looseObject({
+    summary: z.looseObject({ v1_mean: nullableScore, v1_mean_partial: nullableScore.optional(), v1_tracks: count, family_macro_mean: nullableScore }),
+    v1_ci: z.looseObject({ ci_low: nullableScore, ci_high: nullableScore }).nullable().optional(),
+    pillars: z.record(z.string(), z.looseObject({ mean: nullableScore, ci_low: nullableScore, ci_high: nullableScore, tracks: count })),
+    tracks: z.record(z.string(), z.looseObject({ family: z.string(), pillar: z.string(), lang: z.string(), records: count, headline: Headline, missing: count })),
+    tracks_scored: count,
+    tracks_in_scope: count,
+    errors: count,
+    missing: count,
+  }),
+  totals: z.looseObject({
+    prompt_tokens: count.nullable(),
+    completion_tokens: count.nullable(),
+    cached_tokens: count.nullable(),
+    gpu_seconds: nonNegative.nullable(),
+    gpu_hour_usd: nonNegative,
+    total_cost_usd: nonNegative.nullable(),
+    cost_per_entry_usd: nonNegative.nullable(),
+  }),
+  timing: z.looseObject({
+    avg_latency_seconds: nonNegative.nullable(),
+    median_latency_seconds: nonNegative.nullable(),
+    p95_latency_seconds: nonNegative.nullable(),
+    timed_records: count.nullable(),
+    entries_per_minute: nonNegative.nullable(),
+    tokens_per_second: nonNegative.nullable(),
+  }),
+  results_files: z.record(z.string().refine(isResultsKey, "expected a relative path inside the card's directory"), sha256),
+  quality_tier: z.looseObject({ tier: z.enum(["Baseline", "Emerging", "Functional", "Deployable", "Fluent"]).nullable() }),
+  verification_tier: z.enum(READABLE_VERIFICATION_TIERS),
+  fingerprint: z.string().min(1),
+  run_card_hash: sha256,
 });

@@ -1,13 +1,16 @@
 // `card verify`: a card is what it claims when its fingerprint and run_card_hash recompute to the
 // recorded values and, when its results files are beside it, each rehashes to its recorded sha256
-// and no results file is there that the card does not list.
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { relativeKey, resultFiles } from "../common/results/index.js";
+// and no results file is there that the card does not list. With a suite, every score the card
+// reports is also recomputed from those results files (card-scores.ts): a hash is no keyed seal, so
+// only the recomputed numbers prove the card's. Results files are read only when they are regular
+// files inside the card's directory (hashResultsFile): a hostile name is refused, never opened.
+import { dirname } from "node:path";
+import { hashResultsFile, relativeKey, resultFiles } from "../common/results/index.js";
+import { scoreResultsWithInterval } from "../scorer/index.js";
 import { runCardHash } from "./card-hash.js";
 import { readCardFile } from "./card-file.js";
+import { scoreDifferences } from "./card-scores.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
-import { fileSha256 } from "../common/sha256.js";
 import type { RunCard } from "./run-card.js";
 
 export interface CardVerdict {
@@ -18,14 +21,21 @@ export interface CardVerdict {
   /** Results files rehashed (0 when none were beside the card). */
   filesChecked: number;
   resultsPresent: boolean;
+  /** True when the scores were recomputed from the results files against a suite and agree. */
+  scoresRecomputed: boolean;
 }
 
-export async function verifyCard(path: string): Promise<CardVerdict> {
+export interface VerifyOptions {
+  /** Suite to rescore the card's results files against; without it only seals are checked. */
+  suiteDir?: string;
+}
+
+export async function verifyCard(path: string, options: VerifyOptions = {}): Promise<CardVerdict> {
   let parsed: ReturnType<typeof readCardFile>;
   try {
     parsed = readCardFile(path);
   } catch (err) {
-    return { path, card: undefined, problems: [(err as Error).message], filesChecked: 0, resultsPresent: false };
+    return { path, card: undefined, problems: [(err as Error).message], filesChecked: 0, resultsPresent: false, scoresRecomputed: false };
   }
   const { raw, card } = parsed;
   const problems: string[] = [];
@@ -36,28 +46,48 @@ export async function verifyCard(path: string): Promise<CardVerdict> {
 
   const dir = dirname(path);
   const listed = Object.entries(card.results_files);
-  const presentListed = listed.filter(([rel]) => existsSync(join(dir, rel)));
+  const hashed = new Map<string, Awaited<ReturnType<typeof hashResultsFile>>>();
+  for (const [rel] of listed) hashed.set(rel, await hashResultsFile(dir, rel));
   const onDisk = safeResultFiles(dir).map((p) => relativeKey(dir, p));
+  const presentListed = listed.filter(([rel]) => !("missing" in hashed.get(rel)!));
   const resultsPresent = presentListed.length > 0 || (listed.length === 0 && onDisk.length > 0);
   let filesChecked = 0;
   if (resultsPresent) {
     for (const [rel, sha] of listed) {
-      const file = join(dir, rel);
-      if (!existsSync(file)) {
-        problems.push(`results file ${rel}: listed in the card, missing from ${dir}`);
-        continue;
+      const h = hashed.get(rel)!;
+      if ("missing" in h) problems.push(`results file ${rel}: listed in the card, missing from ${dir}`);
+      else if ("refused" in h) problems.push(`results file ${rel}: refused: ${h.refused}`);
+      else {
+        filesChecked++;
+        if (h.sha256 !== sha) problems.push(`results file ${rel}: sha256 ${h.sha256}, card records ${sha}`);
       }
-      const actual = await fileSha256(file);
-      filesChecked++;
-      if (actual !== sha) problems.push(`results file ${rel}: sha256 ${actual}, card records ${sha}`);
     }
     // A running card seals only finished tracks; a final one lists every results file there is.
     if (card.status !== "running") {
       const known = new Set(listed.map(([rel]) => rel));
       for (const rel of onDisk) if (!known.has(rel)) problems.push(`results file ${rel}: present in ${dir} but not sealed by the card`);
     }
+  } else {
+    for (const [rel, h] of hashed) if ("refused" in h) problems.push(`results file ${rel}: refused: ${h.refused}`);
   }
-  return { path, card, problems, filesChecked, resultsPresent };
+
+  let scoresRecomputed = false;
+  if (options.suiteDir !== undefined) {
+    if (!resultsPresent) problems.push(`scores: the results files are not beside the card, so its scores cannot be recomputed`);
+    else if (card.status === "running") problems.push(`scores: a running card's scores cannot be recomputed (it seals only finished tracks)`);
+    else if (problems.length === 0) {
+      // Rescored only when the files are the sealed ones: otherwise the differences say nothing more.
+      try {
+        const { metrics, v1Interval } = await scoreResultsWithInterval({ suiteDir: options.suiteDir, resultsDir: dir, tracks: card.dataset.tracks });
+        const diffs = scoreDifferences(card, metrics, v1Interval);
+        problems.push(...diffs);
+        scoresRecomputed = diffs.length === 0;
+      } catch (err) {
+        problems.push(`scores: cannot rescore the results files against ${options.suiteDir}: ${(err as Error).message}`);
+      }
+    }
+  }
+  return { path, card, problems, filesChecked, resultsPresent, scoresRecomputed };
 }
 
 function safeResultFiles(dir: string): string[] {

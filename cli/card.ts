@@ -4,10 +4,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CheckFailedError, UdmError, UsageError } from "../common/errors.js";
-import { verifyCard, compareHeadlines, REPRODUCE_TOLERANCE, sealCard, writeCard, type RunCard } from "../card/index.js";
+import { verifyCard, compareHeadlines, reproduceSetupProblem, REPRODUCE_TOLERANCE, sealCard, writeCard, type RunCard } from "../card/index.js";
 import { runEmbedded } from "./embedded-run.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
+import { printable } from "../common/printable.js";
 import { parseGpuHourUsd } from "./flags/card-flags.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
@@ -32,24 +33,34 @@ export function register(program: Command): void {
     .command("verify")
     .description("recompute each card's fingerprint and run_card_hash and rehash its results files; exit 1 naming what differs")
     .argument("<files...>", "run-card.json files")
-    .action(async (files: string[]) => {
+    .addOption(opt("--suite <dir>", "also recompute every score of the card from its results files against this suite (exit 1 naming each score that differs)"))
+    .action(async (files: string[], flags: { suite?: string }) => {
+      if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
       const problems: string[] = [];
+      const invalid: string[] = [];
       for (const file of files) {
-        const v = await verifyCard(file);
+        const v = await verifyCard(file, flags.suite !== undefined ? { suiteDir: flags.suite } : {});
+        if (!v.card) {
+          // No run card (bad JSON, a field of the wrong type or out of range): one line naming the file and field.
+          invalid.push(printable(v.problems.join("; ")));
+          continue;
+        }
         if (v.problems.length === 0) {
           const c = v.card!;
           process.stdout.write(
             `${file}: verifies (fingerprint ${c.fingerprint.slice(0, 12)}, hash ${c.run_card_hash.slice(0, 12)}, ` +
-              `${v.resultsPresent ? `${v.filesChecked} results files rehashed` : "results files not beside the card: hash only"})\n`,
+              `${v.resultsPresent ? `${v.filesChecked} results files rehashed` : "results files not beside the card: hash only"}` +
+              `${v.scoresRecomputed ? `, scores recomputed against ${flags.suite}` : ""})\n`,
           );
           // The seal is sound, but the run it seals is not a complete one: say so (the exit stays 0).
           if (c.status !== "complete") process.stdout.write(`  note: status ${c.status}${c.status === "complete_with_errors" ? ` (${c.scores.errors} of ${c.dataset.entry_count} records errored)` : ""}: not a complete run\n`);
         } else {
-          process.stdout.write(`${file}: DOES NOT VERIFY\n${v.problems.map((p) => `  - ${p}`).join("\n")}\n`);
+          process.stdout.write(`${printable(file)}: DOES NOT VERIFY\n${v.problems.map((p) => `  - ${printable(p)}`).join("\n")}\n`);
           problems.push(...v.problems.map((p) => `${file}: ${p}`));
         }
       }
-      if (problems.length > 0) throw new CheckFailedError(problems);
+      if (invalid.length > 0) throw new UsageError(invalid.join("\n"));
+      if (problems.length > 0) throw new CheckFailedError(problems.map(printable));
     });
 
   const reproduce = card
@@ -67,9 +78,11 @@ export function register(program: Command): void {
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
       const verdict = await verifyCard(file);
-      if (!verdict.card) throw new UsageError(verdict.problems.join("; "));
-      if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${p}`).join("\n")}`);
+      if (!verdict.card) throw new UsageError(printable(verdict.problems.join("; ")));
+      if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${printable(p)}`).join("\n")}`);
       const original = verdict.card;
+      const setupProblem = reproduceSetupProblem(original);
+      if (setupProblem) throw new UsageError(`${file}: cannot rerun this setup: ${setupProblem}`);
       if (original.status !== "complete") throw new UsageError(`${file}: the run is ${original.status}; only a complete run can be reproduced`);
       const engines = csv(flags.engine);
       const sim = intArg("sim", flags.sim, 1);

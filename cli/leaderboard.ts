@@ -1,6 +1,7 @@
 // udm-orch leaderboard CARD_OR_DIR...: ranks run cards (and plain results directories, scored on
 // the fly against --suite and listed as `no card`) by v1 mean, grouped by dataset and scope.
-// Markdown on stdout; --json and --html write the other two formats.
+// Markdown on stdout; --json and --html write the other two formats. With --suite every card's scores
+// are recomputed from its results files; a file that is no valid card is skipped and listed.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
@@ -8,14 +9,15 @@ import { UsageError } from "../common/errors.js";
 import { writeFileAtomic } from "../common/atomic-file.js";
 import { openSuite } from "../common/suite/index.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
-import { verifyCard, RUN_CARD_FILE, buildLeaderboard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
+import { verifyCard, RUN_CARD_FILE, buildLeaderboard, type InvalidCard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
 import { opt } from "./options.js";
+import { printable } from "../common/printable.js";
 import { DATASET_ID } from "../run/index.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
 
 /** --suite of `leaderboard`: only results directories without a card are scored against it. */
-const LEADERBOARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite to score results directories without a card against", mandatory: false }]);
+const LEADERBOARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite to recompute each card's scores against (a card whose numbers differ is listed unverified) and to score results directories without a card", mandatory: false }]);
 
 interface LeaderboardFlags {
   suite?: string;
@@ -48,12 +50,20 @@ export function register(program: Command): void {
     .addOption(opt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
     .action(async (args: string[], flags: LeaderboardFlags) => {
       if (flags.format !== "markdown" && flags.format !== "json") throw new UsageError(`--format must be markdown or json, got ${JSON.stringify(flags.format)}`);
+      if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
       const entries: LeaderboardEntry[] = [];
+      const invalid: InvalidCard[] = [];
       for (const arg of args) {
         for (const item of expand(arg)) {
           if ("card" in item) {
-            const v = await verifyCard(item.card);
-            if (!v.card) throw new UsageError(v.problems.join("; "));
+            const v = await verifyCard(item.card, flags.suite !== undefined ? { suiteDir: flags.suite } : {});
+            if (!v.card) {
+              // One bad card (a hand-edited one in a sweep directory) is skipped, not the whole board.
+              const problem = v.problems.join("; ");
+              invalid.push({ source: item.card, problem });
+              process.stderr.write(`leaderboard: skipped ${printable(problem)}\n`);
+              continue;
+            }
             entries.push({ kind: "card", source: item.card, card: v.card, problems: v.problems });
           } else {
             if (!flags.suite) throw new UsageError(`${item.results} has no ${RUN_CARD_FILE}: give --suite to score its results on the fly`);
@@ -64,7 +74,7 @@ export function register(program: Command): void {
           }
         }
       }
-      const board = buildLeaderboard(entries);
+      const board = buildLeaderboard(entries, new Date(), invalid);
       if (flags.json) writeFileAtomic(flags.json, JSON.stringify(board, null, 2) + "\n");
       if (flags.html) writeFileAtomic(flags.html, renderHtml(board));
       process.stdout.write(flags.format === "json" ? JSON.stringify(board, null, 2) + "\n" : renderMarkdown(board));

@@ -7,6 +7,7 @@ import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import { pem } from "../coordinator/index.js";
 import { opt, intArg } from "./options.js";
 import { flagOptions } from "./flag-group.js";
+import { printable } from "../common/printable.js";
 import { tokenFlags } from "./flags/access-flags.js";
 
 interface StatusFlags {
@@ -60,17 +61,28 @@ export async function fetchStatus(address: string, creds: grpc.ChannelCredential
     );
   } catch (err) {
     const e = err as grpc.ServiceError;
-    if (e.code === grpc.status.UNAUTHENTICATED) throw new UsageError(`${address}: ${e.details || "unauthenticated"} (--token)`, { cause: err });
-    throw new UdmError(`cannot get the status of ${address}: ${e.details || e.message}`, { cause: err });
+    if (e.code === grpc.status.UNAUTHENTICATED) throw new UsageError(`${address}: ${printable(e.details || "unauthenticated")} (--token)`, { cause: err });
+    throw new UdmError(`cannot get the status of ${address}: ${printable(e.details || e.message)}`, { cause: err });
   } finally {
     client.close();
   }
 }
 
+/** The widest of `min` and each value's length, without spreading a remote-sized array into arguments. */
+function widest<T>(items: readonly T[], len: (item: T) => number, min: number): number {
+  let w = min;
+  for (const item of items) w = Math.max(w, len(item));
+  return w;
+}
+
+// Everything below comes from the coordinator: its strings are printed through printable(), so a
+// crafted agent id or track name cannot send terminal escapes, and sizes are never spread into
+// call arguments (a status of 300k tracks overflowed the stack).
 export function formatStatus(s: RunStatus__Output): string {
   const pct = (a: number, b: number) => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : "-");
+  const p = printable;
   const lines = [
-    `run ${s.run_id}  state ${s.state}  suite ${s.suite_identity.slice(0, 12)}`,
+    `run ${p(s.run_id)}  state ${p(String(s.state))}  suite ${p(s.suite_identity.slice(0, 12))}`,
     `records ${s.records_committed}/${s.records_total} (${pct(s.records_committed, s.records_total)}), ${s.records_resumed} resumed, ` +
       `${s.records_per_second.toFixed(1)} records/s, ${s.elapsed_seconds.toFixed(0)} s`,
     `units ${s.units_queued} queued, ${s.units_inflight} in flight; ${s.results_rejected} results rejected, ` +
@@ -79,24 +91,26 @@ export function formatStatus(s: RunStatus__Output): string {
   const reasons = Object.entries(s.rejected_by_reason ?? {}).filter(([, n]) => Number(n) > 0);
   if (reasons.length > 0 || s.results_duplicate > 0 || s.records_given_up > 0) {
     lines.push(
-      `rejected by reason: ${reasons.length ? reasons.map(([r, n]) => `${r}=${n}`).join(" ") : "none"}; ` +
+      `rejected by reason: ${reasons.length ? reasons.map(([r, n]) => `${p(r)}=${p(String(n))}`).join(" ") : "none"}; ` +
         `${s.results_duplicate} duplicates dropped, ${s.records_given_up} records given up`,
     );
   }
   lines.push("");
-  const tw = Math.max(5, ...s.tracks.map((t) => t.track.length));
-  const fw = Math.max(6, ...s.tracks.map((t) => t.family.length));
+  const tracks = s.tracks.map((t) => ({ ...t, track: p(t.track), family: p(t.family) }));
+  const tw = widest(tracks, (t) => t.track.length, 5);
+  const fw = widest(tracks, (t) => t.family.length, 6);
   lines.push(`${"track".padEnd(tw)}  ${"family".padEnd(fw)}  ${"committed".padStart(9)}  ${"records".padStart(7)}  done`);
-  for (const t of s.tracks) {
+  for (const t of tracks) {
     lines.push(`${t.track.padEnd(tw)}  ${t.family.padEnd(fw)}  ${String(t.committed).padStart(9)}  ${String(t.records).padStart(7)}  ${t.complete ? "yes" : pct(t.committed, t.records)}`);
   }
   lines.push("");
   if (s.agents.length === 0) lines.push("no agents attached");
   else {
-    lines.push(`agents ${s.agents.filter((a) => a.ready).length} ready of ${s.agents.length} attached`);
-    const aw = Math.max(5, ...s.agents.map((a) => a.agent_id.length));
+    const agents = s.agents.map((a) => ({ ...a, agent_id: p(a.agent_id), model: p(a.model) }));
+    lines.push(`agents ${agents.filter((a) => a.ready).length} ready of ${agents.length} attached`);
+    const aw = widest(agents, (a) => a.agent_id.length, 5);
     lines.push(`${"agent".padEnd(aw)}  ready  units  credit  ${"results".padStart(7)}  rejected  model`);
-    for (const a of s.agents) {
+    for (const a of agents) {
       lines.push(
         `${a.agent_id.padEnd(aw)}  ${(a.ready ? "yes" : "no").padEnd(5)}  ${String(a.inflight_units).padStart(5)}  ${String(a.credit).padStart(6)}  ${String(a.results).padStart(7)}  ${String(a.rejected).padStart(8)}  ${a.model}`,
       );

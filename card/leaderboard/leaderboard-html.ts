@@ -92,6 +92,7 @@ small{color:#666;font-weight:normal}
 Click a column to sort, a row for its per-track headlines. ${esc(board.cost_adjusted_formula)}.
 Quality tiers are provisional nominations from automatic scores. Generated ${esc(board.generated_at)}.</p>
 ${sections}
+${board.invalid.length > 0 ? `<section class="invalid"><h2>Skipped, not valid run cards</h2><ul>${board.invalid.map((i) => `<li>${esc(i.source)}: ${esc(i.problem)}</li>`).join("")}</ul></section>` : ""}
 <script type="application/json" id="leaderboard-data">${JSON.stringify(board).replace(/</g, "\\u003c")}</script>
 <script>
 (function () {

@@ -1,6 +1,23 @@
 // The leaderboard as markdown tables, one per dataset group (what `leaderboard` prints).
 import type { Leaderboard, LeaderboardRow } from "./leaderboard-rows.js";
 
+/**
+ * One table cell of text from a card: it cannot end the cell or the row (pipes, newlines), open
+ * markup or a code span (HTML-significant characters, backticks), or carry a terminal control
+ * character (`leaderboard` prints the table).
+ */
+export function mdCell(s: string): string {
+  return s
+    .replace(/\\/g, "\\\\")
+    .replace(/\r\n|[\r\n\u2028\u2029]/g, " ")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/\|/g, "\\|")
+    .replace(/`/g, "\\`")
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 export const num = (x: number | null, digits = 4): string => (x === null ? "n/a" : x.toFixed(digits));
 
 export function meanWithCi(r: LeaderboardRow): string {
@@ -15,9 +32,9 @@ export function pillarNames(rows: readonly LeaderboardRow[]): string[] {
 export function renderMarkdown(board: Leaderboard): string {
   const out: string[] = [];
   for (const g of board.groups) {
-    out.push(`## ${g.dataset} (sha256 ${g.dataset_sha256.slice(0, 16)}, ${g.scope.length} tracks in scope)`, "");
+    out.push(`## ${mdCell(g.dataset)} (sha256 ${mdCell(g.dataset_sha256.slice(0, 16))}, ${g.scope.length} tracks in scope)`, "");
     const pillars = pillarNames(g.rows);
-    const head = ["rank", "model", "condition", "method class", "v1 mean [CI]", ...pillars, "cost / 1k records", "records / min", "p95 latency s", "cost-adjusted", "quality tier", "verification", "date", "fingerprint"];
+    const head = ["rank", "model", "condition", "method class", "v1 mean [CI]", ...pillars.map(mdCell), "cost / 1k records", "records / min", "p95 latency s", "cost-adjusted", "quality tier", "verification", "date", "fingerprint"];
     out.push(`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`);
     for (const r of g.rows) {
       const cells = [
@@ -36,8 +53,13 @@ export function renderMarkdown(board: Leaderboard): string {
         r.date ? r.date.slice(0, 10) : "n/a",
         r.fingerprint ?? "n/a",
       ];
-      out.push(`| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`);
+      out.push(`| ${cells.map(mdCell).join(" | ")} |`);
     }
+    out.push("");
+  }
+  if (board.invalid.length > 0) {
+    out.push("Skipped, not valid run cards:", "");
+    for (const i of board.invalid) out.push(`- ${mdCell(i.source)}: ${mdCell(i.problem)}`);
     out.push("");
   }
   out.push(`${board.cost_adjusted_formula}. Quality tiers are provisional nominations from automatic scores (seed 003 §5).`);

@@ -59,6 +59,13 @@ export interface Leaderboard {
   generated_at: string;
   cost_adjusted_formula: string;
   groups: LeaderboardGroup[];
+  /** Files given that are no valid run card (each skipped, with the one line saying why). */
+  invalid: InvalidCard[];
+}
+
+export interface InvalidCard {
+  source: string;
+  problem: string;
 }
 
 export type LeaderboardEntry =
@@ -148,11 +155,11 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
   };
 }
 
-/** A card that is not complete (errored records, running, cancelled, failed) is ranked apart, after the complete ones. */
-const apart = (r: LeaderboardRow) => (r.status !== null && r.status !== "complete" ? 1 : 0);
+/** A card that is not complete (errored records, running, cancelled, failed) or does not verify is ranked apart, after the complete verified ones. */
+const apart = (r: LeaderboardRow) => ((r.status !== null && r.status !== "complete") || r.problems.length > 0 ? 1 : 0);
 
 /** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank); cards not complete after. */
-export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date()): Leaderboard {
+export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date(), invalid: readonly InvalidCard[] = []): Leaderboard {
   const groups = new Map<string, LeaderboardGroup>();
   for (const e of entries) {
     const { key, dataset, datasetSha, scope, row } = rowOf(e);
@@ -167,5 +174,5 @@ export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new
       r.rank = prev && prev.v1_mean === r.v1_mean && apart(prev) === apart(r) ? prev.rank : i + 1;
     });
   }
-  return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()] };
+  return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()], invalid: [...invalid] };
 }
