@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { EXIT } from "../common/errors.js";
 import { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/index.js";
 import { numberArg, opt } from "./options.js";
+import { engineUrl } from "./engine-methods.js";
 import { planSweep, Sweep, type SweepPlan } from "../run/index.js";
 import { boolArg } from "./metrics-flags.js";
 import { onShutdownSignals } from "./signals.js";
@@ -42,6 +43,7 @@ export function register(program: Command): void {
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live page of the run in progress on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .addOption(opt("--per-agent-metrics <bool>", "export per-agent gauges from heartbeats (false for very large clusters)", "true"))
     .action(async (flags: SweepFlags) => {
+      if (flags.engine !== undefined) flags.engine = engineUrl(flags.engine);
       const plan = await planSweep(flags.config);
       if (flags.dryRun) return dryRun(plan, flags);
       const metricsListen = parseMetricsListen(flags.metrics);
