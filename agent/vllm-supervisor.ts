@@ -139,7 +139,7 @@ export class VllmSupervisor {
   private spawnChild(): void {
     this.starts++;
     this.setState("starting");
-    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${this.command}`);
+    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${Object.entries(this.extraEnv).map(([k, v]) => `${k}=${v} `).join("")}${this.command}`);
     const child = spawn(this.command ?? "", { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...(this.options.env ?? process.env), ...this.extraEnv } });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
