@@ -13,7 +13,8 @@ import { AttachSession, type SessionEnd } from "./attach-session.js";
 import type { EngineLoad } from "./engine-load.js";
 import { channelCredentials, createCoordinatorClient, type TlsFiles } from "./transport/coordinator-channel.js";
 import { EngineProbe } from "./engine-probe.js";
-import { observeEngineRequests } from "./engine-http.js";
+import { observeEngineRequests, observeEngineStalls } from "./engine-http.js";
+import { EngineStallLog } from "./engine-stall-log.js";
 import { RecordSlots } from "./record-slots.js";
 import type { RunWelcome } from "./transport/wire.js";
 import { AGENT_DEFAULTS, MIB } from "./agent-options.js";
@@ -28,6 +29,11 @@ export interface AttachOptions {
   agentId?: string;
   /** Sent as `authorization: Bearer <token>`; none when absent. */
   token?: string;
+  /**
+   * Report an engine that is not ready within seconds, and every 30 s while it stays down
+   * (engine-probe.ts downReportMs). Default true; `run` reports its engines itself (run/engine-readiness.ts).
+   */
+  reportEngineDown?: boolean;
   /** TLS when set (CA alone: server TLS; with cert and key: mutual TLS); insecure when absent. */
   tls?: TlsFiles;
   /**
@@ -113,6 +119,8 @@ export function startAgent(options: AttachOptions): AgentHandle {
       downIntervalMs: options.probeMs?.down ?? PROBE_DOWN_MS,
       timeoutMs: PROBE_TIMEOUT_MS,
       notReadyWarnMs: options.engineReadyWarnMs ?? AGENT_DEFAULTS.engineReadyTimeoutMs,
+      ...(options.engineUrl ? { engineUrl: options.engineUrl.replace(/\/+$/, "") } : {}),
+      ...(options.reportEngineDown === false ? { downReportMs: Infinity } : {}),
       ...(options.engineHealthUrl ? { healthUrl: options.engineHealthUrl } : {}),
     },
     logger,
@@ -121,6 +129,12 @@ export function startAgent(options: AttachOptions): AgentHandle {
   const unobserve = engineBase
     ? observeEngineRequests((o) => {
         if (o.url === engineBase || o.url.startsWith(`${engineBase}/`)) probe.observe(o.outcome);
+      })
+    : () => {};
+  const stallLog = engineBase ? new EngineStallLog(engineBase, logger) : undefined;
+  const unobserveStalls = engineBase
+    ? observeEngineStalls((url) => {
+        if (url === engineBase || url.startsWith(`${engineBase}/`)) stallLog?.stalled(url);
       })
     : () => {};
 
@@ -172,6 +186,7 @@ export function startAgent(options: AttachOptions): AgentHandle {
     // (Kept in `client`, so a stop during the probe closes it.)
     client = newClient();
     client.getChannel().getConnectivityState(true);
+    probe.reportWhileDown(); // a silent engine holds the first probe for its whole timeout
     await probe.probe();
     probe.start();
     let attempt = 0;
@@ -251,6 +266,7 @@ export function startAgent(options: AttachOptions): AgentHandle {
     })
     .then((outcome) => {
       unobserve();
+      unobserveStalls();
       probe.stop();
       session?.stop();
       closeClient();

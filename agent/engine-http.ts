@@ -100,6 +100,21 @@ export function observeEngineRequests(fn: (o: EngineRequestObservation) => void)
   return () => observers.delete(fn);
 }
 
+/** How long a request goes without an answer before stall observers hear of it (it keeps its own timeout). */
+export const ENGINE_STALL_MS = 10_000;
+
+const stallObservers = new Set<(url: string) => void>();
+
+/**
+ * Calls `fn` with a request's URL when it has had no answer for ENGINE_STALL_MS and its timeout is
+ * longer: a hung engine is named within seconds rather than at the request timeout. Returns the
+ * function that stops it.
+ */
+export function observeEngineStalls(fn: (url: string) => void): () => void {
+  stallObservers.add(fn);
+  return () => stallObservers.delete(fn);
+}
+
 export async function requestText(url: string, req: EngineRequest): Promise<string> {
   if (observers.size === 0) return requestTextOnce(url, req);
   const started = performance.now();
@@ -175,10 +190,22 @@ function requestTextOnce(url: string, req: EngineRequest): Promise<string> {
         });
       },
     );
-    const timer = setTimeout(() => {
+    const timedOut = () => {
       settle(new EngineTimeoutError(url, req.timeoutMs));
       request.destroy();
-    }, req.timeoutMs);
+    };
+    // One timer per request: at the stall mark it tells the stall observers, then waits out the rest.
+    const stallMark = stallObservers.size > 0 && req.timeoutMs > ENGINE_STALL_MS;
+    let timer = setTimeout(
+      stallMark
+        ? () => {
+            if (settled) return;
+            for (const fn of stallObservers) fn(url);
+            timer = setTimeout(timedOut, req.timeoutMs - ENGINE_STALL_MS);
+          }
+        : timedOut,
+      stallMark ? ENGINE_STALL_MS : req.timeoutMs,
+    );
     const onAbort = () => {
       settle(req.signal!.reason);
       request.destroy();

@@ -5,7 +5,7 @@
 // readiness in Hello and heartbeats; the session hands its units back when it turns not ready.
 import type { EngineInfo, EngineMethod } from "./engine-method.js";
 import type { Logger } from "../common/log.js";
-import { requestText, type EngineRequestObservation } from "./engine-http.js";
+import { EngineRetriesExhaustedError, EngineTimeoutError, EngineUnreachableError, requestText, type EngineRequestObservation } from "./engine-http.js";
 
 export interface EngineProbeOptions {
   /** Probe interval while the engine answers, in ms. */
@@ -16,6 +16,17 @@ export interface EngineProbeOptions {
   timeoutMs: number;
   /** An engine not ready this long after start() (or after it went down) is reported once with its last error. */
   notReadyWarnMs?: number;
+  /** The engine's base URL, named in the early reports below. */
+  engineUrl?: string;
+  /**
+   * An engine not ready this long after start() (or after it went down) is reported at once
+   * ("unreachable" when refused or silent, with the error or the endpoint awaited), then every
+   * downReportRepeatMs while it stays down. Reporting only: readiness and notReadyWarnMs are
+   * unchanged. Default 5000; Infinity: no such reports.
+   */
+  downReportMs?: number;
+  /** Default 30000. */
+  downReportRepeatMs?: number;
   /**
    * The engine's health URL (vLLM: GET /health, 200 while its engine core lives and 503 once it is
    * dead, vllm/entrypoints/serve/instrumentator/health.py); checked before info() when set.
@@ -49,6 +60,10 @@ export class EngineProbe {
   private lastTripAt = -Infinity;
   private failingReason: string | undefined;
   private probing: Promise<boolean> | undefined;
+  private reportTimer: NodeJS.Timeout | undefined;
+  private reporting = false;
+  /** The request the probe under way waits on, and since when. */
+  private awaiting: { endpoint: string; since: number } | undefined;
 
   constructor(
     private readonly method: EngineMethod,
@@ -122,10 +137,16 @@ export class EngineProbe {
     try {
       if (this.failingUntil > this.now()) throw new Error(this.failingReason ?? "engine failing");
       this.failingUntil = 0;
-      if (this.options.healthUrl) await requestText(this.options.healthUrl, { method: "GET", timeoutMs: this.options.timeoutMs, signal });
+      if (this.options.healthUrl) {
+        this.awaiting = { endpoint: new URL(this.options.healthUrl).pathname, since: Date.now() };
+        await requestText(this.options.healthUrl, { method: "GET", timeoutMs: this.options.timeoutMs, signal });
+      }
+      this.awaiting = { endpoint: "its model info (/v1/models)", since: Date.now() };
       info = await this.method.info(signal);
     } catch (err) {
       error = err instanceof Error ? err : new Error(String(err));
+    } finally {
+      this.awaiting = undefined;
     }
     // A run of 5xx seen while this probe was under way outweighs its answer.
     if (info && this.failingUntil > this.now()) {
@@ -145,6 +166,8 @@ export class EngineProbe {
     }
     if (this.readyNow) this.downSince = undefined;
     else if (wasReady) this.downSince = Date.now();
+    if (this.readyNow) clearTimeout(this.reportTimer);
+    else if (wasReady && this.reporting) this.armDownReport(this.options.downReportMs ?? 5_000);
     else if (this.downSince !== undefined && this.options.notReadyWarnMs !== undefined && Date.now() - this.downSince >= this.options.notReadyWarnMs) {
       this.downSince = undefined;
       this.logger.warn(`engine not ready after ${Math.round(this.options.notReadyWarnMs / 1000)} s (still trying): ${error?.message ?? "no answer"}`, { error: error?.message });
@@ -165,7 +188,41 @@ export class EngineProbe {
     if (this.running) return;
     this.running = true;
     if (!this.readyNow) this.downSince = Date.now();
+    this.reportWhileDown();
     this.schedule();
+  }
+
+  /**
+   * Starts the down reports (start() does too): called before a first probe that may take its whole
+   * timeout on a silent engine, so that one is reported within downReportMs as well.
+   */
+  reportWhileDown(): void {
+    if (this.reporting || this.stopper.signal.aborted) return;
+    this.reporting = true;
+    if (!this.readyNow) this.armDownReport(this.options.downReportMs ?? 5_000);
+  }
+
+  private armDownReport(delayMs: number): void {
+    clearTimeout(this.reportTimer);
+    if (!Number.isFinite(delayMs)) return; // reports off
+    this.reportTimer = setTimeout(() => this.reportDown(), delayMs);
+  }
+
+  /** The engine is still not ready: say why (a refused connection, an endpoint that does not answer, an error), then again later. */
+  private reportDown(): void {
+    if (!this.reporting || this.stopper.signal.aborted || this.readyNow) return;
+    const engine = this.options.engineUrl ?? this.options.healthUrl ?? "";
+    const awaiting = this.awaiting;
+    const silentFor = awaiting ? Date.now() - awaiting.since : 0;
+    const error = this.errorNow;
+    if (awaiting && (silentFor >= 2_000 || !error)) {
+      this.logger.warn(`engine ${engine} unreachable (still trying): no answer to ${awaiting.endpoint} for ${Math.round(silentFor / 1000)} s`, { engine });
+    } else {
+      const cause = error instanceof EngineRetriesExhaustedError ? error.last : error;
+      const unreachable = cause instanceof EngineUnreachableError || cause instanceof EngineTimeoutError;
+      this.logger.warn(`engine ${engine} ${unreachable ? "unreachable" : "not ready"} (still trying): ${error?.message ?? "no answer yet"}`, { engine, error: error?.message });
+    }
+    this.armDownReport(this.options.downReportRepeatMs ?? 30_000);
   }
 
   private schedule(): void {
@@ -180,7 +237,9 @@ export class EngineProbe {
 
   stop(): void {
     this.running = false;
+    this.reporting = false;
     if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.reportTimer);
     this.stopper.abort(new Error("engine probe stopped"));
   }
 }

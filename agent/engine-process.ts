@@ -1,26 +1,26 @@
 // The engine an agent runs itself (--vllm-cmd): a VllmSupervisor over the command. With {model}
 // in the command it is a template: the engine is (re)started with the model each run names (a
-// sweep), and not started until a model is known (the agent is not ready meanwhile).
+// sweep), and not started until a model is known (the agent is not ready meanwhile). The model
+// reaches the command through UDM_ENGINE_MODEL, never as shell text (agent/model-template.ts);
+// a run whose model is not a model id is refused: its engine is stopped, not started.
 import type { Logger } from "../common/log.js";
+import { modelNameProblem } from "../common/engine-protocol/index.js";
+import { UsageError } from "../common/errors.js";
+import { fillModelTemplate, MODEL_ENV, MODEL_PLACEHOLDER } from "./model-template.js";
 import { VllmSupervisor } from "./vllm-supervisor.js";
-
-const MODEL_PLACEHOLDER = "{model}";
-
-/** The template with {model} replaced by the model name, quoted for the shell. */
-export function fillModel(template: string, model: string): string {
-  return template.split(MODEL_PLACEHOLDER).join(`'${model.replace(/'/g, `'\\''`)}'`);
-}
 
 export class EngineProcess {
   private readonly supervisor: VllmSupervisor;
   private readonly template: string | undefined;
   private servedModel: string | undefined;
 
-  /** Starts the command now, unless it is a template and no model is known yet. */
+  /** Starts the command now, unless it is a template and no model is known yet; a UsageError for a --model that is no model id. */
   constructor(command: string, model: string | undefined, engineUrl: string, private readonly logger: Logger) {
-    this.template = command.includes(MODEL_PLACEHOLDER) ? command : undefined;
-    this.servedModel = this.template ? model : undefined;
-    this.supervisor = new VllmSupervisor({ command: this.template ? fillModel(this.template, this.servedModel ?? "") : command, healthUrl: `${engineUrl}/health`, logger });
+    this.template = command.includes(MODEL_PLACEHOLDER) ? fillModelTemplate(command) : undefined;
+    const problem = this.template && model ? modelNameProblem(model) : undefined;
+    if (problem) throw new UsageError(`--model: ${problem}; with a {model} template in --vllm-cmd it must be a model id`);
+    this.servedModel = this.template ? model || undefined : undefined;
+    this.supervisor = new VllmSupervisor({ command: this.template ?? command, healthUrl: `${engineUrl}/health`, logger, extraEnv: this.modelEnv() });
     if (!this.template || this.servedModel) this.supervisor.start();
   }
 
@@ -37,12 +37,28 @@ export class EngineProcess {
   /** A run names `model`: a template restarts the engine with it when it serves another. */
   useModel(model: string): void {
     if (!this.template || !model || model === this.servedModel) return;
+    if (!this.acceptable(model)) {
+      // The engine of the previous model must not answer for this run: stop it, the agent is not ready.
+      this.servedModel = undefined;
+      void this.supervisor.restartWith(undefined);
+      return;
+    }
     this.logger.info("the run names another model: restarting the engine with it", { from: this.servedModel ?? "(none)", to: model });
     this.servedModel = model;
-    void this.supervisor.restartWith(fillModel(this.template, model));
+    void this.supervisor.restartWith(this.template, this.modelEnv());
   }
 
   stop(): Promise<void> {
     return this.supervisor.stop();
+  }
+
+  private acceptable(model: string): boolean {
+    const problem = modelNameProblem(model);
+    if (problem) this.logger.error(`refusing the run's model, the engine is not started with it: ${problem}`);
+    return problem === undefined;
+  }
+
+  private modelEnv(): Record<string, string> {
+    return this.servedModel !== undefined ? { [MODEL_ENV]: this.servedModel } : {};
   }
 }

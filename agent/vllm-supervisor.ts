@@ -24,6 +24,8 @@ export interface VllmSupervisorOptions {
   /** SIGTERM -> SIGKILL grace on stop. Default 15 s. */
   stopGraceMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Variables set for the child on top of env (a template's UDM_ENGINE_MODEL). */
+  extraEnv?: Record<string, string>;
 }
 
 export type SupervisorState = "starting" | "ready" | "down" | "stopped";
@@ -34,7 +36,9 @@ export class VllmSupervisor {
   private stopping = false;
   /** Set while restartWith stops the old child: its exit is not a crash to back off from. */
   private switching = false;
-  private command: string;
+  private command: string | undefined;
+  private extraEnv: Record<string, string>;
+  private generation = 0;
   private failures = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private healthTimer: NodeJS.Timeout | undefined;
@@ -47,10 +51,11 @@ export class VllmSupervisor {
   constructor(private readonly options: VllmSupervisorOptions) {
     this.log = options.logger.child("vllm");
     this.command = options.command;
+    this.extraEnv = options.extraEnv ?? {};
   }
 
-  /** The command line the child runs (or will run). */
-  get currentCommand(): string {
+  /** The command line the child runs (or will run); undefined once halted by restartWith(undefined). */
+  get currentCommand(): string | undefined {
     return this.command;
   }
 
@@ -88,14 +93,16 @@ export class VllmSupervisor {
   }
 
   start(): void {
-    if (this.child || this.stopping) return;
+    if (this.child || this.stopping || this.command === undefined) return;
     this.spawnChild();
   }
 
-  /** Stops the child (if any) and starts `command` in its place. */
-  async restartWith(command: string): Promise<void> {
+  /** Stops the child (if any) and starts `command` in its place (with `extraEnv`); undefined: starts nothing. */
+  async restartWith(command: string | undefined, extraEnv: Record<string, string> = {}): Promise<void> {
     if (this.stopping) return;
     this.command = command;
+    this.extraEnv = extraEnv;
+    const generation = ++this.generation;
     clearTimeout(this.restartTimer);
     clearTimeout(this.healthTimer);
     const child = this.child;
@@ -109,9 +116,9 @@ export class VllmSupervisor {
       clearTimeout(grace);
       this.switching = false;
     }
-    if (this.stopping) return;
+    if (this.stopping || generation !== this.generation) return; // a later restartWith took over
     this.failures = 0;
-    this.spawnChild();
+    if (command !== undefined) this.spawnChild();
   }
 
   /** Stops the child and does not restart it. */
@@ -132,8 +139,8 @@ export class VllmSupervisor {
   private spawnChild(): void {
     this.starts++;
     this.setState("starting");
-    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${this.command}`);
-    const child = spawn(this.command, { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: this.options.env ?? process.env });
+    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${Object.entries(this.extraEnv).map(([k, v]) => `${k}=${v} `).join("")}${this.command}`);
+    const child = spawn(this.command ?? "", { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...(this.options.env ?? process.env), ...this.extraEnv } });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => this.log.info(line));
@@ -149,7 +156,9 @@ export class VllmSupervisor {
         const delay = reconnectDelayMs(this.failures - 1, this.options.backoff ?? { initialMs: 1_000, maxMs: 60_000 });
         this.log.warn(`exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`);
         this.setState("down");
-        this.restartTimer = setTimeout(() => this.spawnChild(), delay);
+        this.restartTimer = setTimeout(() => {
+          if (this.command !== undefined) this.spawnChild();
+        }, delay);
       });
     });
     child.once("error", (err) => this.log.error(`cannot start: ${err.message}`));

@@ -54,7 +54,9 @@ const AGENT_FLAGS = flagGroup<AgentOptions>(AGENT_DEFAULTS, [
     flags: "--vllm-cmd <command>",
     description:
       'start the engine as a child process, e.g. "vllm serve MODEL --port 8000"; restarted when it exits, stopped on drain. ' +
-      "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile",
+      "With {model} in it, a template: the engine is (re)started with the model each run names (a sweep), the agent not ready meanwhile. " +
+      "The model comes from the coordinator: it reaches the command as the variable UDM_ENGINE_MODEL, one argument whether {model} is quoted or not, " +
+      "never as shell text, and a run whose model is not a model id (letters, digits, . _ - / : @ +, up to 256 characters) is refused",
   },
   { key: "requestTimeoutMs", flags: "--request-timeout-ms <ms>", description: "time one engine request may take before it is retried", parse: int(1) },
   { key: "retries", flags: "--retries <n>", description: "retries of a failed engine request before the question is reported as an error", parse: int(0) },

@@ -9,6 +9,7 @@ import { runEmbedded } from "./embedded-run.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { printable } from "../common/printable.js";
+import { engineUrl } from "./engine-methods.js";
 import { parseGpuHourUsd } from "./flags/card-flags.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
@@ -77,6 +78,7 @@ export function register(program: Command): void {
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
+      const engines = csv(flags.engine)?.map(engineUrl);
       const verdict = await verifyCard(file);
       if (!verdict.card) throw new UsageError(printable(verdict.problems.join("; ")));
       if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${printable(p)}`).join("\n")}`);
@@ -84,7 +86,6 @@ export function register(program: Command): void {
       const setupProblem = reproduceSetupProblem(original);
       if (setupProblem) throw new UsageError(`${file}: cannot rerun this setup: ${setupProblem}`);
       if (original.status !== "complete") throw new UsageError(`${file}: the run is ${original.status}; only a complete run can be reproduced`);
-      const engines = csv(flags.engine);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
       const cardDir = dirname(resolve(file));

@@ -5,7 +5,10 @@ import { csv } from "./options.js";
 
 export { METHODS, methodFactory, type MethodSetup, type SeededMethod } from "../agent/index.js";
 
-/** --engine: an http(s) base URL, checked at start (exit 2) rather than failing every request. */
+/**
+ * --engine: an http(s) base URL, checked at start (exit 2) rather than failing every request. No
+ * query or fragment: endpoint paths are appended to the URL (".../v1?x=1/health" never answers).
+ */
 export function engineUrl(value: string): string {
   let url: URL;
   try {
@@ -15,6 +18,7 @@ export function engineUrl(value: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--engine must be http(s), got ${JSON.stringify(value)}`);
   if (url.port !== "" && (Number(url.port) < 1 || Number(url.port) > 65535)) throw new UsageError(`--engine port must be 1..65535, got ${JSON.stringify(value)}`);
+  if (value.includes("?") || value.includes("#")) throw new UsageError(`--engine must be a base URL without a query or fragment (endpoint paths are appended to it), got ${JSON.stringify(value)}`);
   return value.replace(/\/+$/, "");
 }
 

@@ -8,6 +8,7 @@ import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { estimateRun, isListenAddress, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/index.js";
 import { numberArg, opt } from "./options.js";
+import { engineUrl } from "./engine-methods.js";
 import { planSweep, Sweep, type SweepPlan } from "../run/index.js";
 import { boolArg } from "./metrics-flags.js";
 import { onShutdownSignals } from "./signals.js";
@@ -44,6 +45,7 @@ export function register(program: Command): void {
     .addOption(opt("--per-agent-metrics <bool>", "export per-agent gauges from heartbeats (false for very large clusters)", "true"))
     .action(async (flags: SweepFlags) => {
       if (flags.listen !== undefined && !isListenAddress(flags.listen)) throw new UsageError(`--listen must be HOST:PORT (port 0..65535), got ${JSON.stringify(flags.listen)}`);
+      if (flags.engine !== undefined) flags.engine = engineUrl(flags.engine);
       const plan = await planSweep(flags.config);
       if (flags.dryRun) return dryRun(plan, flags);
       const metricsListen = parseMetricsListen(flags.metrics);

@@ -249,6 +249,7 @@ export class EmbeddedRun {
         engineHealthUrl: `${url}/health`,
         engineLoad: (signal) => readEngineLoad(url, signal),
         ...(options.capacity ? { capacity: options.capacity } : {}),
+        reportEngineDown: false, // watchEngineReadiness below reports the run's engines
         logger: log.child(`agent${agents.length}`),
       });
       agents.push(agent);

@@ -5,6 +5,7 @@ import { dirname, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { FormatError, UsageError } from "../../common/errors.js";
+import { modelNameProblem } from "../../common/engine-protocol/index.js";
 import { firstIssue } from "../../common/parse.js";
 import { sha256Hex } from "../../common/sha256.js";
 import { METHOD_CLASSES } from "../run-card.js";
@@ -35,7 +36,15 @@ const SweepConfigSchema = z.strictObject({
   out: z.string().min(1),
   /** Address the sweep's coordinator listens on, and agents dial. */
   listen: z.string().refine(isListenAddress, "must be HOST:PORT (port 0..65535)").default("127.0.0.1:50051"),
-  models: z.array(z.string().min(1)).min(1),
+  /** Model ids; held to a model id's characters (they reach the agents' --vllm-cmd templates). */
+  models: z
+    .array(
+      z.string().superRefine((model, ctx) => {
+        const problem = modelNameProblem(model);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
+    )
+    .min(1),
   methods: z.array(z.enum(ENGINE_METHODS)).min(1).default(["systemone"]),
   temperatures: z.array(z.number().min(0)).min(1).default([0]),
   /** Label-permutation seed sets; [] = one read in natural order. */

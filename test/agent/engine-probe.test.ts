@@ -68,3 +68,27 @@ describe("EngineProbe", () => {
     expect(await probe.probe()).toBe(true);
   });
 });
+
+describe("EngineProbe down reports", () => {
+  it("names an unreachable engine after downReportMs, again every downReportRepeatMs while it stays down, and not after stop()", async () => {
+    const { createServer } = await import("node:net");
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+    const port = (s.address() as { port: number }).port;
+    await new Promise<void>((r) => s.close(() => r()));
+    const url = `http://127.0.0.1:${port}`;
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: (m: string) => warnings.push(m), error: () => undefined, child: () => logger };
+    const method = new FakeEngineMethod(); // never asked: /health is refused first
+    const probe = new EngineProbe(method, { readyIntervalMs: 60_000, downIntervalMs: 50, timeoutMs: 1_000, engineUrl: url, healthUrl: `${url}/health`, downReportMs: 200, downReportRepeatMs: 300 }, logger);
+    probe.start();
+    await new Promise((r) => setTimeout(r, 1_000));
+    probe.stop();
+    const reports = warnings.filter((w) => w.startsWith(`engine ${url} unreachable (still trying): `) && w.includes("ECONNREFUSED"));
+    expect(reports.length).toBeGreaterThanOrEqual(2);
+    expect(reports.length).toBeLessThanOrEqual(4);
+    const after = warnings.length;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(warnings.length).toBe(after); // stopped: no more reports
+  });
+});

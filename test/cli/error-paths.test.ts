@@ -77,4 +77,12 @@ describe("flag values", () => {
     expectClean(await cli(["sim-engine", "--port", "99999"]), /--port must be an integer in 0\.\.65535, got "99999"/);
     expectClean(await cli(["coordinator", "--suite", dir, "--out", dir, "--listen", "127.0.0.1:99999"]), /--listen port must be an integer in 0\.\.65535/);
   });
+
+  it.each(["http://127.0.0.1:8000/v1?x=1", "http://127.0.0.1:8000#frag", "http://127.0.0.1:8000/?"])("an --engine URL with a query or fragment (%s) is a usage error in agent, run, card reproduce and sweep", async (url) => {
+    const message = /--engine must be a base URL without a query or fragment \(endpoint paths are appended to it\)/;
+    expectClean(await cli(["agent", "--coordinator", "127.0.0.1:1", "--engine", url]), message);
+    expectClean(await cli(["run", "--suite", dir, "--out", join(dir, "run-out"), "--engine", url]), message);
+    expectClean(await cli(["card", "reproduce", join(dir, "no-card.json"), "--engine", `http://127.0.0.1:9,${url}`]), message);
+    expectClean(await cli(["sweep", "--config", join(dir, "no-sweep.yaml"), "--dry-run", "--engine", url]), message);
+  });
 });

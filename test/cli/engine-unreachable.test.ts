@@ -1,0 +1,126 @@
+// An engine that is not there, or there and silent, is named within 10 s by `agent` and `run`
+// (a real closed port; a server that accepts connections and never answers), and a method
+// endpoint that hangs is named within seconds of its stall mark while its request keeps waiting.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
+import { spawnCli, type CliProcess } from "../support/cli-process.js";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "udm-engine-unreachable-"));
+  dirs.push(d);
+  return d;
+}
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+let suite: string;
+beforeAll(async () => {
+  suite = tempDir();
+  await makeSuite({ out: suite, scale: "small", seed: 7, tracks: ["aiv-sa24-easy"] });
+});
+
+/** A port nothing listens on: bound, then closed. */
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** A server that accepts connections and never answers. */
+async function silentServer(): Promise<string> {
+  const sockets = new Set<Socket>();
+  const s: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.resume();
+  });
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const socket of sockets) socket.destroy();
+        s.close(() => r());
+      }),
+  );
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+function cli(args: string[]): CliProcess {
+  const p = spawnCli(args);
+  cleanups.push(async () => {
+    p.kill("SIGKILL");
+    await p.exited;
+  });
+  return p;
+}
+
+describe("an unreachable engine is named within 10 s", () => {
+  it("agent, closed port: the URL and the refused connection", async () => {
+    const engine = `http://127.0.0.1:${await closedPort()}`;
+    const p = cli(["agent", "--coordinator", `127.0.0.1:${await closedPort()}`, "--engine", engine]);
+    await p.waitFor(new RegExp(`engine ${engine} unreachable \\(still trying\\): .*ECONNREFUSED`), 10_000);
+  });
+
+  it("agent, a server that never answers: the URL and the endpoint it waits on", async () => {
+    const engine = await silentServer();
+    const p = cli(["agent", "--coordinator", `127.0.0.1:${await closedPort()}`, "--engine", engine]);
+    await p.waitFor(new RegExp(`engine ${engine} unreachable \\(still trying\\): no answer to /health for \\d+ s`), 10_000);
+  });
+
+  it("run, closed port and silent server, the readiness timeout a minute: each named, the run still waiting", async () => {
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    const silent = await silentServer();
+    const p = cli(["run", "--suite", suite, "--out", tempDir(), "--engine", `${closed},${silent}`, "--engine-ready-timeout-ms", "60000"]);
+    await p.waitFor(new RegExp(`engine ${closed} unreachable or not ready \\(still waiting, up to 60000 ms in all\\): .*ECONNREFUSED`), 10_000);
+    await p.waitFor(new RegExp(`engine ${silent} unreachable or not ready \\(still waiting, up to 60000 ms in all\\): no answer to its model info for \\d+ s`), 10_000);
+    expect(p.child.exitCode).toBeNull();
+  });
+});
+
+describe("a method endpoint that does not answer", () => {
+  let sim: SimEngine;
+  let proxy: HttpServer;
+  let proxyUrl: string;
+  beforeAll(async () => {
+    sim = await startSimEngine({ seed: 3 });
+    // The sim engine, but /v1/systemone never answers (health and model list do).
+    proxy = createHttpServer(async (req, res) => {
+      if (req.url?.startsWith("/v1/systemone")) return;
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const upstream = await fetch(`${sim.url}${req.url}`, { method: req.method, headers: { "content-type": "application/json" }, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+      res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/json" });
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", () => r()));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    proxy.closeAllConnections();
+    await new Promise<void>((r) => proxy.close(() => r()));
+    await sim.close();
+  });
+
+  it("run: 'engine not answering /v1/systemone (still waiting)' within seconds, the request still waiting on its 60 s timeout", async () => {
+    const started = Date.now();
+    const p = cli(["run", "--suite", suite, "--out", tempDir(), "--engine", proxyUrl, "--request-timeout-ms", "60000"]);
+    await p.waitFor(/engine not answering \/v1\/systemone \(still waiting\)/, 20_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(p.output()).not.toMatch(/no answer within 60000 ms/);
+    expect(p.child.exitCode).toBeNull();
+  }, 30_000);
+});

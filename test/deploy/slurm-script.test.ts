@@ -1,0 +1,126 @@
+// deploy/slurm/udm-orch.sbatch's argument construction, run by bash with stand-ins for srun,
+// scontrol, udm-orch and vllm that write down their argv (the full Slurm run is
+// slurm.integration.test.ts). The stand-in udm-orch starts the agent's --vllm-cmd with sh -c, as
+// the agent does. Names with spaces stay one argument; $(...) in UDM_MODEL runs nothing.
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../support/cli-process.js";
+
+const SBATCH = join(REPO_ROOT, "deploy", "slurm", "udm-orch.sbatch");
+
+// Each stand-in appends one line per call: its name, then its arguments, each in <...>.
+const RECORD = `rec() { local line="$1"; shift; for a in "$@"; do line+=" <$a>"; done; printf '%s\\n' "$line" >> "$CALLS"; }`;
+const SRUN = `#!/usr/bin/env bash
+${RECORD}
+rec srun "$@"
+while [[ "\${1:-}" == -* ]]; do shift; done
+SLURM_LOCALID=0 exec "$@"
+`;
+const UDM_ORCH = `#!/usr/bin/env bash
+${RECORD}
+rec udm-orch "$@"
+prev=""
+for a in "$@"; do
+  if [ "$prev" = --vllm-cmd ]; then sh -c "$a"; fi
+  prev=$a
+done
+exit 0
+`;
+const VLLM = `#!/usr/bin/env bash
+${RECORD}
+rec vllm "$@"
+`;
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function stage(): { dir: string; fakes: string; tool: string } {
+  const dir = mkdtempSync(join(tmpdir(), "udm-slurm-script-"));
+  dirs.push(dir);
+  const fakes = join(dir, "fake bin");
+  const tool = join(dir, "my tools");
+  mkdirSync(fakes);
+  mkdirSync(tool);
+  const put = (path: string, text: string) => {
+    writeFileSync(path, text);
+    chmodSync(path, 0o755);
+  };
+  put(join(fakes, "srun"), SRUN);
+  put(join(fakes, "scontrol"), "#!/bin/sh\necho node1\n");
+  put(join(fakes, "vllm"), VLLM);
+  put(join(tool, "udm-orch"), UDM_ORCH);
+  return { dir, fakes, tool };
+}
+
+function runScript(dir: string, fakes: string, env: Record<string, string>): { status: number | null; stderr: string; calls: string[] } {
+  const calls = join(dir, "calls.log");
+  const r = spawnSync("bash", [SBATCH], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 30_000,
+    env: {
+      PATH: `${fakes}:/usr/bin:/bin`,
+      CALLS: calls,
+      SLURM_JOB_ID: "7",
+      SLURM_JOB_NODELIST: "node1",
+      UDM_SUITE: join(dir, "suite dir"),
+      UDM_OUT: join(dir, "out dir"),
+      UDM_SLURM_AGENT_GRACE_S: "5",
+      ...env,
+    },
+  });
+  return { status: r.status, stderr: r.stderr, calls: existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n") : [] };
+}
+
+describe("udm-orch.sbatch arguments", () => {
+  it("runs a UDM_SLURM_BIN whose path has a space, and passes a model path with spaces and $(...) to vLLM as one argument, running nothing", () => {
+    const { dir, fakes, tool } = stage();
+    const model = `${dir}/my models/m$(touch ${dir}/x)\`touch ${dir}/y\``;
+    const r = runScript(dir, fakes, { UDM_SLURM_BIN: join(tool, "udm-orch"), UDM_MODEL: model, UDM_SLURM_VLLM_ARGS: "--max-model-len 16384" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.calls.find((c) => c.startsWith("udm-orch <coordinator>"))).toBe(
+      `udm-orch <coordinator> <--suite> <${dir}/suite dir> <--out> <${dir}/out dir> <--listen> <0.0.0.0:20112> <--metrics> <0.0.0.0:20113>`,
+    );
+    expect(r.calls.find((c) => c.startsWith("vllm "))).toBe(
+      `vllm <serve> <${model}> <--host> <127.0.0.1> <--enable-prefix-caching> <--max-logprobs> <64> <--enable-prompt-tokens-details> <--max-model-len> <16384> <--port> <20115>`,
+    );
+    expect(r.calls.find((c) => c.startsWith("udm-orch <score>"))).toBe(`udm-orch <score> <--suite> <${dir}/suite dir> <--results> <${dir}/out dir> <--out> <${dir}/out dir/metrics.json>`);
+    expect(existsSync(join(dir, "x"))).toBe(false);
+    expect(existsSync(join(dir, "y"))).toBe(false);
+  });
+
+  it("still splits a UDM_SLURM_BIN of words (node .../main.js)", () => {
+    const { dir, fakes, tool } = stage();
+    writeFileSync(join(dir, "plain-udm-orch"), readFileSync(join(tool, "udm-orch")));
+    const r = runScript(dir, fakes, { UDM_SLURM_BIN: `bash ${join(dir, "plain-udm-orch")}`, UDM_MODEL: "org/m" });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.calls.filter((c) => c.startsWith("udm-orch ")).map((c) => c.split(" ")[1])).toEqual(expect.arrayContaining(["<coordinator>", "<agent>", "<score>"]));
+    expect(r.calls.find((c) => c.startsWith("vllm "))).toMatch(/^vllm <serve> <org\/m> <--host>/);
+  });
+
+  it.each([
+    ["UDM_SLURM_AGENTS_PER_NODE", "a[$(touch X)]"],
+    ["UDM_SLURM_PORT_BASE", "1+1"],
+  ])("refuses %s=%j (exit 2) and runs nothing", (name, value) => {
+    const { dir, fakes, tool } = stage();
+    const r = runScript(dir, fakes, { UDM_SLURM_BIN: join(tool, "udm-orch"), UDM_MODEL: "org/m", [name]: value.replace("X", join(dir, "x")) });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/must be whole numbers/);
+    expect(r.calls).toEqual([]);
+    expect(existsSync(join(dir, "x"))).toBe(false);
+  });
+
+  it("refuses a UDM_SLURM_BIN that cannot run (exit 2, not 127)", () => {
+    const { dir, fakes } = stage();
+    const r = runScript(dir, fakes, { UDM_SLURM_BIN: join(dir, "no such", "udm-orch"), UDM_MODEL: "org/m" });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/UDM_SLURM_BIN: cannot run/);
+  });
+});
