@@ -10,7 +10,7 @@ const TIERS: ReadonlyArray<[number, QualityTierName]> = [
   [0, "Baseline"],
 ];
 
-export const PROVISIONAL_NOTE = "provisional: an automatic nomination from the v1 mean, not a validated quality claim (seed 003 §5)";
+export const PROVISIONAL_NOTE = "provisional: an automatic nomination from the v1 mean, not a validated quality claim (the UDM benchmark protocol)";
 
 /** Baseline < 0.30 <= Emerging < 0.50 <= Functional < 0.70 <= Deployable < 0.85 <= Fluent. */
 export function qualityTier(v1Mean: number | null): QualityTierName | null {

@@ -2,7 +2,7 @@
 // script), a small inline script makes columns sortable (click a header; `#sort=<column>:<asc|desc>`
 // in the URL applies a sort on load) and opens a row's per-track headlines (click the row). No
 // external URL: no fonts, no CDN, no images.
-import type { Leaderboard, LeaderboardRow } from "./leaderboard-rows.js";
+import { rankText, type Leaderboard, type LeaderboardRow } from "./leaderboard-rows.js";
 import { meanWithCi, num, pillarNames } from "./leaderboard-markdown.js";
 
 const esc = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -17,7 +17,7 @@ interface Column {
 
 function columns(pillars: readonly string[]): Column[] {
   return [
-    { key: "rank", label: "rank", text: (r) => String(r.rank), sort: (r) => r.rank },
+    { key: "rank", label: "rank", text: (r) => rankText(r), sort: (r) => r.rank },
     { key: "model", label: "model", text: (r) => r.model, sort: (r) => r.model },
     { key: "condition", label: "condition", text: (r) => r.condition, sort: (r) => r.condition },
     { key: "method_class", label: "method class", text: (r) => r.method_class, sort: (r) => r.method_class },

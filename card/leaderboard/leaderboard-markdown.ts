@@ -1,5 +1,5 @@
 // The leaderboard as markdown tables, one per dataset group (what `leaderboard` prints).
-import type { Leaderboard, LeaderboardRow } from "./leaderboard-rows.js";
+import { rankText, type Leaderboard, type LeaderboardRow } from "./leaderboard-rows.js";
 
 /**
  * One table cell of text from a card: it cannot end the cell or the row (pipes, newlines), open
@@ -38,7 +38,7 @@ export function renderMarkdown(board: Leaderboard): string {
     out.push(`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`);
     for (const r of g.rows) {
       const cells = [
-        String(r.rank),
+        rankText(r),
         r.model,
         r.condition,
         r.method_class,
@@ -62,6 +62,6 @@ export function renderMarkdown(board: Leaderboard): string {
     for (const i of board.invalid) out.push(`- ${mdCell(i.source)}: ${mdCell(i.problem)}`);
     out.push("");
   }
-  out.push(`${board.cost_adjusted_formula}. Quality tiers are provisional nominations from automatic scores (seed 003 §5).`);
+  out.push(`${board.cost_adjusted_formula}. Quality tiers are provisional nominations from automatic scores (the UDM benchmark protocol).`);
   return out.join("\n") + "\n";
 }

@@ -156,6 +156,12 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
 }
 
 /** A card that is not complete (errored records, running, cancelled, failed) or does not verify is ranked apart, after the complete verified ones. */
+/** The rank as shown: a row ranked apart says why ("4 (complete_with_errors)", "5 (unverified)"). */
+export function rankText(r: LeaderboardRow): string {
+  if (r.status !== null && r.status !== "complete") return `${r.rank} (${r.status})`;
+  return r.problems.length > 0 ? `${r.rank} (unverified)` : String(r.rank);
+}
+
 const apart = (r: LeaderboardRow) => ((r.status !== null && r.status !== "complete") || r.problems.length > 0 ? 1 : 0);
 
 /** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank); cards not complete after. */
