@@ -75,6 +75,9 @@ export class Run {
       web?.attach(coordinator.handle, coordinator.runId);
       await cardSession.started(coordinator.handle, { method: method.method ?? "", batchSize: null, methodClass, gpuHourUsd });
     } catch (err) {
+      // Whatever was started stops with it: the scorer's thread (and its port to the coordinator's)
+      // and the page's server would otherwise keep the process alive after its fatal error.
+      await cardSession.failed().catch(() => undefined);
       await web?.close();
       throw err;
     }
