@@ -13,7 +13,7 @@ import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
-import { ACCESS_FLAGS, serverTlsFrom } from "./flags/access-flags.js";
+import { ACCESS_FLAGS, METRICS_TOKEN_FLAGS, metricsTokenFrom, serverTlsFrom } from "./flags/access-flags.js";
 import { CLUSTER_METHOD_FLAGS } from "./flags/method-flags.js";
 import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
 import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
@@ -44,6 +44,7 @@ export function register(program: Command): void {
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(METRICS_TOKEN_FLAGS)) command.addOption(o);
   // The run card: run-card.json beside the metrics.json this command's scorer writes as tracks complete.
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags & Record<string, unknown>) => {
@@ -52,6 +53,7 @@ export function register(program: Command): void {
     portArg("listen port", flags.listen.slice(flags.listen.lastIndexOf(":") + 1));
     const access = optionsFromFlags(ACCESS_FLAGS, flags);
     const tls = serverTlsFrom(access);
+    const metricsToken = metricsTokenFrom({ ...access, ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
     ensureWritableDir("out", flags.out);
     const scope = optionsFromFlags(SCOPE_FLAGS, flags);
     const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
@@ -81,6 +83,7 @@ export function register(program: Command): void {
         force: Boolean(flags.force),
         ...(nats ? { nats } : {}),
         ...(metricsListen ? { metrics: metricsListen } : {}),
+        ...(metricsToken ? { metricsToken } : {}),
         perAgentMetrics,
         gpuHourUsd,
         methodClass,

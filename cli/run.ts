@@ -15,7 +15,7 @@ import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
 import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
-import { tokenFlags } from "./flags/access-flags.js";
+import { METRICS_TOKEN_FLAGS, metricsTokenFrom, tokenFlags } from "./flags/access-flags.js";
 import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
 
 interface RunFlags {
@@ -62,6 +62,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(METRICS_TOKEN_FLAGS)) command.addOption(o);
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: RunFlags & Record<string, unknown>) => {
       const engines = csv(flags.engine)?.map(engineUrl);
@@ -80,6 +81,7 @@ export function register(program: Command): void {
       ensureWritableDir("out", flags.out);
       const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
       const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
+      const metricsToken = metricsTokenFrom({ ...(token ? { token } : {}), ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
       const result = await runEmbedded({
         suiteDir: scope.suiteDir!,
         outDir: flags.out,
@@ -102,6 +104,7 @@ export function register(program: Command): void {
         ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
         ...(metrics ? { metrics } : {}),
         ...(token ? { token } : {}),
+        ...(metricsToken ? { metricsToken } : {}),
         gpuHourUsd,
         methodClass: parseMethodClass(flags.methodClass),
         perAgentMetrics,

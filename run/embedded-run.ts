@@ -49,6 +49,8 @@ export interface EmbeddedRunOptions {
   metrics?: ListenAddress;
   /** Bearer token the page's /api routes require. */
   token?: string;
+  /** Bearer token GET /metrics requires. @default none */
+  metricsToken?: string;
   /** Price of one GPU-hour in USD (0 = unknown). @default 0 */
   gpuHourUsd?: number;
   /** Per-agent gauges from heartbeats. @default true */
@@ -184,6 +186,7 @@ export class EmbeddedRun {
         registry,
         run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd },
         ...(options.token !== undefined ? { token: options.token } : {}),
+        ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
         log,
       });
       bar.log(livePageLine(this.web));

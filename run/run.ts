@@ -17,6 +17,8 @@ export interface RunOptions extends Omit<WorkerCoordinatorOptions, "metrics" | "
   scorerMaxHeapMb?: number;
   /** Serve /metrics, the live run page (/) and its API, /healthz, /readyz on this address; none when absent. */
   metrics?: ListenAddress;
+  /** Bearer token GET /metrics needs (with `metrics`). @default none */
+  metricsToken?: string;
   /** Per-agent gauges from heartbeats (with `metrics`). */
   perAgentMetrics?: boolean;
   /** Price of one GPU-hour in USD (0 = unknown). */
@@ -39,7 +41,7 @@ export class Run {
 
   /** Starts the page (it and /healthz answer while the suite is read), the coordinator and the `running` card. */
   static async create(options: RunOptions): Promise<Run> {
-    const { maxHeapMb, scorerMaxHeapMb, metrics, perAgentMetrics, gpuHourUsd = 0, methodClass, logger = createLogger("coordinator"), print = (t: string) => void process.stdout.write(t), ...coordinatorOptions } = options;
+    const { maxHeapMb, scorerMaxHeapMb, metrics, metricsToken, perAgentMetrics, gpuHourUsd = 0, methodClass, logger = createLogger("coordinator"), print = (t: string) => void process.stdout.write(t), ...coordinatorOptions } = options;
     const method = options.method ?? {};
     const web = metrics
       ? await startObservabilityServer({
@@ -47,6 +49,7 @@ export class Run {
           registry: createProcessRegistry("coordinator"),
           run: { method: method.method ?? "", model: method.model ?? "", seeds: [...(method.seeds ?? [])], gpuHourUsd },
           ...(options.token ? { token: options.token } : {}),
+          ...(metricsToken ? { metricsToken } : {}),
           log: logger,
         })
       : undefined;

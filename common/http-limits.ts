@@ -1,0 +1,59 @@
+// Bounds on an HTTP server that anyone who can reach its port may open connections to (the
+// coordinator's page and /metrics, the scorer's and agents' /metrics, the sim engine): a cap on open
+// connections, and timeouts for a client that sends its headers or request slowly or sits idle.
+// Without them 1,100 idle connections took every descriptor of a process under a 1,024 limit, and
+// the next file or socket the coordinator opened failed with EMFILE.
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+
+export interface HttpLimits {
+  /** Open connections at most; one past it is answered 503 and closed. @default 256 */
+  maxConnections: number;
+  /** Time a client has to send a request's headers. @default 10_000 */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole request. @default 30_000 */
+  requestTimeoutMs: number;
+  /** How long a connection may sit without a byte either way before it is closed; 0 = never. @default 120_000 */
+  idleTimeoutMs: number;
+}
+
+export const HTTP_LIMITS_DEFAULTS: HttpLimits = {
+  maxConnections: 256,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 120_000,
+};
+
+const BUSY = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 29\r\nConnection: close\r\nRetry-After: 1\r\n\r\ntoo many connections; retry\r\n";
+
+/**
+ * Applies the limits to `server` (before it listens) and keeps an accept that fails (EMFILE, ENFILE:
+ * the process is out of descriptors) from ending the process: it is reported to `onAcceptError`
+ * and the server goes on with the connections it has.
+ */
+export function limitHttpServer(server: Server, limits: Partial<HttpLimits> = {}, onAcceptError?: (err: Error) => void): void {
+  const l = { ...HTTP_LIMITS_DEFAULTS, ...limits };
+  server.headersTimeout = l.headersTimeoutMs;
+  server.requestTimeout = l.requestTimeoutMs;
+  // Node checks the two above at this period (30 s by default): a tenth of the headers' time.
+  (server as Server & { connectionsCheckingInterval?: number }).connectionsCheckingInterval = Math.max(250, Math.floor(l.headersTimeoutMs / 10));
+  server.setTimeout(l.idleTimeoutMs, (socket: Socket) => socket.destroy());
+  let open = 0;
+  server.on("connection", (socket: Socket) => {
+    if (open >= l.maxConnections) {
+      // Past the cap: a short answer and the descriptor back at once. Node's own maxConnections
+      // would close it without a word; a client (or a load balancer) is told to retry.
+      socket.on("error", () => undefined);
+      socket.end(BUSY);
+      socket.destroySoon();
+      setTimeout(() => socket.destroy(), 1_000).unref();
+      return;
+    }
+    open++;
+    socket.once("close", () => open--);
+  });
+  // Past listen, the server's only errors are failed accepts; without a listener one would throw.
+  server.on("error", (err: NodeJS.ErrnoException) => {
+    if (server.listening) onAcceptError?.(err);
+  });
+}
