@@ -3,11 +3,14 @@
 // connections, and timeouts for a client that sends its headers or request slowly or sits idle.
 // Without them 1,100 idle connections took every descriptor of a process under a 1,024 limit, and
 // the next file or socket the coordinator opened failed with EMFILE.
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 
 export interface HttpLimits {
-  /** Open connections at most; one past it is answered 503 and closed. @default 256 */
+  /**
+   * Open connections at most. One past it closes the oldest connection without a request in
+   * flight, or, when every one has a request in flight, is answered 503 and closed. @default 256
+   */
   maxConnections: number;
   /** Time a client has to send a request's headers. @default 10_000 */
   headersTimeoutMs: number;
@@ -38,19 +41,36 @@ export function limitHttpServer(server: Server, limits: Partial<HttpLimits> = {}
   // Node checks the two above at this period (30 s by default): a tenth of the headers' time.
   (server as Server & { connectionsCheckingInterval?: number }).connectionsCheckingInterval = Math.max(250, Math.floor(l.headersTimeoutMs / 10));
   server.setTimeout(l.idleTimeoutMs, (socket: Socket) => socket.destroy());
-  let open = 0;
+  // Open connections, oldest first, each with whether a request is in flight on it.
+  const open = new Map<Socket, { busy: boolean }>();
   server.on("connection", (socket: Socket) => {
-    if (open >= l.maxConnections) {
-      // Past the cap: a short answer and the descriptor back at once. Node's own maxConnections
-      // would close it without a word; a client (or a load balancer) is told to retry.
-      socket.on("error", () => undefined);
-      socket.end(BUSY);
-      socket.destroySoon();
-      setTimeout(() => socket.destroy(), 1_000).unref();
-      return;
+    if (open.size >= l.maxConnections) {
+      // Full: the oldest connection with no request in flight (one that never sent a request, or a
+      // keep-alive between requests) makes room, so idle connections cannot lock clients out.
+      let idle: Socket | undefined;
+      for (const [s, state] of open) if (!state.busy) { idle = s; break; }
+      if (idle) {
+        open.delete(idle);
+        idle.destroy();
+      } else {
+        // Every connection is serving a request (event streams): a short answer and the descriptor
+        // back at once. Node's own maxConnections would close it without a word.
+        socket.on("error", () => undefined);
+        socket.end(BUSY);
+        socket.destroySoon();
+        setTimeout(() => socket.destroy(), 1_000).unref();
+        return;
+      }
     }
-    open++;
-    socket.once("close", () => open--);
+    const state = { busy: false };
+    open.set(socket, state);
+    socket.once("close", () => open.delete(socket));
+  });
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const state = open.get(req.socket);
+    if (!state) return;
+    state.busy = true;
+    res.once("close", () => (state.busy = false));
   });
   // Past listen, the server's only errors are failed accepts; without a listener one would throw.
   server.on("error", (err: NodeJS.ErrnoException) => {
