@@ -16,7 +16,7 @@ import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ACCESS_FLAGS, METRICS_TOKEN_FLAGS, metricsTokenFrom, serverTlsFrom } from "./flags/access-flags.js";
 import { CLUSTER_METHOD_FLAGS } from "./flags/method-flags.js";
 import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
-import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
+import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
 import { Run } from "../run/index.js";
 import { onShutdownSignals } from "./signals.js";
 
@@ -57,6 +57,8 @@ export function register(program: Command): void {
     ensureWritableDir("out", flags.out);
     const scope = optionsFromFlags(SCOPE_FLAGS, flags);
     const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
+    // A lease shorter than two heartbeats is refused before anything starts.
+    heartbeatFor(timing.leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, timing.heartbeatMs);
     const logger = createLogger("coordinator");
     const nats = natsBusOptionsFrom(flags);
     const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);

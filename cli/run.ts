@@ -16,7 +16,7 @@ import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
 import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
 import { METRICS_TOKEN_FLAGS, metricsTokenFrom, tokenFlags } from "./flags/access-flags.js";
-import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
+import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
 
 interface RunFlags {
   methodClass?: string;
@@ -77,7 +77,9 @@ export function register(program: Command): void {
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
-      const { leaseMs } = optionsFromFlags(LEASE_FLAGS, flags);
+      const { leaseMs, heartbeatMs } = optionsFromFlags(LEASE_FLAGS, flags);
+      // A lease shorter than two heartbeats is refused before anything starts.
+      heartbeatFor(leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, heartbeatMs);
       ensureWritableDir("out", flags.out);
       const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
       const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
@@ -99,6 +101,7 @@ export function register(program: Command): void {
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
+        ...(heartbeatMs ? { heartbeatMs } : {}),
         ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
         ...(retries !== undefined ? { retries } : {}),
         ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),

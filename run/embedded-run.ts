@@ -35,6 +35,8 @@ export interface EmbeddedRunOptions {
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
   leaseMs?: number;
+  /** Heartbeat period asked of the agents (the coordinator's default: at most a third of leaseMs). */
+  heartbeatMs?: number;
   /** Per engine request, and retries after the first attempt (agent/methods/engine-call.ts defaults). */
   requestTimeoutMs?: number;
   retries?: number;
@@ -206,6 +208,7 @@ export class EmbeddedRun {
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+      ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
       onCommitted: (line) => scorer.committed(line),
       onGold: gold.onGold,
       ...(web ? { metrics: { perAgent: options.perAgentMetrics, gpuHourUsd: options.gpuHourUsd }, onLiveEvent: (e: LiveEvent) => web.publish(e) } : {}),
