@@ -1,6 +1,7 @@
 // udm-orch coordinator: serves a suite to agents over gRPC and checkpoints their results.
 // Prints the listen address; SIGTERM/SIGINT drain (agents finish what they hold, results are
-// flushed) then exit. Exit 0 when every record in scope is committed, 1 when the run stopped
+// flushed) then exit. While the run is not complete the agents are told to reattach to the next
+// coordinator on the same port (a restart), not to stop; --drain-agents or a second signal stops them. Exit 0 when every record in scope is committed, 1 when the run stopped
 // before (drained, failed), 2 on bad usage or input.
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
@@ -25,6 +26,7 @@ interface CoordinatorFlags extends NatsFlagValues {
   listen: string;
   force?: boolean;
   methodClass?: string;
+  drainAgents?: boolean;
 }
 
 const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz");
@@ -41,6 +43,7 @@ export function register(program: Command): void {
   for (const o of flagOptions(CLUSTER_METHOD_FLAGS)) command.addOption(o);
   for (const o of flagOptions(COORDINATOR_FLAGS)) command.addOption(o);
   command.addOption(opt("--force", "resume even when run.json names another suite, tracks or method"));
+  command.addOption(opt("--drain-agents", "on SIGTERM/SIGINT tell the agents to stop (default: while the run is not complete they reattach to the next coordinator; a second signal stops them)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
@@ -66,8 +69,11 @@ export function register(program: Command): void {
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     let run: Run | undefined;
+    let signals = 0;
     const uninstall = onShutdownSignals((signal) => {
-      if (run) return run.shutdown(signal);
+      // The first signal stops for a restart (agents reattach to the next coordinator on this
+      // port) unless --drain-agents; a second one tells the agents to stop.
+      if (run) return run.shutdown(signal, ++signals === 1 && !flags.drainAgents);
       logger.warn(`${signal} while starting: stopping; nothing was committed`);
       process.exit(EXIT.failed);
     });

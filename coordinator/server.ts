@@ -117,7 +117,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
       state: () => r.state(),
       status: async () => r.status(),
       metricsText: () => r.metricsText(),
-      drain: () => r.shutdown(options.drainTimeoutMs),
+      drain: (restart) => r.shutdown(options.drainTimeoutMs, restart),
       close: () => r.shutdown(2_000),
     };
   } catch (err) {

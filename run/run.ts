@@ -127,9 +127,13 @@ export class Run {
     }
   }
 
-  /** Drains: agents finish what they hold, results are flushed; run() then resolves or throws. `reason` (e.g. the signal) names it in the log. */
-  shutdown(reason = "shutdown"): void {
-    this.logger.info(`${reason}: draining (agents finish what they hold, results are flushed)`);
-    void this.coordinator.shutdown();
+  /**
+   * Drains: agents finish what they hold, results are flushed; run() then resolves or throws.
+   * `reason` (e.g. the signal) names it in the log. With `restart` the agents of a run that is not
+   * complete reattach to the next coordinator on the same port instead of stopping.
+   */
+  shutdown(reason = "shutdown", restart = false): void {
+    this.logger.info(`${reason}: draining (agents finish what they hold${restart ? " and reattach to the next coordinator" : ""}, results are flushed)`);
+    void this.coordinator.shutdown(restart);
   }
 }
