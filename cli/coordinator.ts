@@ -1,8 +1,9 @@
 // udm-orch coordinator: serves a suite to agents over gRPC and checkpoints their results.
 // Prints the listen address; SIGTERM/SIGINT drain (agents finish what they hold, results are
 // flushed) then exit. While the run is not complete the agents are told to reattach to the next
-// coordinator on the same port (a restart), not to stop; --drain-agents or a second signal stops them. Exit 0 when every record in scope is committed, 1 when the run stopped
-// before (drained, failed), 2 on bad usage or input.
+// coordinator on the same port (a restart), not to stop; --drain-agents or a second signal stops
+// them. Exit 0 when every record in scope is committed, 1 when the run stopped before (drained,
+// failed), 2 on bad usage or input.
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";

@@ -76,4 +76,21 @@ describe("a coordinator restart mid-run", () => {
     expect(agent.output()).toMatch(/drained by the coordinator \(coordinator draining\)/);
     expect(await exitWithin(c, 60_000)).toBe(1);
   }, 180_000);
+
+  it("a second SIGTERM tells the agents told to reattach to stop", async () => {
+    const engine = cli(["sim-engine", "--port", "0", "--tokens-per-s", "60"]);
+    const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
+    const c = cli(["coordinator", "--suite", suite, "--out", join(root, "out-twice"), "--listen", "127.0.0.1:0", "--metrics", "off", "--drain-timeout-ms", "60000"]);
+    const address = (await c.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
+    const agent = cli(["agent", "--coordinator", address, "--engine", url, "--capacity", "1"]);
+    await c.waitFor(/agent attached/, 60_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    c.kill("SIGTERM");
+    await agent.waitFor(/the coordinator restarts: finishing what is in hand/, 30_000);
+    c.kill("SIGTERM");
+    expect(await exitWithin(agent, 60_000), agent.output()).toBe(0);
+    expect(agent.output()).toMatch(/drained by the coordinator \(coordinator draining\)/);
+    expect(agent.output()).not.toMatch(/the coordinator restarts; reattaching/);
+    expect(await exitWithin(c, 60_000)).toBe(1);
+  }, 180_000);
 });
