@@ -147,6 +147,8 @@ export function startAgent(options: AttachOptions): AgentHandle {
   let wantDrain = false;
   let wantStop = false;
   let coordinatorDrainReason: string | undefined;
+  /** The coordinator said it restarts: the session's end is a disconnect, not the agent's. */
+  let coordinatorRestarts = false;
   let wake: () => void = () => {};
   let resolveDone!: (o: AgentOutcome) => void;
   const done = new Promise<AgentOutcome>((resolve) => (resolveDone = resolve));
@@ -221,7 +223,11 @@ export function startAgent(options: AttachOptions): AgentHandle {
           attempt = 0;
           if (state === "connecting") setState("running");
         },
-        onCoordinatorDrain: (reason) => {
+        onCoordinatorDrain: (reason, reconnect) => {
+          if (reconnect) {
+            coordinatorRestarts = true;
+            return;
+          }
           coordinatorDrainReason = reason || "coordinator drain";
           setState("draining");
         },
@@ -230,6 +236,16 @@ export function startAgent(options: AttachOptions): AgentHandle {
       lastRunId = session.welcome?.runId ?? lastRunId;
       session = undefined;
       closeClient();
+      const restarting = coordinatorRestarts && coordinatorDrainReason === undefined;
+      coordinatorRestarts = false;
+      if (restarting && end.kind === "drained" && !wantDrain && !wantStop) {
+        // What was in hand is sent; the next coordinator takes the agent on the same address.
+        const delay = reconnectDelayMs(attempt++, backoff);
+        logger.info("the coordinator restarts; reattaching", { inMs: delay });
+        setState("connecting");
+        await sleep(delay);
+        continue;
+      }
       switch (end.kind) {
         case "drained":
           return { kind: "drained", by: coordinatorDrainReason !== undefined ? "coordinator" : "agent", reason: coordinatorDrainReason ?? end.reason };

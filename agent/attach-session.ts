@@ -57,8 +57,8 @@ export interface SessionOptions {
   logger: Logger;
   /** The coordinator answered on this stream (the attach succeeded). */
   onAttached: () => void;
-  /** A Drain arrived from the coordinator. */
-  onCoordinatorDrain: (reason: string) => void;
+  /** A Drain arrived from the coordinator; `reconnect`: it restarts, reattach after this session. */
+  onCoordinatorDrain: (reason: string, reconnect: boolean) => void;
 }
 
 /** How a session ended. */
@@ -223,8 +223,8 @@ export class AttachSession {
       case "cancel":
         return this.onCancel(event.unitId);
       case "drain":
-        this.o.logger.info("drain requested by the coordinator", { reason: event.reason });
-        this.o.onCoordinatorDrain(event.reason);
+        this.o.logger.info(event.reconnect ? "the coordinator restarts: finishing what is in hand, then reattaching" : "drain requested by the coordinator", { reason: event.reason });
+        this.o.onCoordinatorDrain(event.reason, event.reconnect === true);
         return this.drain(event.reason || "coordinator drain");
       case "unknown":
         this.o.logger.warn("unknown message from the coordinator", { kind: event.wireKind });

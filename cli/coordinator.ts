@@ -1,7 +1,9 @@
 // udm-orch coordinator: serves a suite to agents over gRPC and checkpoints their results.
 // Prints the listen address; SIGTERM/SIGINT drain (agents finish what they hold, results are
-// flushed) then exit. Exit 0 when every record in scope is committed, 1 when the run stopped
-// before (drained, failed), 2 on bad usage or input.
+// flushed) then exit. While the run is not complete the agents are told to reattach to the next
+// coordinator on the same port (a restart), not to stop; --drain-agents or a second signal stops
+// them. Exit 0 when every record in scope is committed, 1 when the run stopped before (drained,
+// failed), 2 on bad usage or input.
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
@@ -13,10 +15,10 @@ import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
-import { ACCESS_FLAGS, serverTlsFrom } from "./flags/access-flags.js";
+import { ACCESS_FLAGS, METRICS_TOKEN_FLAGS, metricsTokenFrom, serverTlsFrom } from "./flags/access-flags.js";
 import { CLUSTER_METHOD_FLAGS } from "./flags/method-flags.js";
 import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
-import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
+import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
 import { Run } from "../run/index.js";
 import { onShutdownSignals } from "./signals.js";
 
@@ -25,6 +27,7 @@ interface CoordinatorFlags extends NatsFlagValues {
   listen: string;
   force?: boolean;
   methodClass?: string;
+  drainAgents?: boolean;
 }
 
 const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz");
@@ -41,9 +44,11 @@ export function register(program: Command): void {
   for (const o of flagOptions(CLUSTER_METHOD_FLAGS)) command.addOption(o);
   for (const o of flagOptions(COORDINATOR_FLAGS)) command.addOption(o);
   command.addOption(opt("--force", "resume even when run.json names another suite, tracks or method"));
+  command.addOption(opt("--drain-agents", "on SIGTERM/SIGINT tell the agents to stop (default: while the run is not complete they reattach to the next coordinator; a second signal stops them)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(METRICS_TOKEN_FLAGS)) command.addOption(o);
   // The run card: run-card.json beside the metrics.json this command's scorer writes as tracks complete.
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: CoordinatorFlags & Record<string, unknown>) => {
@@ -52,9 +57,12 @@ export function register(program: Command): void {
     portArg("listen port", flags.listen.slice(flags.listen.lastIndexOf(":") + 1));
     const access = optionsFromFlags(ACCESS_FLAGS, flags);
     const tls = serverTlsFrom(access);
+    const metricsToken = metricsTokenFrom({ ...access, ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
     ensureWritableDir("out", flags.out);
     const scope = optionsFromFlags(SCOPE_FLAGS, flags);
     const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
+    // A lease shorter than two heartbeats is refused before anything starts.
+    heartbeatFor(timing.leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, timing.heartbeatMs);
     const logger = createLogger("coordinator");
     const natsFlags = natsBusOptionsFrom(flags);
     // With --token the results it publishes are signed (a scorer with the same token checks them).
@@ -65,8 +73,11 @@ export function register(program: Command): void {
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     let run: Run | undefined;
+    let signals = 0;
     const uninstall = onShutdownSignals((signal) => {
-      if (run) return run.shutdown(signal);
+      // The first signal stops for a restart (agents reattach to the next coordinator on this
+      // port) unless --drain-agents; a second one tells the agents to stop.
+      if (run) return run.shutdown(signal, ++signals === 1 && !flags.drainAgents);
       logger.warn(`${signal} while starting: stopping; nothing was committed`);
       process.exit(EXIT.failed);
     });
@@ -84,6 +95,7 @@ export function register(program: Command): void {
         force: Boolean(flags.force),
         ...(nats ? { nats } : {}),
         ...(metricsListen ? { metrics: metricsListen } : {}),
+        ...(metricsToken ? { metricsToken } : {}),
         perAgentMetrics,
         gpuHourUsd,
         methodClass,

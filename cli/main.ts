@@ -17,3 +17,7 @@ const alone = ALONE[argv[0] ?? ""];
 process.exitCode = alone
   ? await runProgram(programWith([(await alone()).register]), argv)
   : await (await import("./program.js")).runCli(argv);
+// A command that failed has printed its error: it exits with its code even when something it
+// started (a server, a thread, a child) was left open by a path that forgot to close it. The
+// timer is unref'd: a process with nothing left open exits at once, as before.
+if (process.exitCode !== 0) setTimeout(() => process.exit(), 3_000).unref();

@@ -15,8 +15,8 @@ import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
 import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
-import { tokenFlags } from "./flags/access-flags.js";
-import { COORDINATOR_DEFAULTS } from "../coordinator/index.js";
+import { METRICS_TOKEN_FLAGS, metricsTokenFrom, tokenFlags } from "./flags/access-flags.js";
+import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
 
 interface RunFlags {
   methodClass?: string;
@@ -62,6 +62,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(METRICS_TOKEN_FLAGS)) command.addOption(o);
   for (const o of cardOptions()) command.addOption(o);
   command.action(async (flags: RunFlags & Record<string, unknown>) => {
       const engines = csv(flags.engine)?.map(engineUrl);
@@ -76,10 +77,13 @@ export function register(program: Command): void {
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
-      const { leaseMs } = optionsFromFlags(LEASE_FLAGS, flags);
+      const { leaseMs, heartbeatMs } = optionsFromFlags(LEASE_FLAGS, flags);
+      // A lease shorter than two heartbeats is refused before anything starts.
+      heartbeatFor(leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, heartbeatMs);
       ensureWritableDir("out", flags.out);
       const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
       const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
+      const metricsToken = metricsTokenFrom({ ...(token ? { token } : {}), ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
       const result = await runEmbedded({
         suiteDir: scope.suiteDir!,
         outDir: flags.out,
@@ -97,11 +101,13 @@ export function register(program: Command): void {
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
+        ...(heartbeatMs ? { heartbeatMs } : {}),
         ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
         ...(retries !== undefined ? { retries } : {}),
         ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
         ...(metrics ? { metrics } : {}),
         ...(token ? { token } : {}),
+        ...(metricsToken ? { metricsToken } : {}),
         gpuHourUsd,
         methodClass: parseMethodClass(flags.methodClass),
         perAgentMetrics,

@@ -70,9 +70,13 @@ export class AgentSessions {
     };
   }
 
-  /** Tells every agent to finish what it holds and stop. */
-  drainAll(reason: string): void {
-    for (const c of this.connections.values()) c.sendDrain(reason);
+  /** Whether agents told to drain are to reattach (a restart) rather than stop. */
+  private drainReconnect = false;
+
+  /** Tells every agent to finish what it holds and stop, or with `reconnect` to reattach later (a restart). */
+  drainAll(reason: string, reconnect = false): void {
+    this.drainReconnect = reconnect;
+    for (const c of this.connections.values()) c.sendDrain(reason, reconnect);
   }
 
   endAll(): void {
@@ -112,7 +116,10 @@ export class AgentSessions {
     o.log.info("agent attached", { agent: info.agentId, model: info.model, ready: event.ready, engine: info.engineUrl });
     if (!servesRunModel) o.log.info("agent's engine serves another model than the run's: sent nothing until it serves it", { agent: info.agentId, engine: info.model, run: o.method.model });
     const ended = o.runEnded();
-    if ((ended || o.state() !== "running") && !o.releaseAgentsAtEnd) conn.sendDrain(ended ? "run complete" : "coordinator draining");
+    if ((ended || o.state() !== "running") && !o.releaseAgentsAtEnd) {
+      const reconnect = !ended && this.drainReconnect;
+      conn.sendDrain(ended ? "run complete" : reconnect ? "coordinator restarting" : "coordinator draining", reconnect);
+    }
     return conn;
   }
 

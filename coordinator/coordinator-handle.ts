@@ -36,8 +36,12 @@ export interface CoordinatorHandle {
   status(): Promise<RunStatus>;
   /** Prometheus text of the coordinator's metrics ("" without options.metrics; the final page once stopped). */
   metricsText(): Promise<string>;
-  /** Stops handing out units, sends Drain, waits for agents (drainTimeoutMs), flushes, shuts down. */
-  drain(): Promise<void>;
+  /**
+   * Stops handing out units, sends Drain, waits for agents (drainTimeoutMs), flushes, shuts down.
+   * With `restart` (and the run not complete) the Drain tells agents to reattach to the next
+   * coordinator instead of stopping; a later drain() without it tells them to stop after all.
+   */
+  drain(restart?: boolean): Promise<void>;
   /** Like drain() but waits at most 2 s for agents. */
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@
 import type { GoldMessage } from "../common/suite/index.js";
 import type { Bus } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
+import { UsageError } from "../common/errors.js";
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from "./planner.js";
 import type { CommittedLine } from "../common/results/index.js";
 import type { MethodConfig } from "./run-manifest.js";
@@ -35,7 +36,9 @@ export interface CoordinatorOptions {
    */
   leaseMs?: number;
   /**
-   * Heartbeat period asked of agents, in ms.
+   * Heartbeat period asked of agents, in ms. Not given, it is at most a third of leaseMs (a
+   * heartbeat renews the leases, so a lease outlives two missed beats); given, leaseMs must be at
+   * least twice it (leaseHeartbeatError).
    * @default 5000
    */
   heartbeatMs?: number;
@@ -121,14 +124,31 @@ export type ResolvedCoordinatorOptions = Omit<CoordinatorOptions, keyof typeof C
   [K in Exclude<keyof typeof COORDINATOR_DEFAULTS, "method" | "planLimits">]-?: NonNullable<CoordinatorOptions[K]>;
 } & { method: MethodConfig; planLimits: Required<PlanLimits> };
 
+/** Leases renewed by heartbeats need at least this many beats per lease. */
+export const BEATS_PER_LEASE = 2;
+
+/**
+ * The heartbeat period for a lease: the one given, else the default lowered to a third of the lease.
+ * A lease shorter than two periods expires between heartbeats, and no unit is ever finished: a
+ * UsageError naming both flags.
+ */
+export function heartbeatFor(leaseMs: number, heartbeatMs?: number): number {
+  if (heartbeatMs === undefined) return Math.min(COORDINATOR_DEFAULTS.heartbeatMs, Math.floor(leaseMs / 3));
+  if (leaseMs < BEATS_PER_LEASE * heartbeatMs) {
+    throw new UsageError(`--lease-ms ${leaseMs} is shorter than ${BEATS_PER_LEASE} heartbeats (--heartbeat-ms ${heartbeatMs}): leases would expire between heartbeats; give --lease-ms of at least ${BEATS_PER_LEASE * heartbeatMs} or a shorter --heartbeat-ms`);
+  }
+  return heartbeatMs;
+}
+
 export function withCoordinatorDefaults(options: CoordinatorOptions): ResolvedCoordinatorOptions {
   const d = COORDINATOR_DEFAULTS;
+  const leaseMs = options.leaseMs ?? d.leaseMs;
   return {
     ...options,
     listen: options.listen ?? d.listen,
     method: { ...d.method, seeds: [...d.method.seeds], ...options.method },
-    leaseMs: options.leaseMs ?? d.leaseMs,
-    heartbeatMs: options.heartbeatMs ?? d.heartbeatMs,
+    leaseMs,
+    heartbeatMs: heartbeatFor(leaseMs, options.heartbeatMs),
     force: options.force ?? d.force,
     drainTimeoutMs: options.drainTimeoutMs ?? d.drainTimeoutMs,
     planLimits: { ...d.planLimits, ...options.planLimits },

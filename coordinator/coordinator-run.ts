@@ -263,19 +263,23 @@ export class CoordinatorRun implements ServedRun {
   }
 
   /** Stops handing out units, sends Drain, waits for agents up to graceMs, flushes, shuts down. */
-  shutdown(graceMs: number): Promise<void> {
-    this.shutdownPromise ??= this.stop(graceMs);
+  shutdown(graceMs: number, restart = false): Promise<void> {
+    // A restart's agents reattach to the next coordinator; a run that is complete has nothing left
+    // for them. A second shutdown that is not a restart (the operator's second signal) tells the
+    // agents already told to reattach to stop after all.
+    if (this.shutdownPromise && !restart && !this.parts.options.releaseAgentsAtEnd) this.sessions.drainAll("coordinator draining");
+    this.shutdownPromise ??= this.stop(graceMs, restart && !this.settled);
     return this.shutdownPromise;
   }
 
-  private async stop(graceMs: number): Promise<void> {
+  private async stop(graceMs: number, restart: boolean): Promise<void> {
     const { log, health, store, server, index, lock } = this.parts;
     this.lifecycle = "draining";
     this.progress.stopped(Date.now());
     health.set("NOT_SERVING");
     this.scheduler.stopDispatch();
     if (!this.parts.options.releaseAgentsAtEnd) {
-      this.sessions.drainAll("coordinator draining");
+      this.sessions.drainAll(restart ? "coordinator restarting" : "coordinator draining", restart);
       await waitFor(() => this.sessions.size === 0, graceMs);
     }
     try {

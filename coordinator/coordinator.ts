@@ -58,9 +58,13 @@ export class Coordinator {
     return this.handle.metricsText();
   }
 
-  /** Drains: stops handing out units, tells agents to drain, waits for them (drainTimeoutMs), flushes, stops. */
-  shutdown(): Promise<void> {
-    return this.handle.drain();
+  /**
+   * Drains: stops handing out units, tells agents to drain, waits for them (drainTimeoutMs), flushes,
+   * stops. With `restart` (a coordinator stopped to be started again) agents of a run that is not
+   * complete are told to reattach, not to stop; shutdown() again without it tells them to stop.
+   */
+  shutdown(restart = false): Promise<void> {
+    return this.handle.drain(restart);
   }
 
   /** Like shutdown() but waits at most 2 s for agents. */

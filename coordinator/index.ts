@@ -3,7 +3,7 @@
 // Transport (gRPC, wire, TLS) lives in coordinator/transport/.
 export { Coordinator } from "./coordinator.js";
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
-export { COORDINATOR_DEFAULTS, withCoordinatorDefaults, type CoordinatorOptions, type ResolvedCoordinatorOptions } from "./coordinator-options.js";
+export { COORDINATOR_DEFAULTS, heartbeatFor, withCoordinatorDefaults, type CoordinatorOptions, type ResolvedCoordinatorOptions } from "./coordinator-options.js";
 export { trackScoredEvent, type LiveEvent } from "./observability/live-event.js";
 export { livePageLine, startObservabilityServer, type ObservabilityServer } from "./observability/observability-server.js";
 export type { MethodConfig } from "./run-manifest.js";

@@ -7,7 +7,7 @@ import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
 import { CleanupStack } from "./cleanup-stack.js";
 import type { CoordinatorHandle } from "./coordinator-handle.js";
-import { withCoordinatorDefaults, type CoordinatorOptions } from "./coordinator-options.js";
+import { COORDINATOR_DEFAULTS, withCoordinatorDefaults, type CoordinatorOptions } from "./coordinator-options.js";
 import { CoordinatorRun } from "./coordinator-run.js";
 import { CoordinatorService } from "./transport/grpc-service.js";
 import { HealthService } from "./transport/health.js";
@@ -33,6 +33,10 @@ const SERVER_CHANNEL_OPTIONS: grpc.ChannelOptions = {
 export async function startCoordinator(given: CoordinatorOptions): Promise<CoordinatorHandle> {
   const options = withCoordinatorDefaults(given);
   const log = options.logger ?? createLogger("coordinator");
+  if (given.heartbeatMs === undefined && options.heartbeatMs < COORDINATOR_DEFAULTS.heartbeatMs) {
+    // A lease shorter than BEATS_PER_LEASE default heartbeats: the heartbeat was lowered to fit it.
+    log.warn(`--lease-ms ${options.leaseMs}: agents heartbeat every ${options.heartbeatMs} ms (a third of the lease; --heartbeat-ms sets it)`);
+  }
   const { method, listen } = options;
   const credentials = serverCredentials(options.tls);
   const cleanup = new CleanupStack();
@@ -113,7 +117,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
       state: () => r.state(),
       status: async () => r.status(),
       metricsText: () => r.metricsText(),
-      drain: () => r.shutdown(options.drainTimeoutMs),
+      drain: (restart) => r.shutdown(options.drainTimeoutMs, restart),
       close: () => r.shutdown(2_000),
     };
   } catch (err) {

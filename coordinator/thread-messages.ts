@@ -23,7 +23,7 @@ export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCom
   logLevel?: LogLevel;
 };
 
-export type HostToWorker = { type: "drain" } | { type: "close" } | { type: "status"; requestId: number } | { type: "metrics"; requestId: number };
+export type HostToWorker = { type: "drain"; restart?: boolean } | { type: "close" } | { type: "status"; requestId: number } | { type: "metrics"; requestId: number };
 
 export type WorkerToHost =
   | { type: "listening"; address: string; port: number; runId: string; outDir: string }

@@ -71,6 +71,9 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
     if (state === "running") {
       state = "draining";
       post(msg);
+    } else if (state === "draining" && msg.type === "drain" && !msg.restart) {
+      // A drain after a restart's: the agents told to reattach are told to stop.
+      post(msg);
     }
     return stopped;
   };
@@ -141,7 +144,7 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
                     metricsWaiters.set(requestId, res);
                     post({ type: "metrics", requestId });
                   }),
-            drain: () => stop({ type: "drain" }),
+            drain: (restart) => stop({ type: "drain", ...(restart ? { restart } : {}) }),
             close: () => stop({ type: "close" }),
           });
           break;
@@ -237,5 +240,5 @@ export async function startBoundedCoordinator(options: BoundedCoordinatorOptions
     await stop();
     await ownBus.close();
   };
-  return { ...h, drain: () => withBus(h.drain), close: () => withBus(h.close) };
+  return { ...h, drain: (restart) => withBus(() => h.drain(restart)), close: () => withBus(h.close) };
 }

@@ -56,7 +56,7 @@ try {
     switch (msg.type) {
       case "drain":
         releaseServer();
-        void handle.drain();
+        void handle.drain(msg.restart);
         break;
       case "close":
         releaseServer();

@@ -35,6 +35,8 @@ export interface EmbeddedRunOptions {
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
   leaseMs?: number;
+  /** Heartbeat period asked of the agents (the coordinator's default: at most a third of leaseMs). */
+  heartbeatMs?: number;
   /** Per engine request, and retries after the first attempt (agent/methods/engine-call.ts defaults). */
   requestTimeoutMs?: number;
   retries?: number;
@@ -49,6 +51,8 @@ export interface EmbeddedRunOptions {
   metrics?: ListenAddress;
   /** Bearer token the page's /api routes require. */
   token?: string;
+  /** Bearer token GET /metrics requires. @default none */
+  metricsToken?: string;
   /** Price of one GPU-hour in USD (0 = unknown). @default 0 */
   gpuHourUsd?: number;
   /** Per-agent gauges from heartbeats. @default true */
@@ -184,6 +188,7 @@ export class EmbeddedRun {
         registry,
         run: { method: options.method?.method ?? "systemone", model: options.method?.model ?? "", seeds: [...(options.method?.seeds ?? [])], gpuHourUsd: options.gpuHourUsd },
         ...(options.token !== undefined ? { token: options.token } : {}),
+        ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
         log,
       });
       bar.log(livePageLine(this.web));
@@ -203,6 +208,7 @@ export class EmbeddedRun {
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
+      ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
       onCommitted: (line) => scorer.committed(line),
       onGold: gold.onGold,
       ...(web ? { metrics: { perAgent: options.perAgentMetrics, gpuHourUsd: options.gpuHourUsd }, onLiveEvent: (e: LiveEvent) => web.publish(e) } : {}),

@@ -17,6 +17,8 @@ export interface RunOptions extends Omit<WorkerCoordinatorOptions, "metrics" | "
   scorerMaxHeapMb?: number;
   /** Serve /metrics, the live run page (/) and its API, /healthz, /readyz on this address; none when absent. */
   metrics?: ListenAddress;
+  /** Bearer token GET /metrics needs (with `metrics`). @default none */
+  metricsToken?: string;
   /** Per-agent gauges from heartbeats (with `metrics`). */
   perAgentMetrics?: boolean;
   /** Price of one GPU-hour in USD (0 = unknown). */
@@ -39,7 +41,7 @@ export class Run {
 
   /** Starts the page (it and /healthz answer while the suite is read), the coordinator and the `running` card. */
   static async create(options: RunOptions): Promise<Run> {
-    const { maxHeapMb, scorerMaxHeapMb, metrics, perAgentMetrics, gpuHourUsd = 0, methodClass, logger = createLogger("coordinator"), print = (t: string) => void process.stdout.write(t), ...coordinatorOptions } = options;
+    const { maxHeapMb, scorerMaxHeapMb, metrics, metricsToken, perAgentMetrics, gpuHourUsd = 0, methodClass, logger = createLogger("coordinator"), print = (t: string) => void process.stdout.write(t), ...coordinatorOptions } = options;
     const method = options.method ?? {};
     const web = metrics
       ? await startObservabilityServer({
@@ -47,6 +49,7 @@ export class Run {
           registry: createProcessRegistry("coordinator"),
           run: { method: method.method ?? "", model: method.model ?? "", seeds: [...(method.seeds ?? [])], gpuHourUsd },
           ...(options.token ? { token: options.token } : {}),
+          ...(metricsToken ? { metricsToken } : {}),
           log: logger,
         })
       : undefined;
@@ -75,6 +78,9 @@ export class Run {
       web?.attach(coordinator.handle, coordinator.runId);
       await cardSession.started(coordinator.handle, { method: method.method ?? "", batchSize: null, methodClass, gpuHourUsd });
     } catch (err) {
+      // Whatever was started stops with it: the scorer's thread (and its port to the coordinator's)
+      // and the page's server would otherwise keep the process alive after its fatal error.
+      await cardSession.failed().catch(() => undefined);
       await web?.close();
       throw err;
     }
@@ -121,9 +127,13 @@ export class Run {
     }
   }
 
-  /** Drains: agents finish what they hold, results are flushed; run() then resolves or throws. `reason` (e.g. the signal) names it in the log. */
-  shutdown(reason = "shutdown"): void {
-    this.logger.info(`${reason}: draining (agents finish what they hold, results are flushed)`);
-    void this.coordinator.shutdown();
+  /**
+   * Drains: agents finish what they hold, results are flushed; run() then resolves or throws.
+   * `reason` (e.g. the signal) names it in the log. With `restart` the agents of a run that is not
+   * complete reattach to the next coordinator on the same port instead of stopping.
+   */
+  shutdown(reason = "shutdown", restart = false): void {
+    this.logger.info(`${reason}: draining (agents finish what they hold${restart ? " and reattach to the next coordinator" : ""}, results are flushed)`);
+    void this.coordinator.shutdown(restart);
   }
 }

@@ -78,7 +78,8 @@ export type CoordinatorEvent =
   | { kind: "welcome"; welcome: RunWelcome }
   | { kind: "unit"; unit: AssignedUnit }
   | { kind: "cancel"; unitId: string }
-  | { kind: "drain"; reason: string }
+  /** reconnect: the coordinator restarts; reattach once the stream is closed instead of stopping. */
+  | { kind: "drain"; reason: string; reconnect?: true }
   /** A message kind this build does not know (a newer coordinator). */
   | { kind: "unknown"; wireKind: string | undefined };
 
@@ -91,7 +92,7 @@ export function coordinatorMessageFromWire(m: CoordinatorWireMessage): Coordinat
     case "cancel":
       return { kind: "cancel", unitId: m.cancel!.unit_id };
     case "drain":
-      return { kind: "drain", reason: m.drain!.reason };
+      return { kind: "drain", reason: m.drain!.reason, ...(m.drain!.reconnect ? { reconnect: true as const } : {}) };
     default:
       return { kind: "unknown", wireKind: m.kind };
   }

@@ -7,6 +7,8 @@ import { flagGroup, type FlagGroup, type FlagSpec } from "../flag-group.js";
 export interface AccessOptions {
   /** Bearer token clients must send. @default none */
   token?: string;
+  /** Bearer token GET /metrics needs. @default the run's token */
+  metricsToken?: string;
   tlsCert?: string;
   tlsKey?: string;
   tlsCa?: string;
@@ -36,4 +38,14 @@ export function serverTlsFrom(a: AccessOptions): TlsOptions | undefined {
 /** --token alone, described for what it guards (the live page of `run`, a sweep's coordinator, the coordinator `status` asks). */
 export function tokenFlags(description: string): FlagGroup<AccessOptions> {
   return flagGroup<AccessOptions>({}, [{ ...TOKEN_FLAG, description }]);
+}
+
+/** --metrics-token: what /metrics needs (Prometheus sends it from its `authorization` block); the run's --token when not given. */
+export const METRICS_TOKEN_FLAGS = flagGroup<AccessOptions>({}, [
+  { key: "metricsToken", flags: "--metrics-token <token>", description: "bearer token GET /metrics requires (default: --token; /metrics is open without either)" },
+]);
+
+/** The token /metrics needs: --metrics-token, else --token, else none. */
+export function metricsTokenFrom(a: Pick<AccessOptions, "token" | "metricsToken">): string | undefined {
+  return a.metricsToken || a.token || undefined;
 }

@@ -2,7 +2,9 @@
 // routes the owner adds (the coordinator adds its live page and API). Binds one address.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { bearerMatches } from "../bearer-token.js";
 import { UsageError } from "../errors.js";
+import { limitHttpServer, type HttpLimits } from "../http-limits.js";
 import type { Logger } from "../log.js";
 import { formatListen, type ListenAddress } from "./metrics-listen.js";
 
@@ -15,6 +17,10 @@ export interface MetricsServerOptions {
   listen: ListenAddress;
   metrics: () => Promise<string>;
   routes?: readonly Route[];
+  /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (401 otherwise). @default none */
+  metricsToken?: string;
+  /** Connection cap and timeouts (common/http-limits.ts). @default HTTP_LIMITS_DEFAULTS */
+  limits?: Partial<HttpLimits>;
   log?: Logger;
 }
 
@@ -28,6 +34,7 @@ export interface MetricsServer {
 
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const routes = options.routes ?? [];
+  const metricsToken = options.metricsToken ? Buffer.from(options.metricsToken) : undefined;
   const server: Server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       options.log?.warn("metrics server request failed", { url: req.url, error: (err as Error).message });
@@ -43,6 +50,11 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       return;
     }
     if (url.pathname === "/metrics") {
+      // The page's metrics name every track's headline, the model and the agents: behind the token.
+      if (metricsToken && !bearerMatches(req.headers.authorization, metricsToken)) {
+        res.writeHead(401, { "content-type": "text/plain", "www-authenticate": "Bearer" }).end("missing or wrong token (--metrics-token): send Authorization: Bearer <token>\n");
+        return;
+      }
       const text = await options.metrics();
       res.writeHead(200, { "content-type": PROMETHEUS_CONTENT_TYPE, "cache-control": "no-store" }).end(req.method === "HEAD" ? undefined : text);
       return;
@@ -59,6 +71,10 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   // reads the sockets) closed a connection whose next request was already waiting in it, and the
   // client saw "other side closed". close() ends the idle connections itself.
   server.keepAliveTimeout = 65_000;
+  // Past its idle timeout (longer than the keep-alive's) a connection that sends nothing is closed.
+  limitHttpServer(server, options.limits, (err) =>
+    options.log?.warn("metrics server: a connection could not be accepted", { error: err.message }),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err) => reject(new UsageError(`--metrics: cannot listen on ${formatListen(options.listen)}: ${err.message}`, { cause: err })));
     server.listen(options.listen.port, options.listen.host, () => resolve());

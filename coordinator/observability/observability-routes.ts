@@ -2,8 +2,8 @@
 // (GET /api/status: the JSON of `udm-orch status --json`; GET /api/run: what the run is; GET
 // /api/events: server-sent events) and /readyz. With a token, /api/* needs `Authorization: Bearer
 // <token>` or `?token=<token>` (EventSource cannot send headers). The page never reads result files.
-import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { bearerTokenOf, tokenMatches } from "../../common/bearer-token.js";
 import type { Route } from "../../common/metrics/index.js";
 import type { RunStatus } from "../../common/run-status/index.js";
 import { runStatusToWire } from "../transport/wire.js";
@@ -33,11 +33,7 @@ export function observabilityRoutes(options: ObservabilityRoutesOptions): Route[
   const expected = options.token !== undefined ? Buffer.from(options.token) : undefined;
   const authorized = (req: IncomingMessage, url: URL): boolean => {
     if (!expected) return true;
-    const header = req.headers.authorization;
-    const given = typeof header === "string" && header.startsWith("Bearer ") ? header.slice(7) : url.searchParams.get("token");
-    if (given === null) return false;
-    const b = Buffer.from(given);
-    return b.length === expected.length && timingSafeEqual(b, expected);
+    return tokenMatches(bearerTokenOf(req.headers.authorization) ?? url.searchParams.get("token") ?? undefined, expected);
   };
   const json = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" }).end(JSON.stringify(body, null, 2) + "\n");

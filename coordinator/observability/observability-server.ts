@@ -22,6 +22,8 @@ export interface ObservabilityServerOptions {
   registry: Registry;
   run: Omit<LiveRunInfo, "runId">;
   token?: string;
+  /** Bearer token /metrics needs (Prometheus' `authorization` block); none: /metrics is open. @default none */
+  metricsToken?: string;
   log?: Logger;
 }
 
@@ -89,6 +91,7 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
       ready: () => serving,
       ...(options.token !== undefined ? { token: options.token } : {}),
     }),
+    ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
   return {

@@ -24,10 +24,10 @@ export interface AgentConnectionOptions {
 export class AgentConnection implements AgentLink {
   private blocked = false;
   private ended = false;
-  private drained = false;
-  /** Whether this connection was told to drain (the agent then stops). */
+  private drained: "reconnect" | "stop" | undefined;
+  /** Whether this connection was told to drain (the agent then stops, or reattaches later). */
   get toldToDrain(): boolean {
-    return this.drained;
+    return this.drained !== undefined;
   }
   private outbox: Outbound[] = [];
 
@@ -72,11 +72,14 @@ export class AgentConnection implements AgentLink {
     this.send(cancelToWire(unitId));
   }
 
-  /** Drain is said once per connection. */
-  sendDrain(reason: string): void {
-    if (this.drained) return;
-    this.drained = true;
-    this.send(drainToWire(reason));
+  /**
+   * Drain is said once per connection; a Drain to reconnect (a restart) may be followed by one to
+   * stop (the operator asked for the agents to drain after all).
+   */
+  sendDrain(reason: string, reconnect = false): void {
+    if (this.drained === "stop" || (this.drained === "reconnect" && reconnect)) return;
+    this.drained = reconnect ? "reconnect" : "stop";
+    this.send(drainToWire(reason, reconnect));
   }
 
   /** Ends the stream: with OK, or with the given gRPC status. */

@@ -2,7 +2,7 @@
 // wire messages into domain events and the run status into its proto form (wire.ts), and reports
 // every refusal through one error-to-status mapping (refusal.ts). Before the run is served (the
 // suite is still being read) Attach is refused UNAVAILABLE and Status says "starting".
-import { timingSafeEqual } from "node:crypto";
+import { bearerMatches } from "../../common/bearer-token.js";
 import * as grpc from "@grpc/grpc-js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../../proto/loader.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
@@ -32,7 +32,7 @@ export class CoordinatorService {
   private readonly expectedAuth: Buffer | undefined;
 
   constructor(private readonly options: { token?: string; onFailure: (err: Error) => void }) {
-    this.expectedAuth = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+    this.expectedAuth = options.token === undefined ? undefined : Buffer.from(options.token);
   }
 
   /** Registers Attach and Status on `server` (orchestrator.proto, loaded here as health.ts loads its own). */
@@ -97,8 +97,7 @@ export class CoordinatorService {
   private checkToken(md: grpc.Metadata): void {
     if (!this.expectedAuth) return;
     const got = md.get("authorization")[0];
-    const a = typeof got === "string" ? Buffer.from(got) : undefined;
-    if (!a || a.length !== this.expectedAuth.length || !timingSafeEqual(a, this.expectedAuth)) {
+    if (!bearerMatches(typeof got === "string" ? got : undefined, this.expectedAuth)) {
       throw new Refusal("unauthenticated", "missing or wrong bearer token");
     }
   }

@@ -185,8 +185,8 @@ export function cancelToWire(unitId: string): CoordinatorMessage {
   return { cancel: { unit_id: unitId } };
 }
 
-export function drainToWire(reason: string): CoordinatorMessage {
-  return { drain: { reason } };
+export function drainToWire(reason: string, reconnect = false): CoordinatorMessage {
+  return { drain: { reason, ...(reconnect ? { reconnect } : {}) } };
 }
 
 /** The proto RunStatus (Status RPC) of a run status. */

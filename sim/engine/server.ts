@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { errorBody } from "../../common/engine-protocol/index.js";
+import { limitHttpServer } from "../../common/http-limits.js";
 import { EngineContext, type SimEngineOptions, type SimEngineStats } from "./context.js";
 import { chatCompletions } from "./endpoints/chat-completions.js";
 import { completions } from "./endpoints/completions.js";
@@ -52,6 +53,9 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
       (message) => errorBody(500, "InternalServerError", message),
     ),
   );
+  // A test tool, but bounded like every udm-orch port: agents hold many connections (one per request
+  // in flight), and a hung request (the hang fault) may sit silent as long as the agent waits.
+  limitHttpServer(server, { maxConnections: 4_096, idleTimeoutMs: 0 });
   server.on("connection", (s) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));

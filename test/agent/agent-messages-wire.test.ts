@@ -48,6 +48,7 @@ describe("coordinator messages from the wire", () => {
     expect(unit.kind === "unit" && unit.unit.unitId).toBe("u");
     expect(coordinatorMessageFromWire({ kind: "cancel", cancel: { unit_id: "u" } } as never)).toEqual({ kind: "cancel", unitId: "u" });
     expect(coordinatorMessageFromWire({ kind: "drain", drain: { reason: "run complete" } } as never)).toEqual({ kind: "drain", reason: "run complete" });
+    expect(coordinatorMessageFromWire({ kind: "drain", drain: { reason: "coordinator restarting", reconnect: true } } as never)).toEqual({ kind: "drain", reason: "coordinator restarting", reconnect: true });
     expect(coordinatorMessageFromWire({} as never)).toEqual({ kind: "unknown", wireKind: undefined });
   });
 });

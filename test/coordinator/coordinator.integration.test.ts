@@ -27,9 +27,15 @@ describe("Coordinator", () => {
   });
 
   it("withCoordinatorDefaults fills what is not given from COORDINATOR_DEFAULTS and keeps what is", () => {
-    const o = withCoordinatorDefaults({ suiteDir: "s", outDir: "o", leaseMs: 1_000, method: { model: "m" } });
-    expect(o).toMatchObject({ leaseMs: 1_000, heartbeatMs: COORDINATOR_DEFAULTS.heartbeatMs, listen: "127.0.0.1:0", storeBatchLines: 256, storeFlushMs: 50, maxHeapMb: 256 });
+    const o = withCoordinatorDefaults({ suiteDir: "s", outDir: "o", leaseMs: 60_000, method: { model: "m" } });
+    expect(o).toMatchObject({ leaseMs: 60_000, heartbeatMs: COORDINATOR_DEFAULTS.heartbeatMs, listen: "127.0.0.1:0", storeBatchLines: 256, storeFlushMs: 50, maxHeapMb: 256 });
     expect(o.method).toEqual({ method: "systemone", seeds: [], temperature: 0, model: "m" });
     expect(o.planLimits).toEqual(COORDINATOR_DEFAULTS.planLimits);
+  });
+
+  it("fits the default heartbeat to a short lease, and refuses a lease shorter than two given heartbeats", () => {
+    expect(withCoordinatorDefaults({ suiteDir: "s", outDir: "o", leaseMs: 3_000 }).heartbeatMs).toBe(1_000);
+    expect(withCoordinatorDefaults({ suiteDir: "s", outDir: "o", leaseMs: 3_000, heartbeatMs: 1_500 }).heartbeatMs).toBe(1_500);
+    expect(() => withCoordinatorDefaults({ suiteDir: "s", outDir: "o", leaseMs: 3_000, heartbeatMs: 2_000 })).toThrow(/--lease-ms 3000 is shorter than 2 heartbeats/);
   });
 });

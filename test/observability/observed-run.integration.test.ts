@@ -76,10 +76,13 @@ describe.skipIf(mode === "skip")("a run watched through Prometheus, the live pag
       cli(["agent", "--coordinator", address, "--engine", e, "--token", TOKEN, "--agent-id", `agent-${i}`, "--metrics", "127.0.0.1:0", "--capacity", "2"]),
     );
     const agentMetrics = await Promise.all(agents.map(async (a) => (await a.waitFor(/metrics on (http:\/\/127\.0\.0\.1:\d+)\/metrics/))[1]!));
+    const tokenFile = join(root, "metrics-token");
+    writeFileSync(tokenFile, `${TOKEN}\n`);
     prometheus = await startPrometheus(
       join(root, "prometheus"),
       [
-        { job: "udm-coordinator", targets: [hostPort(page)] },
+        // The page's /metrics needs the run's token: Prometheus sends it from a file, as deploy/prometheus/prometheus.yml shows.
+        { job: "udm-coordinator", targets: [hostPort(page)], credentialsFile: tokenFile },
         { job: "udm-scorer", targets: [hostPort(scorerMetrics)] },
         { job: "udm-agent", targets: agentMetrics.map(hostPort) },
       ],
@@ -206,7 +209,7 @@ describe.skipIf(mode === "skip")("a run watched through Prometheus, the live pag
     }
   }, 90_000);
 
-  it("serves /healthz, /readyz and /metrics openly and /api only with the token", async () => {
+  it("serves /healthz and /readyz openly, and /api and /metrics only with the token", async () => {
     expect((await fetch(`${page}/healthz`)).status).toBe(200);
     expect((await fetch(`${page}/readyz`)).status).toBe(200);
     expect((await api("/api/status", null)).status).toBe(401);
@@ -214,7 +217,9 @@ describe.skipIf(mode === "skip")("a run watched through Prometheus, the live pag
     expect((await fetch(`${page}/api/events`)).status).toBe(401);
     const run = await api<{ runId: string; method: string; gpuHourUsd: number }>("/api/run");
     expect(run.body).toMatchObject({ method: "systemone", gpuHourUsd: 2.5 });
-    const metrics = await (await fetch(`${page}/metrics`)).text();
+    expect((await fetch(`${page}/metrics`)).status).toBe(401);
+    expect((await fetch(`${page}/metrics`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+    const metrics = await (await fetch(`${page}/metrics`, { headers: { authorization: `bearer ${TOKEN}` } })).text();
     expect(metrics).toMatch(/^udm_gpu_hour_price_usd 2\.5$/m);
     expect(metrics).toMatch(/^udm_bus_connected 1$/m);
     expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);

@@ -8,6 +8,8 @@ export interface PrometheusJob {
   job: string;
   /** host:port of each target (its /metrics). */
   targets: readonly string[];
+  /** A file holding the bearer token the targets' /metrics need (`authorization: credentials_file`). */
+  credentialsFile?: string;
 }
 
 export interface RunningPrometheus {
@@ -32,7 +34,11 @@ export async function startPrometheus(dir: string, jobs: readonly PrometheusJob[
     `  evaluation_interval: ${interval}`,
     ...(rules.length ? ["rule_files:", ...rules.map((r) => `  - ${r}`)] : []),
     "scrape_configs:",
-    ...jobs.flatMap((j) => [`  - job_name: ${j.job}`, `    scrape_timeout: ${interval}`, "    static_configs:", `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`]),
+    ...jobs.flatMap((j) => [
+      `  - job_name: ${j.job}`,
+      `    scrape_timeout: ${interval}`,
+      ...(j.credentialsFile ? ["    authorization:", "      type: Bearer", `      credentials_file: ${JSON.stringify(j.credentialsFile)}`] : []),
+      "    static_configs:", `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`]),
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), config + "\n");
   const child: ChildProcess = spawn(

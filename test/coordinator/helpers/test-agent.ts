@@ -30,6 +30,8 @@ export interface TestAgentOptions {
   /** Hello.instance: the agent process. Default "" (as from an agent that does not send it). */
   instance?: string;
   token?: string;
+  /** How the bearer scheme is spelled in Attach's authorization. Default "Bearer". */
+  scheme?: string;
   ready?: boolean;
   /** Credit granted right after Hello. Default 1. */
   credit?: number;
@@ -61,7 +63,7 @@ export class TestAgent {
   constructor(address: string, readonly options: TestAgentOptions = {}) {
     this.client = new proto.udm.v1.Coordinator(address, options.credentials ?? grpc.credentials.createInsecure(), options.channelOptions ?? {});
     const md = new grpc.Metadata();
-    if (options.token !== undefined) md.set("authorization", `Bearer ${options.token}`);
+    if (options.token !== undefined) md.set("authorization", `${options.scheme ?? "Bearer"} ${options.token}`);
     this.call = this.client.Attach(md);
     this.closed = new Promise((resolve) => {
       this.call.on("status", () => {

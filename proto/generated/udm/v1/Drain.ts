@@ -6,6 +6,11 @@
  */
 export interface Drain {
   'reason'?: (string);
+  /**
+   * The coordinator stops to be restarted (the run is not complete): after closing the stream the
+   * agent reattaches with its backoff instead of exiting. Agents that predate the field exit.
+   */
+  'reconnect'?: (boolean);
 }
 
 /**
@@ -13,4 +18,9 @@ export interface Drain {
  */
 export interface Drain__Output {
   'reason': (string);
+  /**
+   * The coordinator stops to be restarted (the run is not complete): after closing the stream the
+   * agent reattaches with its backoff instead of exiting. Agents that predate the field exit.
+   */
+  'reconnect': (boolean);
 }

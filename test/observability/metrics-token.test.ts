@@ -1,0 +1,46 @@
+// /metrics of the coordinator's page behind a token (issue 27, item 2): with a metrics token set,
+// GET /metrics needs `Authorization: Bearer <token>` (the scheme in any case; an empty token, a
+// prefix and a longer one refused); /healthz and /readyz stay open. Without one it stays open.
+// The real server on 127.0.0.1:0.
+import { afterEach, describe, expect, it } from "vitest";
+import { createProcessRegistry } from "../../common/metrics/index.js";
+import { startObservabilityServer, type ObservabilityServer } from "../../coordinator/index.js";
+
+const servers: ObservabilityServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+
+async function page(options: { token?: string; metricsToken?: string }): Promise<string> {
+  const s = await startObservabilityServer({
+    listen: { host: "127.0.0.1", port: 0 },
+    registry: createProcessRegistry("coordinator"),
+    run: { method: "systemone", model: "m", seeds: [], gpuHourUsd: 0 },
+    ...options,
+  });
+  servers.push(s);
+  return s.url;
+}
+
+const get = async (url: string, authorization?: string) => (await fetch(url, authorization !== undefined ? { headers: { authorization } } : {})).status;
+
+describe("/metrics and the token", () => {
+  it("needs the metrics token when one is set", async () => {
+    const url = await page({ token: "s3cret", metricsToken: "m3trics" });
+    expect(await get(`${url}/metrics`)).toBe(401);
+    for (const ok of ["Bearer m3trics", "bearer m3trics", "BEARER m3trics"]) expect(await get(`${url}/metrics`, ok), ok).toBe(200);
+    for (const bad of ["Bearer ", "Bearer m3tric", "Bearer m3tricss", "Bearer s3cret", "Basic m3trics", "m3trics"]) expect(await get(`${url}/metrics`, bad), bad).toBe(401);
+    expect(await get(`${url}/metrics?token=m3trics`)).toBe(401);
+    expect(await get(`${url}/healthz`)).toBe(200);
+    expect(await get(`${url}/readyz`)).toBe(503);
+  });
+
+  it("/api takes the bearer scheme in any case and refuses an empty, shorter or longer token", async () => {
+    const url = await page({ token: "s3cret" });
+    for (const ok of ["Bearer s3cret", "bearer s3cret", "BEARER s3cret"]) expect(await get(`${url}/api/run`, ok), ok).toBe(200);
+    for (const bad of ["Bearer ", "Bearer s3cre", "Bearer s3crett"]) expect(await get(`${url}/api/run`, bad), bad).toBe(401);
+    expect(await get(`${url}/api/run?token=`)).toBe(401);
+    // No metrics token: /metrics is open, as before.
+    expect(await get(`${url}/metrics`)).toBe(200);
+  });
+});
