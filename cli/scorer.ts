@@ -19,7 +19,7 @@ import { SUITE_FLAGS } from "./flags/scope-flags.js";
 import { tokenFlags } from "./flags/access-flags.js";
 
 /** The run's token: only results signed with it (by a coordinator with the same --token) are scored. */
-const TOKEN_FLAGS = tokenFlags("the run's token (the coordinator's --token): score only results signed with it; without it results on the bus are not authenticated");
+const TOKEN_FLAGS = tokenFlags("the run's token (the coordinator's --token): score only results signed with it (without it results on the bus are not authenticated); /metrics then needs it too");
 
 interface ScorerFlags extends NatsFlagValues {
   out: string;
@@ -59,6 +59,8 @@ export function register(program: Command): void {
       ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
       ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
       ...(metricsListen ? { metrics: metricsListen } : {}),
+      // Its /metrics carries every track's scores: behind the run's token, as the coordinator's.
+      ...(token ? { metricsToken: token } : {}),
       openBus: () => openBus(flags, { logger: createLogger("bus"), ...(token ? { resultsToken: token } : {}) }),
       log,
     });

@@ -91,7 +91,7 @@ export class Sweep {
           listen: options.metrics,
           registry: createProcessRegistry("coordinator"),
           run: { method: runs[0]?.method ?? "", model: runs[0]?.model ?? "", seeds: runs[0]?.seeds ?? [], gpuHourUsd: config.gpu_hour_usd },
-          ...(options.token ? { token: options.token } : {}),
+          ...(options.token ? { token: options.token, metricsToken: options.token } : {}),
         })
       : undefined;
     if (web) process.stdout.write(`${livePageLine(web)}\n`);

@@ -20,6 +20,8 @@ export interface ScorerOptions {
   ackWaitMs?: number;
   /** Serve Prometheus metrics on /metrics at this address; none when absent. */
   metrics?: ListenAddress;
+  /** When set, /metrics needs `Authorization: Bearer <metricsToken>` (it carries every track's scores). @default none */
+  metricsToken?: string;
   /** Opens the run's bus; a refused connection or a timeout is retried (NATS not up yet). */
   openBus: () => Promise<Bus>;
   log?: Logger;
@@ -63,7 +65,7 @@ export class Scorer {
 
   private async open(): Promise<void> {
     const { options, log, registry } = this;
-    this.metricsServer = options.metrics ? await startMetricsServer({ listen: options.metrics, metrics: () => registry.metrics(), log }) : undefined;
+    this.metricsServer = options.metrics ? await startMetricsServer({ listen: options.metrics, metrics: () => registry.metrics(), ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}), log }) : undefined;
     if (this.metricsServer) this.print(`scorer: metrics on ${this.metricsServer.url}/metrics\n`);
     try {
       this.bus = await openBusWhenUp(options.openBus, log);

@@ -1,6 +1,7 @@
 // The chart's ServiceMonitor scrapes the coordinator's /metrics with the run's token when the chart
 // sets one (issue 27, item 2: a coordinator with --token answers /metrics only with the bearer
-// token): the same Secret and key UDM_TOKEN comes from. The scorer's endpoint stays as it is.
+// token): the same Secret and key UDM_TOKEN comes from. The scorer, given the same token, guards its
+// /metrics (every track's scores) with it too.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { REPO_ROOT } from "../support/cli-process.js";
@@ -27,16 +28,17 @@ describe.skipIf(tools.mode === "skip")("ServiceMonitor and the token", () => {
     return sm.spec.endpoints;
   };
 
-  it("sends the token Secret's token to the coordinator's port", async () => {
+  it("sends the token Secret's token to the coordinator's and the scorer's ports", async () => {
     const [coordinator, scorer] = await endpoints(["--set", "auth.token=s3cret"]);
     expect(coordinator).toMatchObject({ port: "http", authorization: { type: "Bearer", credentials: { name: "udm-udm-orch-token", key: "token" } } });
-    expect(scorer.authorization).toBeUndefined();
+    expect(scorer).toMatchObject({ port: "metrics", authorization: { type: "Bearer", credentials: { name: "udm-udm-orch-token", key: "token" } } });
     const [fromExisting] = await endpoints(["--set", "auth.existingSecret=mine", "--set", "auth.existingSecretKey=k"]);
     expect(fromExisting.authorization).toEqual({ type: "Bearer", credentials: { name: "mine", key: "k" } });
   });
 
   it("without a token, scrapes without one", async () => {
-    const [coordinator] = await endpoints([]);
+    const [coordinator, scorer] = await endpoints([]);
     expect(coordinator.authorization).toBeUndefined();
+    expect(scorer.authorization).toBeUndefined();
   });
 });

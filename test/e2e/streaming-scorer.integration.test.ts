@@ -312,7 +312,9 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
       await js.publish(subject.results(runId, l.track!), body, { msgID: `forged/${l.run_id}`, headers: h });
     }
     await nc.close();
-    const rejected = async () => Number((await (await fetch(metricsUrl)).text()).match(/^udm_scorer_results_total\{outcome="rejected"\} (\d+)/m)?.[1] ?? -1);
+    // The scorer's /metrics (every track's scores) is behind the run's token too.
+    expect((await fetch(metricsUrl)).status).toBe(401);
+    const rejected = async () => Number((await (await fetch(metricsUrl, { headers: { authorization: `Bearer ${token}` } })).text()).match(/^udm_scorer_results_total\{outcome="rejected"\} (\d+)/m)?.[1] ?? -1);
     for (const end = Date.now() + 30_000; (await rejected()) !== records; await new Promise((r) => setTimeout(r, 200))) {
       if (Date.now() > end) throw new Error(`rejected counter at ${await rejected()}, not ${records}:\n${s.output()}`);
     }
