@@ -343,7 +343,7 @@ export class AttachSession {
       // The method retries per question itself; a throw is a fault of the method, recorded as data.
       this.o.stats.recordFailures++;
       const message = err instanceof Error ? err.message : String(err);
-      this.o.logger.warn("engine method failed on a record", { unit: unitId, record: record.runId, error: message });
+      this.o.logger.warn("engine method failed on a record", { unit: unitId, record: record.recordKey, error: message });
       answer = failedAnswer(Object.keys(record.questions), `agent: ${this.o.method.name} failed: ${message}`, performance.now() - started);
     }
     if (signal.aborted) return;
@@ -354,13 +354,13 @@ export class AttachSession {
       // An answer not of the RecordAnswer shape (a method bug) is recorded, not allowed to crash the agent.
       this.o.stats.recordFailures++;
       const message = `agent: ${this.o.method.name} returned a malformed answer: ${(err as Error).message}`;
-      this.o.logger.warn(message, { unit: unitId, record: record.runId });
+      this.o.logger.warn(message, { unit: unitId, record: record.recordKey });
       result = toWire(unitId, record, failedAnswer(Object.keys(record.questions), message, performance.now() - started));
     }
     if (resultHasErrors(result) && !(await this.o.probe.probe())) {
       // Errors while the engine is down are its absence, not answers: committing them would turn a
       // vLLM restart into failed records. The units go back to the coordinator instead.
-      this.engineLost(`engine down (record ${record.runId} failed)`);
+      this.engineLost(`engine down (record ${record.recordKey} failed)`);
       return;
     }
     if (signal.aborted) return;

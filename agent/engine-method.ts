@@ -5,7 +5,7 @@ import type { Distribution } from "../common/results/index.js";
 
 /** One record as an agent receives it: state and questions only, never gold. */
 export interface RecordPayload {
-  runId: string;
+  recordKey: string;
   id: string;
   state: Record<string, string>;
   questions: Record<string, Question>;

@@ -41,7 +41,7 @@ async function loadSample(dir: string, perTrack: number): Promise<Sample> {
       if (taken >= perTrack) continue;
       taken++;
       questions += Object.keys(r.questions).length;
-      records.push({ runId: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" });
+      records.push({ recordKey: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" });
     }
   }
   return { records, questions, suiteRecords, tracks: suite.files.length };

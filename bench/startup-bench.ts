@@ -121,7 +121,7 @@ async function commitHalf(suiteDir: string, outDir: string, tracks: string | und
       const questions = Object.entries(rec.questions).map(([key, q]) => ({ key, options: q.type === "noul" ? NOUL_KEYS : Object.keys(q.criteria) }));
       const probs = Object.fromEntries(questions.map((q) => [q.key, Object.fromEntries(q.options.map((o) => [o, 1 / q.options.length]))]));
       const line = acceptedResultLine(
-        { runId: rec._evaluation.run_id, id: rec.id, track: file.track, family: file.family, payloadSha256: rec._evaluation.payload_sha256 ?? "", questions },
+        { recordKey: rec._evaluation.run_id, id: rec.id, track: file.track, family: file.family, payloadSha256: rec._evaluation.payload_sha256 ?? "", questions },
         { probs, skipped: [], errors: {}, agent: "bench", latencyMs: 0, promptTokens: 0, cachedTokens: 0, completionTokens: 0, answeredBy: {}, retries: 0, approximate: false },
       );
       log.append(JSON.stringify(line));

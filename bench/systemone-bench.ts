@@ -23,7 +23,7 @@ function makeRecord(i: number, questionCount: number, stateWords: number): Recor
         ? { type: "noul", instructions: `Is statement ${q} true of the text?`, criteria: {} }
         : { type: "choice", instructions: `Which class fits aspect ${q}?`, criteria: { A: "negative", B: "neutral", C: "positive" } };
   }
-  return { runId: `bench:${i}`, id: String(i), state: { text: words }, questions, payloadSha256: "" };
+  return { recordKey: `bench:${i}`, id: String(i), state: { text: words }, questions, payloadSha256: "" };
 }
 
 interface ScenarioResult {

@@ -77,7 +77,7 @@ export class CoordinatorRun implements ServedRun {
     this.runId = parts.manifest.run_id;
     this.done = new Promise<RunOutcome>((r) => (this.resolveDone = r));
 
-    const toPlan = index.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.runId)) }));
+    const toPlan = index.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.recordKey)) }));
     this.progress = new RunProgress({
       tracks: index.tracks.map((t, i) => ({ track: t.track, family: t.family, records: t.records.length, committed: t.records.length - toPlan[i]!.records.length })),
       onCommitted: (line) => {
@@ -173,7 +173,7 @@ export class CoordinatorRun implements ServedRun {
     const { planLimits } = this.parts.options;
     for (const { record, track, family } of this.oversize) {
       const bytes = payloadBytes(record);
-      log.warn("record too large to send; committed with every question in errors", { run_id: record.runId, bytes });
+      log.warn("record too large to send; committed with every question in errors", { run_id: record.recordKey, bytes });
       store.append(givenUpLine(record, track, family, `record payload is ${bytes} bytes, over the limit of ${planLimits.maxRecordBytes} bytes a work unit may carry`));
     }
     const { bus, onLiveEvent } = this.parts.options;
@@ -335,7 +335,7 @@ export class CoordinatorRun implements ServedRun {
       },
       onGiveUp: (record, unit, last) => {
         log.warn("record given up after repeated invalid results; committed with every question in errors", {
-          run_id: record.runId,
+          run_id: record.recordKey,
           reason: last.reason,
           detail: last.detail,
         });
@@ -343,7 +343,7 @@ export class CoordinatorRun implements ServedRun {
       },
       onReject: (agent, result, rejection) => {
         // A faulty agent can send thousands: the first few per agent are warnings, the rest debug.
-        const fields = { agent: agent.info.agentId, unit: result.unitId, run_id: result.runId, ...rejection };
+        const fields = { agent: agent.info.agentId, unit: result.unitId, run_id: result.recordKey, ...rejection };
         if (agent.rejected <= REJECTIONS_LOGGED) log.warn("result rejected", fields);
         else log.debug("result rejected", fields);
         if (agent.rejected === REJECTIONS_LOGGED) log.warn("further rejections of this agent are logged at debug level", { agent: agent.info.agentId });

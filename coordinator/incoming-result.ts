@@ -5,7 +5,7 @@ import type { RecordQuestions } from "./record-questions.js";
 
 export interface IncomingResult extends ResultAnswer {
   unitId: string;
-  runId: string;
+  recordKey: string;
   /** question key -> option key -> probability, as sent (the map form; checked, then converted). */
   probs: Record<string, Record<string, number>>;
   /**

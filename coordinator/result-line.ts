@@ -13,6 +13,6 @@ export function resultLine(result: IncomingResult, record: RecordEntry, track: s
 
 /** The line of a record given up after repeated invalid results: every question in errors. */
 export function givenUpLine(record: RecordEntry, track: string, family: string, reason: string): CommittedLine {
-  const line = givenUpResultLine({ runId: record.runId, id: record.id, track, family, payloadSha256: record.payloadSha256, questions: questionSpecs(record) }, reason);
-  return { runId: record.runId, track, family, text: JSON.stringify(line), errored: lineHasErrors(line) };
+  const line = givenUpResultLine({ recordKey: record.recordKey, id: record.id, track, family, payloadSha256: record.payloadSha256, questions: questionSpecs(record) }, reason);
+  return { recordKey: record.recordKey, track, family, text: JSON.stringify(line), errored: lineHasErrors(line) };
 }

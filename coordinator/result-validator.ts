@@ -25,9 +25,9 @@ export interface ValidationContext {
 
 export function validateResult(result: IncomingResult, ctx: ValidationContext): Rejection | undefined {
   const { record } = ctx;
-  if (!record) return { reason: "unknown_run_id", detail: `run_id ${JSON.stringify(result.runId)} is in no record of the run` };
+  if (!record) return { reason: "unknown_run_id", detail: `run_id ${JSON.stringify(result.recordKey)} is in no record of the run` };
   if (!ctx.holdsLease) return { reason: "no_lease", detail: `sender holds no lease on unit ${JSON.stringify(result.unitId)}` };
-  if (!ctx.inUnit) return { reason: "not_in_unit", detail: `run_id ${JSON.stringify(result.runId)} is not in unit ${JSON.stringify(result.unitId)}` };
+  if (!ctx.inUnit) return { reason: "not_in_unit", detail: `run_id ${JSON.stringify(result.recordKey)} is not in unit ${JSON.stringify(result.unitId)}` };
   if (result.payloadSha256 !== "" && record.payloadSha256 !== "" && result.payloadSha256 !== record.payloadSha256) {
     return { reason: "payload_mismatch", detail: `payload_sha256 ${result.payloadSha256} is not the record's ${record.payloadSha256}` };
   }

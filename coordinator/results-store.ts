@@ -64,7 +64,7 @@ export class ResultsStore {
     }
     // A record whose latest line has errors is not done: this start redoes it, and its new line
     // supersedes the old one (the results format: the later line of a run_id wins).
-    for (const recordId of store.errored) store.committed.delete(recordId);
+    for (const recordKey of store.errored) store.committed.delete(recordKey);
     store.retrying = store.errored.size;
     store.errored.clear();
     return store;
@@ -78,18 +78,18 @@ export class ResultsStore {
     return this.errored.size;
   }
 
-  private noteErrors(recordId: string, errored: boolean): void {
-    if (errored) this.errored.add(recordId);
-    else this.errored.delete(recordId);
+  private noteErrors(recordKey: string, errored: boolean): void {
+    if (errored) this.errored.add(recordKey);
+    else this.errored.delete(recordKey);
   }
 
   /** Committed (fsynced) or waiting to be: a second line for this run_id would be a duplicate. */
-  has(recordId: string): boolean {
-    return this.committed.has(recordId) || this.waiting.has(recordId);
+  has(recordKey: string): boolean {
+    return this.committed.has(recordKey) || this.waiting.has(recordKey);
   }
 
-  isCommitted(recordId: string): boolean {
-    return this.committed.has(recordId);
+  isCommitted(recordKey: string): boolean {
+    return this.committed.has(recordKey);
   }
 
   get committedCount(): number {
@@ -104,7 +104,7 @@ export class ResultsStore {
   append(line: CommittedLine): boolean {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error("results store is closed");
-    if (this.has(line.runId)) return false;
+    if (this.has(line.recordKey)) return false;
     const key = `${line.family}/${line.track}`;
     let f = this.files.get(key);
     if (!f) {
@@ -114,7 +114,7 @@ export class ResultsStore {
       this.files.set(key, (f = { log, waiting: [] }));
     }
     f.waiting.push(line);
-    this.waiting.add(line.runId);
+    this.waiting.add(line.recordKey);
     this.waitingCount++;
     if (this.waitingCount >= (this.options.batchLines ?? COORDINATOR_DEFAULTS.storeBatchLines)) void this.flush().catch(() => undefined);
     else if (!this.timer) {
@@ -160,9 +160,9 @@ export class ResultsStore {
         continue;
       }
       for (const l of batch[i]!.lines) {
-        this.waiting.delete(l.runId);
-        this.committed.add(l.runId);
-        this.noteErrors(l.runId, l.errored);
+        this.waiting.delete(l.recordKey);
+        this.committed.add(l.recordKey);
+        this.noteErrors(l.recordKey, l.errored);
       }
     }
     // Lines whose fsync succeeded are committed even when another file's failed.

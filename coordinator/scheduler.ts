@@ -83,7 +83,7 @@ export type ResultOutcome = { kind: "accepted" } | { kind: "duplicate" } | { kin
 export interface SchedulerOptions {
   leaseMs: number;
   /** Run_id -> record, for every record in scope (committed ones included). */
-  lookup: (recordId: string) => RecordEntry | undefined;
+  lookup: (recordKey: string) => RecordEntry | undefined;
   /** A result passed validation and is the first for its run_id: commit it. */
   onAccept: (result: IncomingResult, record: RecordEntry, unit: PlannedUnit, agent: AgentSession) => void;
   /**
@@ -135,10 +135,10 @@ export class Scheduler {
     this.leases = new LeaseTable(options.leaseMs);
     this.now = options.now ?? Date.now;
     for (const unit of units) {
-      const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.runId)), status: "queued", leasedAt: 0 };
+      const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.recordKey)), status: "queued", leasedAt: 0 };
       this.units.set(unit.unitId, state);
       for (const r of unit.records) {
-        this.unitOfRecord.set(r.runId, state);
+        this.unitOfRecord.set(r.recordKey, state);
         this.pendingCost += recordCost(r);
       }
       this.queue.push(state);
@@ -249,15 +249,15 @@ export class Scheduler {
 
   result(key: string, result: IncomingResult): ResultOutcome {
     const agent = this.agents.get(key);
-    const record = this.options.lookup(result.runId);
-    const state = this.unitOfRecord.get(result.runId);
+    const record = this.options.lookup(result.recordKey);
+    const state = this.unitOfRecord.get(result.recordKey);
     const lease = this.leases.get(result.unitId, key);
     if (agent) agent.pace.addTokens(resultTokens(result));
-    if (record && (!state || !state.pending.has(result.runId))) {
+    if (record && (!state || !state.pending.has(result.recordKey))) {
       // Already accepted (from this session, a backup holder, or a previous session): first wins.
       this.counters.duplicates++;
       if (agent) agent.duplicates++;
-      if (lease) this.answered(lease, result.runId);
+      if (lease) this.answered(lease, result.recordKey);
       return { kind: "duplicate" };
     }
     const inUnit = state !== undefined && state.unit.unitId === result.unitId;
@@ -270,16 +270,16 @@ export class Scheduler {
         this.options.onReject?.(agent, result, rejection);
       }
       if (lease && inUnit && record && state) {
-        const n = (this.rejections.get(result.runId) ?? 0) + 1;
-        this.rejections.set(result.runId, n);
+        const n = (this.rejections.get(result.recordKey) ?? 0) + 1;
+        this.rejections.set(result.recordKey, n);
         if (n >= (this.options.maxRejections ?? 5)) {
           this.counters.givenUp++;
-          this.settle(state, record.runId);
+          this.settle(state, record.recordKey);
           this.options.onGiveUp(record, state.unit, rejection);
-          this.afterSettle(state, key, lease, record.runId);
+          this.afterSettle(state, key, lease, record.recordKey);
           return { kind: "rejected", rejection };
         }
-        this.answered(lease, result.runId);
+        this.answered(lease, result.recordKey);
       }
       return { kind: "rejected", rejection };
     }
@@ -287,10 +287,10 @@ export class Scheduler {
     this.counters.accepted++;
     agent!.results++;
     this.tokensPerCost.add(resultTokens(result), recordCost(record!));
-    this.settle(state!, result.runId);
+    this.settle(state!, result.recordKey);
     this.leases.renew(key, this.now(), result.unitId);
     this.options.onAccept(result, record!, state!.unit, agent!);
-    this.afterSettle(state!, key, lease!, result.runId);
+    this.afterSettle(state!, key, lease!, result.recordKey);
     if (agent!.heldBack) this.pumpAgent(agent!);
     return { kind: "accepted" };
   }
@@ -302,10 +302,10 @@ export class Scheduler {
     this.pump();
   }
 
-  private settle(state: UnitState, recordId: string): void {
-    state.pending.delete(recordId);
-    this.rejections.delete(recordId);
-    const record = this.options.lookup(recordId);
+  private settle(state: UnitState, recordKey: string): void {
+    state.pending.delete(recordKey);
+    this.rejections.delete(recordKey);
+    const record = this.options.lookup(recordKey);
     if (record) this.pendingCost -= recordCost(record);
   }
 
@@ -316,14 +316,14 @@ export class Scheduler {
     return n;
   }
 
-  private afterSettle(state: UnitState, key: string, lease: Lease, recordId: string): void {
+  private afterSettle(state: UnitState, key: string, lease: Lease, recordKey: string): void {
     if (state.pending.size === 0) this.complete(state, key);
-    else this.answered(lease, recordId);
+    else this.answered(lease, recordKey);
   }
 
   /** The holder answered one record of its copy; a copy with nothing outstanding is finished. */
-  private answered(lease: Lease, recordId: string): void {
-    this.dropOutstanding(lease, recordId);
+  private answered(lease: Lease, recordKey: string): void {
+    this.dropOutstanding(lease, recordKey);
     for (const r of [...lease.outstanding]) if (!this.unitOfRecord.get(r)?.pending.has(r)) this.dropOutstanding(lease, r);
     if (lease.outstanding.size === 0 && this.leases.get(lease.unitId, lease.agentKey) === lease) {
       this.leases.release(lease.unitId, lease.agentKey);
@@ -332,9 +332,9 @@ export class Scheduler {
     }
   }
 
-  private dropOutstanding(lease: Lease, recordId: string): void {
-    if (!lease.outstanding.delete(recordId)) return;
-    const record = this.options.lookup(recordId);
+  private dropOutstanding(lease: Lease, recordKey: string): void {
+    if (!lease.outstanding.delete(recordKey)) return;
+    const record = this.options.lookup(recordKey);
     if (record) lease.cost = Math.max(0, lease.cost - recordCost(record));
   }
 
@@ -483,7 +483,7 @@ export class Scheduler {
    */
   private pieceFor(agent: AgentSession, state: UnitState, remaining: number | undefined): UnitState {
     if (remaining === undefined || state.pending.size < 2) return state;
-    const records = state.unit.records.filter((r) => state.pending.has(r.runId));
+    const records = state.unit.records.filter((r) => state.pending.has(r.recordKey));
     const cost = records.reduce((n, r) => n + recordCost(r), 0);
     const unitS = this.secondsFor(agent, cost);
     const limitS = pieceS(remaining);
@@ -503,11 +503,11 @@ export class Scheduler {
       cost: taken,
       questions: head.reduce((n, r) => n + r.questionCount, 0),
     };
-    const pieceState: UnitState = { unit: piece, pending: new Set(head.map((r) => r.runId)), status: "queued", leasedAt: 0 };
+    const pieceState: UnitState = { unit: piece, pending: new Set(head.map((r) => r.recordKey)), status: "queued", leasedAt: 0 };
     this.units.set(piece.unitId, pieceState);
     for (const r of head) {
-      this.unitOfRecord.set(r.runId, pieceState);
-      state.pending.delete(r.runId);
+      this.unitOfRecord.set(r.recordKey, pieceState);
+      state.pending.delete(r.recordKey);
     }
     state.unit = { ...unit, groupIds: [...new Set(rest.map((r) => r.groupId))], records: rest, cost: cost - taken, questions: rest.reduce((n, r) => n + r.questionCount, 0) };
     this.queue.unshift(state);
@@ -554,15 +554,15 @@ export class Scheduler {
 
   private pendingCostOf(state: UnitState): number {
     let cost = 0;
-    for (const r of state.unit.records) if (state.pending.has(r.runId)) cost += recordCost(r);
+    for (const r of state.unit.records) if (state.pending.has(r.recordKey)) cost += recordCost(r);
     return cost;
   }
 
   private assign(agent: AgentSession, state: UnitState, backup: boolean): void {
-    const records = state.unit.records.filter((r) => state.pending.has(r.runId));
+    const records = state.unit.records.filter((r) => state.pending.has(r.recordKey));
     const now = this.now();
     const cost = records.reduce((n, r) => n + recordCost(r), 0);
-    this.leases.grant(state.unit.unitId, agent.key, records.map((r) => r.runId), backup, now, cost);
+    this.leases.grant(state.unit.unitId, agent.key, records.map((r) => r.recordKey), backup, now, cost);
     agent.credit--;
     if (!backup) {
       state.status = "leased";

@@ -25,7 +25,7 @@ export interface QuestionSpec {
  * heap (measured). questionSpecs() expands them when a result is checked.
  */
 export interface RecordEntry extends SpillSlot {
-  runId: string;
+  recordKey: string;
   id: string;
   groupId: string;
   payloadSha256: string;
@@ -166,7 +166,7 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
             offset: base + e.offset,
             stateBytes: e.stateBytes,
             questionsBytes: e.questionsBytes,
-            runId: e.runId,
+            recordKey: e.runId,
             id: e.id,
             groupId: e.groupId,
             payloadSha256: e.payloadSha256,

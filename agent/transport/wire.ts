@@ -38,7 +38,7 @@ export class PayloadError extends UdmError {
 
 /** A record the agent could not read: answered with an error per question instead of probabilities. */
 export interface UnreadablePayload {
-  runId: string;
+  recordKey: string;
   payloadSha256: string;
   /** Question keys when questions_json could be read, else empty. */
   questionKeys: string[];
@@ -210,11 +210,11 @@ function recordFromWire(unitId: string, p: Payload__Output): UnitRecord {
   try {
     questions = parseJsonField(unitId, p, "questions_json", QuestionsSchema);
     const state = parseJsonField(unitId, p, "state_json", StateSchema);
-    return { payload: { runId: p.run_id, id: p.id, state, questions, payloadSha256: p.payload_sha256 } };
+    return { payload: { recordKey: p.run_id, id: p.id, state, questions, payloadSha256: p.payload_sha256 } };
   } catch (err) {
     if (!(err instanceof PayloadError)) throw err;
     return {
-      unreadable: { runId: p.run_id, payloadSha256: p.payload_sha256, questionKeys: questions ? Object.keys(questions) : [], error: err },
+      unreadable: { recordKey: p.run_id, payloadSha256: p.payload_sha256, questionKeys: questions ? Object.keys(questions) : [], error: err },
     };
   }
 }
@@ -233,12 +233,12 @@ export function fromWire(unit: WorkUnit__Output): AssignedUnit {
 }
 
 /** RecordAnswer (domain) -> RecordResult (wire). */
-export function toWire(unitId: string, record: Pick<RecordPayload, "runId" | "payloadSha256">, answer: RecordAnswer): RecordResult {
+export function toWire(unitId: string, record: Pick<RecordPayload, "recordKey" | "payloadSha256">, answer: RecordAnswer): RecordResult {
   const probs: Record<string, WireDistribution> = {};
   for (const [question, dist] of Object.entries(answer.probs)) probs[question] = { p: { ...dist } };
   return {
     unit_id: unitId,
-    run_id: record.runId,
+    run_id: record.recordKey,
     probs,
     skipped: [...answer.skipped],
     errors: { ...answer.errors },
@@ -270,7 +270,7 @@ const NOUL_OPTIONS = ["true", "false"] as const;
  * question's options cannot be written so; the result then goes in the map form, for the
  * coordinator to reject with its reason.
  */
-export function toCompactWire(unitId: string, record: Pick<RecordPayload, "runId" | "payloadSha256" | "questions">, answer: RecordAnswer): RecordResult {
+export function toCompactWire(unitId: string, record: Pick<RecordPayload, "recordKey" | "payloadSha256" | "questions">, answer: RecordAnswer): RecordResult {
   const questions: string[] = [];
   const values: number[] = [];
   for (const key in answer.probs) {

@@ -48,13 +48,13 @@ export const subject = {
  * same line (catch-up from disk) still is.
  */
 export function resultMessageId(runId: string, message: ResultMessage): string {
-  if (!message.errored) return `${runId}/${message.runId}`;
-  return `${runId}/${message.runId}/e${createHash("sha256").update(message.text).digest("hex").slice(0, 16)}`;
+  if (!message.errored) return `${runId}/${message.recordKey}`;
+  return `${runId}/${message.recordKey}/e${createHash("sha256").update(message.text).digest("hex").slice(0, 16)}`;
 }
 
 /** What a result's message carries: the line's text, and what its id is made of. */
 export interface ResultMessage {
-  runId: string;
+  recordKey: string;
   errored: boolean;
   text: string;
 }
@@ -62,7 +62,7 @@ export interface ResultMessage {
 /** A committed line as written is published as is; a parsed one is written out once. */
 export function resultMessage(line: ResultLine | CommittedLine): ResultMessage {
   if (isCommittedLine(line)) return line;
-  return { runId: line.run_id, errored: lineHasErrors(line), text: JSON.stringify(line) };
+  return { recordKey: line.run_id, errored: lineHasErrors(line), text: JSON.stringify(line) };
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;

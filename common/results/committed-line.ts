@@ -4,7 +4,7 @@
 // result (line-writer.ts) and no consumer needs the line as an object on the hot path.
 
 export interface CommittedLine {
-  runId: string;
+  recordKey: string;
   track: string;
   family: string;
   /** The line as written to the track's results file (JSON, without the newline). */
@@ -26,5 +26,5 @@ export interface LineUsage {
 /** A CommittedLine, as against a results line parsed into an object (the bus takes either). */
 export function isCommittedLine(line: object): line is CommittedLine {
   const l = line as Partial<CommittedLine>;
-  return typeof l.text === "string" && typeof l.runId === "string" && typeof l.errored === "boolean";
+  return typeof l.text === "string" && typeof l.recordKey === "string" && typeof l.errored === "boolean";
 }

@@ -41,7 +41,7 @@ export interface ResultInput {
 
 /** Which record a line is for. */
 export interface LineRecord {
-  runId: string;
+  recordKey: string;
   id: string;
   track: string;
   family: string;
@@ -82,7 +82,7 @@ export function acceptedResultLine(record: LineRecord, answer: AcceptedAnswer): 
     probs[q.key] = ordered;
   }
   const line: StoredResultLine = {
-    run_id: record.runId,
+    run_id: record.recordKey,
     id: record.id,
     track: record.track,
     family: record.family,
@@ -111,7 +111,7 @@ export function lineHasErrors(line: { readonly errors?: Readonly<Record<string, 
 /** The line of a record given up (repeated invalid results): every question in errors. */
 export function givenUpResultLine(record: LineRecord, reason: string): StoredResultLine {
   return {
-    run_id: record.runId,
+    run_id: record.recordKey,
     id: record.id,
     track: record.track,
     family: record.family,

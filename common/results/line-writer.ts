@@ -34,7 +34,7 @@ export interface ResultAnswer extends AnswerFields {
 
 /** The record a line is for, beyond its questions (the coordinator passes its record entry as is). */
 export interface LineRecordHead {
-  readonly runId: string;
+  readonly recordKey: string;
   readonly id: string;
   readonly payloadSha256: string;
 }
@@ -54,7 +54,7 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
       probs += (probs === "" ? "{" : ",") + JSON.stringify(qs.keys[i]) + ":" + (dist === "" ? "{}" : dist + "}");
     }
   }
-  const runId = record.runId;
+  const runId = record.recordKey;
   let text =
     `{"run_id":${JSON.stringify(runId)},"id":${JSON.stringify(record.id)},"track":${JSON.stringify(track)},"family":${JSON.stringify(family)}` +
     `,"probs":${probs === "" ? "{}" : probs + "}"},"skipped":${skippedInCriteriaOrder(answer.skipped, qs.keys)}`;
@@ -69,7 +69,7 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
   if (answer.approximate) text += `,"approximate":true`;
   text += `,"format":${RESULT_FORMAT}}`;
   return {
-    runId,
+    recordKey: runId,
     track,
     family,
     text,

@@ -147,7 +147,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
   const r = new Reader(buf, start, end);
   const res: IncomingResult = {
     unitId: "",
-    runId: "",
+    recordKey: "",
     probs: {},
     skipped: [],
     errors: {},
@@ -174,7 +174,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         continue;
       case 2:
         if (wt !== LENGTH) break;
-        res.runId = r.string();
+        res.recordKey = r.string();
         continue;
       case 3:
         if (wt !== LENGTH) break;

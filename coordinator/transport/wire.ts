@@ -115,7 +115,7 @@ export function resultFromWire(r: RecordResult__Output): IncomingResult {
   return {
     ...(questions.length > 0 || values.length > 0 ? { compactProbs: { questions: [...questions], values: [...values] } } : {}),
     unitId: r.unit_id,
-    runId: r.run_id,
+    recordKey: r.run_id,
     probs,
     skipped: [...(r.skipped ?? [])],
     errors: { ...(r.errors ?? {}) },
@@ -164,7 +164,7 @@ export function unitToWire(unit: PlannedUnit, records: readonly RecordEntry[], b
       backup,
       records: records.map((r) => {
         const { stateJson, questionsJson } = spill.read(r);
-        return { run_id: r.runId, id: r.id, state_json: stateJson, questions_json: questionsJson, payload_sha256: r.payloadSha256 };
+        return { run_id: r.recordKey, id: r.id, state_json: stateJson, questions_json: questionsJson, payload_sha256: r.payloadSha256 };
       }),
     },
   };

@@ -86,7 +86,7 @@ export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[
   let size = fieldSize(unitIdLen) + fieldSize(trackLen) + fieldSize(groupIdLen) + (leaseMs > 0 ? 1 + varintSize(leaseMs) : 0);
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!;
-    const l = { runId: Buffer.byteLength(r.runId), id: Buffer.byteLength(r.id), sha: Buffer.byteLength(r.payloadSha256), size: 0 };
+    const l = { runId: Buffer.byteLength(r.recordKey), id: Buffer.byteLength(r.id), sha: Buffer.byteLength(r.payloadSha256), size: 0 };
     l.size = fieldSize(l.runId) + fieldSize(l.id) + fieldSize(r.stateBytes) + fieldSize(r.questionsBytes) + fieldSize(l.sha);
     lens[i] = l;
     size += 1 + varintSize(l.size) + l.size;
@@ -112,7 +112,7 @@ export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[
     const l = lens[i]!;
     w.buf[w.pos++] = tag(5, LENGTH);
     w.varint(l.size);
-    w.string(1, r.runId, l.runId);
+    w.string(1, r.recordKey, l.runId);
     w.string(2, r.id, l.id);
     const stateAt = w.reserve(3, r.stateBytes);
     const questionsAt = w.reserve(4, r.questionsBytes);

@@ -32,11 +32,11 @@ describe("agent messages to the wire", () => {
   });
 
   it("a result batch sends the results array itself (no copy)", () => {
-    const results = [toWire("u-1", { runId: "r", payloadSha256: "x" }, failedAnswer(["q"], "boom", 1))];
+    const results = [toWire("u-1", { recordKey: "r", payloadSha256: "x" }, failedAnswer(["q"], "boom", 1))];
     expect(resultBatchToWire(results).results!.results).toBe(results);
     expect(resultUnitId(results[0]!)).toBe("u-1");
     expect(resultHasErrors(results[0]!)).toBe(true);
-    expect(resultHasErrors(toWire("u-1", { runId: "r", payloadSha256: "x" }, { ...failedAnswer(["q"], "boom", 1), errors: {} }))).toBe(false);
+    expect(resultHasErrors(toWire("u-1", { recordKey: "r", payloadSha256: "x" }, { ...failedAnswer(["q"], "boom", 1), errors: {} }))).toBe(false);
   });
 });
 

@@ -243,7 +243,7 @@ export class FakeEngineMethod implements EngineMethod {
   }
 
   async answer(record: RecordPayload, signal: AbortSignal): Promise<RecordAnswer> {
-    this.started.push(record.runId);
+    this.started.push(record.recordKey);
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     try {
@@ -251,7 +251,7 @@ export class FakeEngineMethod implements EngineMethod {
         await new Promise<void>((resolve, reject) => {
           this.waiters.push(resolve);
           signal.addEventListener("abort", () => {
-            this.aborted.push(record.runId);
+            this.aborted.push(record.recordKey);
             reject(signal.reason);
           }, { once: true });
         });
@@ -259,7 +259,7 @@ export class FakeEngineMethod implements EngineMethod {
       await new Promise((r) => setImmediate(r));
       if (this.down) {
         // What a method reports when every retry found the engine unreachable.
-        this.finished.push(record.runId);
+        this.finished.push(record.recordKey);
         return {
           probs: {},
           skipped: [],
@@ -271,10 +271,10 @@ export class FakeEngineMethod implements EngineMethod {
           approximate: false,
         };
       }
-      if (this.failOn.has(record.runId)) throw new Error(`engine answered 500 for ${record.runId}`);
-      if (this.malformedOn.has(record.runId)) return { probs: null } as unknown as RecordAnswer;
+      if (this.failOn.has(record.recordKey)) throw new Error(`engine answered 500 for ${record.recordKey}`);
+      if (this.malformedOn.has(record.recordKey)) return { probs: null } as unknown as RecordAnswer;
       const probs = expectedProbs(record);
-      this.finished.push(record.runId);
+      this.finished.push(record.recordKey);
       return {
         probs,
         skipped: [],

@@ -11,7 +11,7 @@ describe("fromWire", () => {
     expect(unit.records).toHaveLength(2);
     const first = unit.records[0]!;
     expect("payload" in first && first.payload).toEqual({
-      runId: "u-r0",
+      recordKey: "u-r0",
       id: "u-id0",
       state: { query: "shared prefix of u", doc: "chunk 0" },
       questions: {
@@ -42,7 +42,7 @@ describe("fromWire", () => {
     expect(rec.unreadable.error.message).toMatch(/^unit u record u-r0 /);
     expect(rec.unreadable.error.message).toMatch(message);
     expect(rec.unreadable.questionKeys).toEqual(keys);
-    expect(rec.unreadable.runId).toBe("u-r0");
+    expect(rec.unreadable.recordKey).toBe("u-r0");
   });
 });
 
@@ -58,7 +58,7 @@ describe("toWire", () => {
       retries: 1,
       approximate: true,
     };
-    expect(toWire("unit-7", { runId: "r-1", payloadSha256: "ab".repeat(32) }, answer)).toEqual({
+    expect(toWire("unit-7", { recordKey: "r-1", payloadSha256: "ab".repeat(32) }, answer)).toEqual({
       unit_id: "unit-7",
       run_id: "r-1",
       probs: { label: { p: { A: 0.25, B: 0.75 } }, ok: { p: { true: 0.9, false: 0.1 } } },

@@ -18,7 +18,7 @@ async function setup(sim: SimEngineOptions = {}, method: Partial<DecisionsOption
 }
 
 const STATE = { text: "The parcel arrived two weeks late and the box was crushed." };
-const record = (questions: Record<string, Question>, id = "r1"): RecordPayload => ({ runId: `t:${id}`, id, state: STATE, questions, payloadSha256: "x" });
+const record = (questions: Record<string, Question>, id = "r1"): RecordPayload => ({ recordKey: `t:${id}`, id, state: STATE, questions, payloadSha256: "x" });
 
 describe("DecisionsMethod", () => {
   it("sends predicates and choices named by question key and maps the answers back", async () => {

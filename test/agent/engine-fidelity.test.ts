@@ -37,7 +37,7 @@ function capture(): Logger & { lines: Array<{ level: string; msg: string }> } {
 
 const fast = { retry: { minBackoffMs: 1, maxBackoffMs: 5 } };
 const record = (questions: Record<string, Question>, state: Record<string, string> = { text: "The parcel arrived two weeks late." }, id = "r1"): RecordPayload => ({
-  runId: `t:${id}`,
+  recordKey: `t:${id}`,
   id,
   state,
   questions,

@@ -23,7 +23,7 @@ describe("label-read on a BOS-adding model", () => {
     const proxy = await startEngineProxy(sim.url);
     closers.push(() => proxy.close(), () => sim.close());
     // 60 options: labels past AP are two tokens for the sim's tokenizer, so the trie reads deeper.
-    const record: RecordPayload = { runId: "t:r1", id: "r1", state: STATE, questions: { intent: choiceQuestion(60, "Which intent?") }, payloadSha256: "x" };
+    const record: RecordPayload = { recordKey: "t:r1", id: "r1", state: STATE, questions: { intent: choiceQuestion(60, "Which intent?") }, payloadSha256: "x" };
     const out = await new LabelReadMethod({ baseUrl: proxy.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 } }).answer(record, new AbortController().signal);
     expect(out.errors).toEqual({});
 

@@ -25,7 +25,7 @@ async function setup(sim: SimEngineOptions = {}, method: Partial<LabelReadOption
 const STATE = { text: "Khách hàng phàn nàn rằng đơn hàng đến muộn hai tuần và hộp bị móp.", lang: "vi" };
 
 function record(questions: Record<string, Question>, id = "r1", state: Record<string, string> = STATE): RecordPayload {
-  return { runId: `t:${id}`, id, state, questions, payloadSha256: "x" };
+  return { recordKey: `t:${id}`, id, state, questions, payloadSha256: "x" };
 }
 
 /**

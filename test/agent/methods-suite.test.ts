@@ -24,7 +24,7 @@ beforeAll(async () => {
   tracks = suite.files.length;
   for (const file of suite.files) {
     for await (const r of readTrackRecords(file)) {
-      records.push({ runId: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" });
+      records.push({ recordKey: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" });
     }
   }
 }, 120_000);
@@ -52,17 +52,17 @@ describe("engine methods on the small synthetic suite", () => {
       const signal = new AbortController().signal;
       for (const record of records) {
         const out = await method.answer(record, signal);
-        expect(out.errors, record.runId).toEqual({});
-        expect(out.skipped, record.runId).toEqual([]);
+        expect(out.errors, record.recordKey).toEqual({});
+        expect(out.skipped, record.recordKey).toEqual([]);
         for (const [key, q] of Object.entries(record.questions)) {
           questions++;
           const dist = out.probs[key];
-          expect(dist, `${record.runId} ${key}`).toBeDefined();
-          expect(distributionProblem(dist!, q.type === "noul" ? [...NOUL_KEYS] : Object.keys(q.criteria)), `${record.runId} ${key}`).toBeUndefined();
+          expect(dist, `${record.recordKey} ${key}`).toBeDefined();
+          expect(distributionProblem(dist!, q.type === "noul" ? [...NOUL_KEYS] : Object.keys(q.criteria)), `${record.recordKey} ${key}`).toBeUndefined();
           const big = q.type === "choice" && Object.keys(q.criteria).length > 26;
           if (big) over26++;
           const expected = name.startsWith("label-read") || big ? "label-read" : name;
-          expect(out.answeredBy[key], `${record.runId} ${key}`).toBe(expected);
+          expect(out.answeredBy[key], `${record.recordKey} ${key}`).toBe(expected);
         }
       }
       expect(questions).toBeGreaterThan(records.length);

@@ -42,7 +42,7 @@ beforeAll(async () => {
       records.push({
         track: file.track,
         family: file.family,
-        payload: { runId: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" },
+        payload: { recordKey: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "" },
         expected: r.expected,
       });
       for (const [qk, q] of Object.entries(r.questions)) {
@@ -95,8 +95,8 @@ describe("oracle engine at accuracy 1, --seeds 0,1,2", () => {
       for (const r of records) {
         if (ambiguousTracks.has(r.track)) continue;
         const out = await method.answer(r.payload, signal);
-        expect(out.errors, r.payload.runId).toEqual({});
-        expect(out.skipped, r.payload.runId).toEqual([]);
+        expect(out.errors, r.payload.recordKey).toEqual({});
+        expect(out.skipped, r.payload.recordKey).toEqual([]);
         for (const [qk, gold] of Object.entries(r.expected)) {
           const q = r.payload.questions[qk];
           if (!q) continue;
@@ -105,7 +105,7 @@ describe("oracle engine at accuracy 1, --seeds 0,1,2", () => {
           const t = byTrack.get(r.track) ?? { right: 0, all: 0 };
           t.all++;
           if (got === String(gold)) t.right++;
-          else if (wrong.length < 10) wrong.push(`${r.payload.runId} ${qk}: ${got} (gold ${String(gold)}, by ${out.answeredBy[qk]})`);
+          else if (wrong.length < 10) wrong.push(`${r.payload.recordKey} ${qk}: ${got} (gold ${String(gold)}, by ${out.answeredBy[qk]})`);
           byTrack.set(r.track, t);
         }
       }

@@ -21,7 +21,7 @@ async function setup(sim: SimEngineOptions = {}, method: Partial<SystemOneOption
 const STATE = { text: "Khách hàng phàn nàn rằng đơn hàng đến muộn hai tuần và hộp bị móp.", lang: "vi" };
 
 function record(questions: Record<string, Question>, id = "r1"): RecordPayload {
-  return { runId: `t:${id}`, id, state: STATE, questions, payloadSha256: "x" };
+  return { recordKey: `t:${id}`, id, state: STATE, questions, payloadSha256: "x" };
 }
 
 function questions(n: number): Record<string, Question> {

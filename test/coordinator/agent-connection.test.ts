@@ -29,11 +29,11 @@ describe("AgentConnection", () => {
   it("hands out no unit while write() says stop, queues control messages, and resumes on drain", async () => {
     const recs = Array.from({ length: 10 }, (_, i) => entry("t", `${i}`, `g${i}`));
     const units = planUnits([{ track: "t", family: "f", records: recs }], { maxRecords: 1, maxQuestions: 99, maxPayloadBytes: 1e9 });
-    const byRun = new Map(recs.map((r) => [r.runId, r]));
+    const byRun = new Map(recs.map((r) => [r.recordKey, r]));
     let scheduler: Scheduler | undefined;
     const stream = new HeldWritable();
     const conn = new AgentConnection("a#1", "a", "i1", stream, {
-      unitMessage: (unit, records, backup) => ({ unit: { unit_id: unit.unitId, records: records.map((r) => ({ run_id: r.runId })), backup } }),
+      unitMessage: (unit, records, backup) => ({ unit: { unit_id: unit.unitId, records: records.map((r) => ({ run_id: r.recordKey })), backup } }),
       onWritable: () => scheduler!.pump(),
     });
     scheduler = new Scheduler(units, { leaseMs: 60_000, lookup: (r) => byRun.get(r), onAccept: () => undefined, onGiveUp: () => undefined });

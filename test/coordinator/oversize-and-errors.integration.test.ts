@@ -15,7 +15,7 @@ const payloadBytes = (r: { state: unknown; questions: unknown }) => Buffer.byteL
 
 describe("planner", () => {
   const entry = (id: string, group: string, bytes: number): RecordEntry =>
-    ({ runId: `t:${id}`, id, groupId: group, payloadSha256: "", questionKeys: "q", questionCount: 1, optionLists: [["A", "B"]], offset: 0, stateBytes: bytes, questionsBytes: 0 }) as RecordEntry;
+    ({ recordKey: `t:${id}`, id, groupId: group, payloadSha256: "", questionKeys: "q", questionCount: 1, optionLists: [["A", "B"]], offset: 0, stateBytes: bytes, questionsBytes: 0 }) as RecordEntry;
 
   it("keeps a group whole under maxGroupBytes and cuts a bigger one by bytes, in file order", () => {
     const records = [entry("a1", "a", 10), entry("a2", "a", 10), entry("b1", "b", 40), entry("b2", "b", 40), entry("b3", "b", 40)];

@@ -36,7 +36,7 @@ describe("planUnits", () => {
       { maxRecords: 4, maxQuestions: 100, maxPayloadBytes: 1e9 },
     );
     for (const u of units) {
-      expect(new Set(u.records.map((r) => r.runId.split(":")[0])).size).toBe(1);
+      expect(new Set(u.records.map((r) => r.recordKey.split(":")[0])).size).toBe(1);
       expect(u.records.length).toBeLessThanOrEqual(4);
     }
     expect(units.filter((u) => u.track === "a").map((u) => u.records.length).sort()).toEqual([2, 4, 4]);

@@ -43,7 +43,7 @@ type Case = typeof caseArb extends fc.Arbitrary<infer T> ? T : never;
 function build(c: Case): { record: RecordEntry; result: IncomingResult } {
   const sharedList = OPTION_LISTS[c.lists[0] ?? 0]!;
   const questions = c.keys.map((key, i) => ({ key, options: c.shared ? sharedList : OPTION_LISTS[c.lists[i]!]! }));
-  const record = { runId: c.runId, id: "r", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(questions, interner) } as RecordEntry;
+  const record = { recordKey: c.runId, id: "r", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(questions, interner) } as RecordEntry;
   const dist = (i: number, options: readonly string[]) => {
     const ws = c.weights[i]!.slice(0, options.length);
     const total = ws.reduce((a, b) => a + b, 0);
@@ -65,7 +65,7 @@ function build(c: Case): { record: RecordEntry; result: IncomingResult } {
   });
   const result: IncomingResult = {
     unitId: "t/0",
-    runId: c.runId,
+    recordKey: c.runId,
     probs,
     ...(compactIdx.length > 0 ? { compactProbs: { questions: compactIdx.map((i) => questions[i]!.key), values } } : {}),
     skipped: questions.filter((_, i) => c.places[i] === "skipped").map((q) => q.key).reverse(),
@@ -94,7 +94,7 @@ function lineObject(result: IncomingResult, record: RecordEntry, agent: string) 
     probs[key] = d;
   }
   return acceptedResultLine(
-    { runId: record.runId, id: record.id, track: "t", family: "f", payloadSha256: record.payloadSha256, questions },
+    { recordKey: record.recordKey, id: record.id, track: "t", family: "f", payloadSha256: record.payloadSha256, questions },
     {
       probs,
       skipped: result.skipped,
@@ -120,7 +120,7 @@ describe("a result's line written as text (property)", () => {
         const written = resultLine(result, record, "t", "f", c.agent);
         const object = lineObject(result, record, c.agent);
         expect(written.text).toBe(JSON.stringify(object));
-        expect(written).toMatchObject({ runId: record.runId, track: "t", family: "f", errored: object.errors !== undefined });
+        expect(written).toMatchObject({ recordKey: record.recordKey, track: "t", family: "f", errored: object.errors !== undefined });
         expect(written.usage).toEqual({ latencyMs: result.latencyMs, promptTokens: result.promptTokens, cachedTokens: result.cachedTokens, completionTokens: result.completionTokens });
       }),
       { numRuns: 1000 },
@@ -128,10 +128,10 @@ describe("a result's line written as text (property)", () => {
   });
 
   it("writes a given-up line with every question in errors and no usage", () => {
-    const record = { runId: "t:1", id: "1", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions([{ key: "label", options: ["A", "B"] }], interner) } as RecordEntry;
+    const record = { recordKey: "t:1", id: "1", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions([{ key: "label", options: ["A", "B"] }], interner) } as RecordEntry;
     const line = givenUpLine(record, "t", "f", "bad_distribution: sums to 2");
     expect(JSON.parse(line.text)).toMatchObject({ run_id: "t:1", probs: {}, errors: { label: "rejected by the coordinator: bad_distribution: sums to 2" }, agent: "" });
-    expect(line).toMatchObject({ runId: "t:1", errored: true });
+    expect(line).toMatchObject({ recordKey: "t:1", errored: true });
     expect(line.usage).toBeUndefined();
   });
 });

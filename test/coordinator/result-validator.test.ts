@@ -4,7 +4,7 @@ import type { IncomingResult } from "../../coordinator/incoming-result.js";
 import { compactQuestions, OptionInterner, type RecordEntry } from "../../coordinator/suite-index.js";
 
 const record: RecordEntry = {
-  runId: "t:1",
+  recordKey: "t:1",
   id: "1",
   groupId: "g",
   payloadSha256: "abc",
@@ -22,7 +22,7 @@ const record: RecordEntry = {
 
 const good: IncomingResult = {
   unitId: "u",
-  runId: "t:1",
+  recordKey: "t:1",
   probs: { harmful: { true: 0.3, false: 0.7 }, category: { cybercrime: 0.2, none: 0.5, "skill:x": 0.3 } },
   skipped: [],
   errors: {},

@@ -17,7 +17,7 @@ const tmp = () => {
   return d;
 };
 const line = (n: number, track = "t"): CommittedLine => ({
-  runId: `${track}:${n}`,
+  recordKey: `${track}:${n}`,
   track,
   family: "fam",
   text: JSON.stringify({ run_id: `${track}:${n}`, id: `${n}`, track, family: "fam", probs: { label: { A: 1 } }, skipped: [] }),
@@ -29,7 +29,7 @@ describe("ResultsStore", () => {
   it("commits only after flush, once per run_id, in <out>/<family>/<track>.jsonl", async () => {
     const out = tmp();
     const committed: string[] = [];
-    const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.runId) });
+    const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.recordKey) });
     expect(store.append(line(1))).toBe(true);
     expect(store.append(line(1))).toBe(false);
     expect(store.isCommitted("t:1")).toBe(false);
@@ -47,7 +47,7 @@ describe("ResultsStore", () => {
   it("flushes by batch size without waiting for the timer", async () => {
     const out = tmp();
     const committed: string[] = [];
-    const store = await ResultsStore.open({ outDir: out, batchLines: 3, flushMs: 60_000, onCommitted: (l) => committed.push(l.runId) });
+    const store = await ResultsStore.open({ outDir: out, batchLines: 3, flushMs: 60_000, onCommitted: (l) => committed.push(l.recordKey) });
     for (let i = 0; i < 3; i++) store.append(line(i));
     // The timer is a minute away: only the batch trigger can commit these.
     for (let i = 0; i < 500 && committed.length < 3; i++) await new Promise((r) => setTimeout(r, 10));

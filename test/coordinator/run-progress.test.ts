@@ -17,7 +17,7 @@ interface LineFields {
 function line(track: string, n: number, extra: LineFields = {}): CommittedLine {
   const runId = `${track}:${n}`;
   return {
-    runId,
+    recordKey: runId,
     track,
     family: "f",
     text: JSON.stringify({ run_id: runId, id: String(n), track, family: "f", probs: {}, skipped: [], ...extra }),
@@ -32,7 +32,7 @@ function progress(tracks: Array<{ track: string; records: number; committed: num
   const events: string[] = [];
   const p = new RunProgress({
     tracks: tracks.map((t) => ({ ...t, family: "f" })),
-    onCommitted: (l) => events.push(`line ${l.runId}`),
+    onCommitted: (l) => events.push(`line ${l.recordKey}`),
     onTrackComplete: (t, atStart) => events.push(`track ${t.track}${atStart ? " at start" : ""}`),
     onRunComplete: () => events.push("run"),
   });

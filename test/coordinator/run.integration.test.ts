@@ -19,7 +19,7 @@ describe("coordinator run", () => {
     const h = await start({
       suiteDir,
       outDir,
-      onCommitted: (line) => committed.push(line.runId),
+      onCommitted: (line) => committed.push(line.recordKey),
       onTrackComplete: (t) => completeTracks.push(t),
     });
     expect(h.address).toMatch(/^127\.0\.0\.1:\d+$/);

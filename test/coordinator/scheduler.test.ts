@@ -27,7 +27,7 @@ const info = (id: string): AgentInfo => ({ agentId: id, model: "m", engineUrl: "
 function valid(unitId: string, r: RecordEntry): IncomingResult {
   return {
     unitId,
-    runId: r.runId,
+    recordKey: r.recordKey,
     probs: Object.fromEntries(questionSpecs(r).map((q) => [q.key, Object.fromEntries(q.options.map((o) => [o, 1 / q.options.length]))])),
     skipped: [],
     errors: {},
@@ -47,15 +47,15 @@ function setup(groups: number, perGroup = 1, maxRecords = 1) {
   const recs: RecordEntry[] = [];
   for (let g = 0; g < groups; g++) for (let i = 0; i < perGroup; i++) recs.push(entry("t", `${g}.${i}`, `g${g}`));
   const units = planUnits([{ track: "t", family: "f", records: recs }], { maxRecords, maxQuestions: 999, maxPayloadBytes: 1e9 });
-  const byRun = new Map(recs.map((r) => [r.runId, r]));
+  const byRun = new Map(recs.map((r) => [r.recordKey, r]));
   let now = 1000;
   const accepted: string[] = [];
   const givenUp: string[] = [];
   const s = new Scheduler(units, {
     leaseMs: 100,
     lookup: (r) => byRun.get(r),
-    onAccept: (res) => accepted.push(res.runId),
-    onGiveUp: (rec) => givenUp.push(rec.runId),
+    onAccept: (res) => accepted.push(res.recordKey),
+    onGiveUp: (rec) => givenUp.push(rec.recordKey),
     now: () => now,
   });
   return { s, units, recs, accepted, givenUp, tick: (ms: number) => (now += ms) };
@@ -110,7 +110,7 @@ describe("Scheduler", () => {
     s.attach("b", info("b"), b, true);
     s.grantCredit("b", 1);
     expect(b.units[0]!.unit.unitId).toBe(first.unit.unitId);
-    expect(b.units[0]!.records.map((r) => r.runId)).toEqual(first.records.slice(2).map((r) => r.runId));
+    expect(b.units[0]!.records.map((r) => r.recordKey)).toEqual(first.records.slice(2).map((r) => r.recordKey));
     // The old holder's late answer has no lease any more.
     expect(s.result("a", valid(first.unit.unitId, first.records[2]!))).toMatchObject({ kind: "rejected", rejection: { reason: "no_lease" } });
     expect(accepted).toHaveLength(2);
@@ -153,7 +153,7 @@ describe("Scheduler", () => {
     expect(b.cancels).toEqual([]);
     for (const r of u1!.records) expect(s.result("a", valid(u1!.unit.unitId, r)).kind).toBe("duplicate");
     expect(s.counters.duplicates).toBe(2);
-    expect(accepted.filter((r) => u1!.records.some((x) => x.runId === r))).toHaveLength(2);
+    expect(accepted.filter((r) => u1!.records.some((x) => x.recordKey === r))).toHaveLength(2);
     expect(s.counters.backupUnits).toBe(2);
   });
 
@@ -170,13 +170,13 @@ describe("Scheduler", () => {
     // The copy is answered (one rejected): the lease ends and the rejected record is queued again.
     expect(s.heldBy("a")).toBe(0);
     s.grantCredit("a", 1);
-    expect(a.units[1]!.records.map((r) => r.runId)).toEqual([r0.runId]);
+    expect(a.units[1]!.records.map((r) => r.recordKey)).toEqual([r0.recordKey]);
     for (let i = 0; i < 4; i++) {
       if (i > 0) s.grantCredit("a", 1);
       s.result("a", { ...bad, probs: { label: { A: Number.NaN, B: 0.5, C: 0.5 } } });
     }
-    expect(givenUp).toEqual([r0.runId]);
-    expect(accepted).toEqual([r1.runId]);
+    expect(givenUp).toEqual([r0.recordKey]);
+    expect(accepted).toEqual([r1.recordKey]);
     expect(s.counters.rejectedByReason).toEqual({ bad_distribution: 5 });
     expect(s.pendingRecords).toBe(0);
   });
@@ -187,9 +187,9 @@ describe("Scheduler", () => {
     s.attach("a", info("a"), a, true);
     s.grantCredit("a", 1);
     const u = a.units[0]!;
-    const other = recs.find((r) => r.runId !== u.records[0]!.runId)!;
+    const other = recs.find((r) => r.recordKey !== u.records[0]!.recordKey)!;
     expect(s.result("a", valid(u.unit.unitId, other))).toMatchObject({ rejection: { reason: "not_in_unit" } });
-    expect(s.result("a", { ...valid(u.unit.unitId, other), runId: "t:nope" })).toMatchObject({ rejection: { reason: "unknown_run_id" } });
+    expect(s.result("a", { ...valid(u.unit.unitId, other), recordKey: "t:nope" })).toMatchObject({ rejection: { reason: "unknown_run_id" } });
     expect(s.agent("a")!.rejected).toBe(2);
   });
 });

@@ -87,7 +87,7 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
     try {
       const tracks = index.tracks.map((t) => ({
         ...t,
-        records: t.records.map((r) => ({ runId: r.runId, id: r.id, groupId: r.groupId, payloadSha256: r.payloadSha256, questions: questionSpecs(r), payload: index.spill.read(r) })),
+        records: t.records.map((r) => ({ runId: r.recordKey, id: r.id, groupId: r.groupId, payloadSha256: r.payloadSha256, questions: questionSpecs(r), payload: index.spill.read(r) })),
       }));
       return { identity: index.identity, fileHashes: index.fileHashes, totalRecords: index.totalRecords, tracks, gold };
     } finally {

@@ -49,11 +49,11 @@ describe("agent toWire -> protobuf -> coordinator resultFromWire (property)", ()
   it("keeps probs, skipped, errors, usage and flags", () => {
     fc.assert(
       fc.property(answer, key, fc.stringMatching(/^[0-9a-f]{0,64}$/), (a, runId, sha) => {
-        const wire = toWire("t/0", { runId, payloadSha256: sha }, a as RecordAnswer);
+        const wire = toWire("t/0", { recordKey: runId, payloadSha256: sha }, a as RecordAnswer);
         const bytes = attach.requestSerialize({ result: wire });
         const decoded = attach.requestDeserialize(bytes);
         const got = resultFromWire(decoded.result!);
-        expect(got.runId).toBe(runId);
+        expect(got.recordKey).toBe(runId);
         expect(got.unitId).toBe("t/0");
         expect(got.payloadSha256).toBe(sha);
         expect(got.skipped).toEqual(a.skipped);
@@ -89,9 +89,9 @@ describe("validateResult (property)", () => {
     fc.tuple(fc.constant(qs), fc.array(fc.constantFrom<readonly string[]>(["A", "B"], ["A", "B", "C", "D"], ["true", "false"]), { minLength: qs.length, maxLength: qs.length })),
   );
   const entryOf = (qs: string[], options: ReadonlyArray<readonly string[]>): RecordEntry =>
-    ({ runId: "t:r", id: "r", groupId: "g", payloadSha256: "", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(qs.map((k, i) => ({ key: k, options: options[i]! })), interner) }) as RecordEntry;
+    ({ recordKey: "t:r", id: "r", groupId: "g", payloadSha256: "", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(qs.map((k, i) => ({ key: k, options: options[i]! })), interner) }) as RecordEntry;
   const ctx = (record: RecordEntry) => ({ record, holdsLease: true, inUnit: true });
-  const base = (): IncomingResult => ({ unitId: "t/0", runId: "t:r", probs: {}, skipped: [], errors: {}, promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0, latencyMs: 0, payloadSha256: "", answeredBy: {}, retries: 0, approximate: false });
+  const base = (): IncomingResult => ({ unitId: "t/0", recordKey: "t:r", probs: {}, skipped: [], errors: {}, promptTokens: 0, cachedTokens: 0, completionTokens: 0, requests: 0, latencyMs: 0, payloadSha256: "", answeredBy: {}, retries: 0, approximate: false });
 
   /** A valid answer: each question in exactly one of probs / skipped / errors, by `places`. */
   const valid = spec.chain(([qs, options]) =>

@@ -95,7 +95,7 @@ describe("WorkUnit encoded from the spill", () => {
       fc.property(fc.array(recordArb, { minLength: 0, maxLength: 8 }), fc.array(fc.boolean(), { maxLength: 8 }), text, fc.array(text, { maxLength: 3 }), fc.boolean(), fc.nat(), (recs, keep, track, groups, backup, leaseMs) => {
         const entries: RecordEntry[] = recs.map((r) => ({
           ...spill.add(r.state, r.questions),
-          runId: r.runId,
+          recordKey: r.runId,
           id: r.id,
           groupId: "g",
           payloadSha256: r.sha,
@@ -122,9 +122,9 @@ describe("compact form", () => {
     { key: "doc:1", options: ["true", "false"] },
     { key: "doc:2", options: ["true", "false"] },
   ];
-  const record = { runId: "t:r", id: "r", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(questions, interner) } as RecordEntry;
+  const record = { recordKey: "t:r", id: "r", groupId: "g", payloadSha256: "ab", offset: 0, stateBytes: 0, questionsBytes: 0, ...compactQuestions(questions, interner) } as RecordEntry;
   const payload = {
-    runId: "t:r",
+    recordKey: "t:r",
     payloadSha256: "ab",
     questions: {
       label: { type: "choice" as const, instructions: "", criteria: { A: "a", B: "b", C: "c" } },

@@ -20,7 +20,7 @@ describe.skipIf(!built)("startCoordinatorInWorker", () => {
     const committed: string[] = [];
     const tracks: string[] = [];
     const w = await startCoordinatorInWorker(
-      { suiteDir, outDir, onCommitted: (l) => committed.push(l.runId), onTrackComplete: (t) => tracks.push(t) },
+      { suiteDir, outDir, onCommitted: (l) => committed.push(l.recordKey), onTrackComplete: (t) => tracks.push(t) },
       entry,
       128,
     );

@@ -28,7 +28,7 @@ beforeAll(async () => {
   oracle = await oracleFromSuite(dir);
   for (const file of openSuite(dir).files) {
     for await (const r of readTrackRecords(file)) {
-      records.push({ runId: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "", expected: r.expected });
+      records.push({ recordKey: r._evaluation.run_id, id: r.id, state: r.state, questions: r.questions, payloadSha256: r._evaluation.payload_sha256 ?? "", expected: r.expected });
     }
   }
 }, 120_000);
@@ -58,7 +58,7 @@ async function accuracy(name: string, acc: number): Promise<{ hits: number; tota
     let twoTokenGold = 0;
     for (const record of records) {
       const out = await method.answer(record, signal);
-      expect(out.errors, record.runId).toEqual({});
+      expect(out.errors, record.recordKey).toEqual({});
       for (const [key, q] of Object.entries(record.questions)) {
         const gold = String(record.expected[key]);
         const n = q.type === "choice" ? Object.keys(q.criteria).length : 2;

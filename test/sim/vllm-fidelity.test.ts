@@ -197,7 +197,7 @@ describe("oracle mode reads label tries", () => {
     const e = await engine({ oracle: await oracleFromSuite(suite), accuracy: 1 });
     const method = new LabelReadMethod({ baseUrl: e.url, api, seeds: [0, 1, 2] });
     for (const r of records) {
-      const out = await method.answer({ runId: r.run_id, id: r.id, state: r.state, questions: r.questions as never, payloadSha256: "x" }, new AbortController().signal);
+      const out = await method.answer({ recordKey: r.run_id, id: r.id, state: r.state, questions: r.questions as never, payloadSha256: "x" }, new AbortController().signal);
       const intent = out.probs.intent!;
       const top = Object.entries(intent).sort((a, b) => b[1] - a[1])[0]!;
       expect(top[0], r.id).toBe(r.expected.intent);

@@ -6,7 +6,7 @@ const interner = new OptionInterner();
 export function entry(track: string, id: string, group: string, opts: { bytes?: number; questions?: number } = {}): RecordEntry {
   const n = opts.questions ?? 1;
   return {
-    runId: `${track}:${id}`,
+    recordKey: `${track}:${id}`,
     id,
     groupId: group,
     payloadSha256: `sha-${id}`,
