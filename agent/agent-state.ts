@@ -1,4 +1,4 @@
-// The agent's lifecycle, in one place (STYLE.md 8: explicit lifecycles).
+// The agent's lifecycle, in one place.
 //
 //   starting ──► connecting ◄──► running ──► draining ──► stopped
 //                    │              │                        ▲

@@ -87,7 +87,7 @@ export function buildRunCard(i: RunCardInputs): RunCard {
     harness_version: VERSION,
     timestamp: run.created_at,
     finished: i.finished,
-    // Every record has a line but some errored: not a complete run (RUN_CARD.md "Status").
+    // Every record has a line but some errored: not a complete run (docs/run-card.md "Status").
     status: i.status === "complete" && i.results.errorRecords > 0 ? "complete_with_errors" : i.status,
     elapsed_seconds: round(elapsed, 3),
     method: {

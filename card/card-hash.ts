@@ -1,4 +1,4 @@
-// The run card hash (RUN_CARD.md, seed 003 §3.9): sha256 of the canonical JSON of the whole card
+// The run card hash (docs/run-card.md): sha256 of the canonical JSON of the whole card
 // with `run_card_hash` set to "". Computed over the card as a plain object, so fields a later
 // format adds are sealed too.
 import { canonicalJson } from "../common/canonical-json.js";

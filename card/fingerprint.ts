@@ -1,4 +1,4 @@
-// The setup's fingerprint (RUN_CARD.md, seed 003 §3.8). From card format 2 on: sha256 of the
+// The setup's fingerprint (docs/run-card.md). From card format 2 on: sha256 of the
 // canonical JSON of one named object (the eight components and the scope), so no two setups can
 // write the same bytes. Cards of format 1 keep the rule they were sealed with (legacyFingerprint),
 // so they still verify; nothing new is written with it.

@@ -1,4 +1,4 @@
-// The protocol's quality tiers (seed 003 §5) from the v1 mean. Automatic tiers are provisional:
+// The protocol's quality tiers from the v1 mean. Automatic tiers are provisional:
 // a nomination for review, never a claim of quality; only human evaluation can confirm one.
 import type { QualityTierName, RunCard } from "./run-card.js";
 

@@ -1,4 +1,4 @@
-// The protocol's reproducibility criterion (seed 003 §1, §9.2): a rerun of the same setup
+// The protocol's reproducibility criterion: a rerun of the same setup
 // reproduces a card when every headline is within ±2% of the original's. Relative to the
 // original value; when the original is 0, the difference itself must be within 0.02.
 import type { RunCard } from "./run-card.js";

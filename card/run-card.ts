@@ -1,4 +1,4 @@
-// run-card.json (RUN_CARD.md): the sealed record of one run's setup, quality, cost and speed,
+// run-card.json (docs/run-card.md): the sealed record of one run's setup, quality, cost and speed,
 // written beside metrics.json. The types here are the file's shape; build-card.ts fills them.
 import { z } from "zod";
 
@@ -18,13 +18,13 @@ export const RUN_CARD_FILE = "run-card.json";
 export const RUN_STATUSES = ["running", "complete", "complete_with_errors", "failed", "cancelled"] as const;
 export type RunCardStatus = (typeof RUN_STATUSES)[number];
 
-/** The protocol's method classes (seed 003 §9.6, VALID_METHOD_CLASSES). */
+/** The protocol's method classes (VALID_METHOD_CLASSES). */
 export const METHOD_CLASSES = ["raw-llm", "coached-llm", "pipeline", "custom-plugin", "api", "human"] as const;
 export type MethodClass = (typeof METHOD_CLASSES)[number];
 export const DEFAULT_METHOD_CLASS: MethodClass = "raw-llm";
 
 /**
- * Who validated the result (seed 003 §9.4). `reproduced`: `card reproduce` reran the setup and
+ * Who validated the result. `reproduced`: `card reproduce` reran the setup and
  * every headline came within ±2%; `unverified` is what a leaderboard shows for a card whose
  * hash does not verify (never written into a card).
  */
@@ -87,7 +87,7 @@ export interface RunCard {
   dataset: {
     id: string;
     version: string;
-    /** Suite identity (SUITE_FORMAT.md). */
+    /** Suite identity (docs/suite-format.md). */
     sha256: string;
     /** Records in scope (after --tracks/--families). */
     entry_count: number;
@@ -99,7 +99,7 @@ export interface RunCard {
     summary: { v1_mean: number | null; v1_mean_partial?: number | null; v1_tracks: number; family_macro_mean: number | null };
     /**
      * 95% bootstrap interval of the v1 mean (of v1_mean_partial when tracks are absent), by the
-     * pillar rule of SCORING.md; null before a track is scored. Absent from cards before it was added.
+     * pillar rule of docs/scoring.md; null before a track is scored. Absent from cards before it was added.
      */
     v1_ci?: { ci_low: number | null; ci_high: number | null } | null;
     pillars: Record<string, CardPillar>;

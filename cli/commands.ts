@@ -1,4 +1,4 @@
-// Every command of the CLI contract (DESIGN.md), one file each.
+// Every command of the CLI contract (docs/design.md), one file each.
 import type { Command } from "commander";
 import { register as suite } from "./suite.js";
 import { register as score } from "./score.js";

@@ -1,4 +1,4 @@
-// Every CLI flag also reads an environment variable UDM_<FLAG> (DESIGN.md "CLI").
+// Every CLI flag also reads an environment variable UDM_<FLAG> (docs/design.md "CLI").
 import { Option } from "commander";
 import { flagEnvName } from "../common/env.js";
 import { UsageError } from "../common/errors.js";

@@ -1,6 +1,6 @@
 // Canonical JSON: object keys sorted at every depth, no whitespace, otherwise as JSON.stringify
 // writes it (undefined members dropped, undefined in arrays and NaN/Infinity as null). What the run
-// card hash (RUN_CARD.md), the suite maker's payload_sha256 and the sim oracle's seeds are taken
+// card hash (docs/run-card.md), the suite maker's payload_sha256 and the sim oracle's seeds are taken
 // over, so equal values always give equal bytes whatever their key order.
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value ?? null);

@@ -1,4 +1,4 @@
-// Puts a coordinator's run on the bus (DESIGN.md "bus"): every committed result line, run events
+// Puts a coordinator's run on the bus (docs/design.md "bus"): every committed result line, run events
 // and the run's status. The results files stay the source of truth: a result whose publish failed
 // (NATS down or slow) marks a gap in its track file, and once the bus is connected again the
 // publisher reads the file from the gap on and republishes (same message ids, so lines that did

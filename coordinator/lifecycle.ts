@@ -1,5 +1,5 @@
-// The coordinator's lifecycle, in one place (STYLE.md 8), and the pure function that decides how a
-// run ended (STYLE.md 5).
+// The coordinator's lifecycle, in one place, and the pure function that decides how a
+// run ended.
 import type { RunStatusState } from "../common/run-status/index.js";
 
 /**

@@ -1,4 +1,4 @@
-// Every RecordResult is checked before it may be committed (DESIGN.md "gRPC contract"): the sender
+// Every RecordResult is checked before it may be committed (docs/design.md "gRPC contract"): the sender
 // holds a lease on the unit, the run_id is one of the unit's records, and the answer covers
 // exactly the record's questions with valid distributions.
 import { compactDistributionProblem, distributionProblem } from "../common/results/index.js";

@@ -1,7 +1,7 @@
 // Hands units to agents: credit-based flow (never more units than an agent granted), leases
 // renewed by heartbeats and results, requeue of the unanswered rest on expiry, disconnect or an
 // agent turning not ready (its engine stopped answering), backup copies at the tail, first result
-// per run_id wins (DESIGN.md "gRPC contract"). Once agents' paces are known (agent-pace.ts), what
+// per run_id wins (docs/design.md "gRPC contract"). Once agents' paces are known (agent-pace.ts), what
 // each may hold and the size of what it is given shrink towards the end (tail-policy.ts), so agents
 // of uneven speed finish together.
 import { LeaseTable, type Lease } from "./lease-table.js";

@@ -1,4 +1,4 @@
-// Family and pillar means, the v1 43-track mean and the family macro mean (SCORING.md "Aggregation").
+// Family and pillar means, the v1 43-track mean and the family macro mean (docs/scoring.md "Aggregation").
 import { isScoredInV1, V1_SCORED_TRACKS } from "../common/catalogue.js";
 import { meanOfResamples, percentileInterval, type Interval } from "./bootstrap.js";
 import type { TrackMetrics } from "./track-metrics.js";
@@ -86,7 +86,7 @@ export function aggregate(tracks: Readonly<Record<string, TrackMetrics>>, resamp
 
 /**
  * The 95% interval of the v1 mean (of v1_mean_partial when some of the 43 tracks are absent), by
- * SCORING.md's rule for a pillar: resample within each scored track and average, resample by
+ * docs/scoring.md's rule for a pillar: resample within each scored track and average, resample by
  * resample. Not part of metrics.json (its summary is fixed); run cards and the leaderboard show it.
  */
 export function v1Interval(tracks: Readonly<Record<string, TrackMetrics>>, resamples: (track: string) => Float64Array): Interval | null {

@@ -1,4 +1,4 @@
-// Percentile group bootstrap (SCORING.md "Confidence intervals"): resample whole groups of a track with
+// Percentile group bootstrap (docs/scoring.md "Confidence intervals"): resample whole groups of a track with
 // replacement and recompute the headline. Each group is reduced beforehand to a small vector of sums
 // (e.g. [correct, n]), so a resample is a sum of vectors and one call of the headline function.
 import { hashString, Xoshiro128 } from "./prng.js";

@@ -1,4 +1,4 @@
-// metrics.json (SCORING.md "metrics.json"): its shape, version and how it is written.
+// metrics.json (docs/scoring.md "metrics.json"): its shape, version and how it is written.
 import { writeJsonAtomic } from "../common/atomic-file.js";
 import type { GroupMean, PillarMean, Summary } from "./aggregate.js";
 import type { TrackMetrics } from "./track-metrics.js";

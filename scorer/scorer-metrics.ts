@@ -57,7 +57,7 @@ export function registerScorerMetrics(registry: Registry, source: ScorerMetricsS
         }
       },
     });
-  headline("udm_scorer_track_headline", "Headline metric of a scored track (SCORING.md), labelled with the metric's name.", (h) => h.value);
+  headline("udm_scorer_track_headline", "Headline metric of a scored track (docs/scoring.md), labelled with the metric's name.", (h) => h.value);
   headline("udm_scorer_track_headline_ci_low", "Lower bound of the headline's 95% bootstrap CI.", (h) => h.ci_low);
   headline("udm_scorer_track_headline_ci_high", "Upper bound of the headline's 95% bootstrap CI.", (h) => h.ci_high);
   new Gauge({
@@ -108,7 +108,7 @@ export function registerScorerMetrics(registry: Registry, source: ScorerMetricsS
   });
   new Gauge({
     name: "udm_scorer_v1_mean",
-    help: "v1 mean over the scored tracks (SCORING.md); absent until one is scored.",
+    help: "v1 mean over the scored tracks (docs/scoring.md); absent until one is scored.",
     registers,
     collect() {
       // An unlabelled series always exists; NaN until a track is scored (0 would be a score).

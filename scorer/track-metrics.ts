@@ -1,4 +1,4 @@
-// The per-track object of metrics.json (SCORING.md "metrics.json").
+// The per-track object of metrics.json (docs/scoring.md "metrics.json").
 import type { ChoiceMetrics } from "./metrics/choice.js";
 import type { NoulMetrics } from "./metrics/noul.js";
 import type { RoutingMetrics } from "./metrics/routing.js";

@@ -1,5 +1,5 @@
 // The prompt label-read sends to a generation model, versioned: a run card records the version
-// and the sha256 of the template text (RUN_CARD.md method.system_prompt_sha256), so results from
+// and the sha256 of the template text (docs/run-card.md method.system_prompt_sha256), so results from
 // different templates are never mixed up. Change the text => bump the version.
 //
 // Layout: system text, the record's state (its JSON text, as vLLM's structured decisions render

@@ -1,5 +1,5 @@
 // Writes messages to a gRPC stream one at a time, honouring back-pressure: when write() returns
-// false the next message waits for 'drain' (DESIGN.md "Credit-based flow").
+// false the next message waits for 'drain' (docs/design.md "Credit-based flow").
 import type { Duplex } from "node:stream";
 
 export class StreamWriter<T> {

@@ -1,5 +1,5 @@
 // Conversion between the gRPC messages of the Attach stream and the agent's domain types, in one
-// place (STYLE.md 2: convert at the edge): a to-wire function for every message the agent sends, a
+// place: a to-wire function for every message the agent sends, a
 // from-wire function for what it receives. Nothing else in agent/ uses generated proto types.
 import { z } from "zod";
 import { QuestionSchema } from "../../common/suite/index.js";
@@ -299,7 +299,7 @@ export function toCompactWire(unitId: string, record: Pick<RecordPayload, "recor
 
 /**
  * The answer for a record that got no answer from the method: every question carries the error,
- * so the failure is recorded as data (STYLE.md 5) and the record is not silently lost.
+ * so the failure is recorded as data and the record is not silently lost.
  */
 export function failedAnswer(questionKeys: readonly string[], message: string, latencyMs: number): RecordAnswer {
   const keys = questionKeys.length ? questionKeys : ["payload"];

@@ -1,4 +1,4 @@
-// The leaderboard's rows (RUN_CARD.md "Leaderboard", seed 003 §9.7): one per run card (or plain
+// The leaderboard's rows (docs/run-card.md "Leaderboard"): one per run card (or plain
 // results directory scored on the fly), ranked by v1 mean within groups of the same dataset and
 // scope, never across them.
 import { rankingMean } from "../quality-tier.js";

@@ -9,7 +9,7 @@ import { RUN_CARD_FORMAT } from "../run-card.js";
 import { sha256Hex } from "../../common/sha256.js";
 import type { SweepRun } from "./sweep-config.js";
 
-/** The suite identity the coordinator will report (SUITE_FORMAT.md): manifest hashes, else the files' own. */
+/** The suite identity the coordinator will report (docs/suite-format.md): manifest hashes, else the files' own. */
 export async function datasetSha256(suiteDir: string): Promise<string> {
   const suite = openSuite(suiteDir);
   const hashes: Record<string, string> = {};

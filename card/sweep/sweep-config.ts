@@ -1,4 +1,4 @@
-// sweep.yaml (RUN_CARD.md "Sweeps", seed 003 §6): a declared parameter space, expanded into runs
+// sweep.yaml (docs/run-card.md "Sweeps"): a declared parameter space, expanded into runs
 // models x methods x temperatures x seed-sets, each over the same track scope.
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";

@@ -1,4 +1,4 @@
-// The results and metrics bus (DESIGN.md "bus"): the coordinator publishes every committed result
+// The results and metrics bus (docs/design.md "bus"): the coordinator publishes every committed result
 // line, run events and status; the scorer consumes results and publishes metrics; dashboards
 // subscribe. InProcessBus (one machine) and NatsBus (a cluster, JetStream) implement it alike.
 //

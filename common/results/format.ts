@@ -1,4 +1,4 @@
-// The results line (SUITE_FORMAT.md "Results"), compatible with the reference runner udm.infer:
+// The results line (docs/suite-format.md "Results"), compatible with the reference runner udm.infer:
 // its schema and version, the full line as the coordinator writes it (and how it is built from plain
 // inputs, field order included), the part the scorer reads, and what makes a distribution valid.
 import { z } from "zod";
@@ -126,7 +126,7 @@ export function givenUpResultLine(record: LineRecord, reason: string): StoredRes
 
 export type Distribution = Record<string, number>;
 
-/** Tolerance of SUITE_FORMAT.md on the sum of a distribution. */
+/** Tolerance of docs/suite-format.md on the sum of a distribution. */
 export const SUM_TOLERANCE = 1e-6;
 
 /**

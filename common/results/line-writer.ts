@@ -1,4 +1,4 @@
-// A results line written straight to its text (SUITE_FORMAT.md "Results"): byte for byte what
+// A results line written straight to its text (docs/suite-format.md "Results"): byte for byte what
 // JSON.stringify gives for the line object of format.ts (acceptedResultLine: same fields, same order,
 // distributions in criteria order), without building that object. On the coordinator's hot path
 // the objects (a map per question, then an ordered copy, then the line) cost more than the writing;

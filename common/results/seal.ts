@@ -1,6 +1,6 @@
 // The results files a run card seals: every results file below the run's directory (files.ts, what
 // `score` reads, in the same order), each with its sha256, plus the count of records whose last
-// result line has an errored question (RUN_CARD.md scores.errors).
+// result line has an errored question (docs/run-card.md scores.errors).
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { sha256Hex } from "../sha256.js";

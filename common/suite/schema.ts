@@ -1,4 +1,4 @@
-// zod schemas of the suite format (SUITE_FORMAT.md). Lenient on input: unknown fields pass
+// zod schemas of the suite format (docs/suite-format.md). Lenient on input: unknown fields pass
 // through and both documented alternatives (qrels as map or list, manifest files as map or list)
 // are accepted and normalised.
 import { z } from "zod";

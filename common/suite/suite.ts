@@ -1,4 +1,4 @@
-// A suite on disk (SUITE_FORMAT.md): track files, manifest, identity, and validated record streams.
+// A suite on disk (docs/suite-format.md): track files, manifest, identity, and validated record streams.
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { createGunzip } from "node:zlib";

@@ -13,7 +13,7 @@ export interface SuiteVerification {
   problems: string[];
   files: number;
   records: number;
-  /** Suite identity over the files as read (SUITE_FORMAT.md). */
+  /** Suite identity over the files as read (docs/suite-format.md). */
   identity: string;
   /** Whether a manifest.json was there to check counts and hashes against. */
   manifest: boolean;

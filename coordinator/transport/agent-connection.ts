@@ -1,6 +1,6 @@
 // One agent's Attach stream as the scheduler sees it (AgentLink): messages are written until
 // write() returns false, then held until 'drain'; the scheduler hands the agent nothing while it
-// is blocked (DESIGN.md: honour write() returning false).
+// is blocked (docs/design.md: honour write() returning false).
 import type { AgentLink } from "../scheduler.js";
 import type { PlannedUnit } from "../planner.js";
 import type { RecordEntry } from "../suite-index.js";

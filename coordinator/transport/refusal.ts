@@ -1,5 +1,5 @@
 // Why the coordinator refuses an RPC or ends an agent's stream, and the one mapping of errors to
-// gRPC statuses (STYLE.md 4): every refusal and failure the service reports goes through it.
+// gRPC statuses: every refusal and failure the service reports goes through it.
 import * as grpc from "@grpc/grpc-js";
 import { UdmError, UsageError } from "../../common/errors.js";
 

@@ -1,4 +1,4 @@
-// The edge between generated proto types and the coordinator's domain types (STYLE.md 2): one
+// The edge between generated proto types and the coordinator's domain types: one
 // from-wire function per agent message (hello, credit, result, result batch, unit done, heartbeat)
 // and one to-wire function per coordinator message (welcome, work unit, cancel, drain) and the
 // Status RPC's run status. The only file of coordinator/ that names proto/generated types; the hot

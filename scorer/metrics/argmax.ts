@@ -1,4 +1,4 @@
-// The prediction rule of choice questions (SCORING.md): argmax, ties to the first option in criteria order.
+// The prediction rule of choice questions (docs/scoring.md): argmax, ties to the first option in criteria order.
 
 /** Index into `keys` of the highest probability; the first such key on ties. */
 export function argmaxIndex(dist: Readonly<Record<string, number>>, keys: readonly string[]): number {

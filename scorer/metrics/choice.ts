@@ -1,4 +1,4 @@
-// Metrics of one choice question key over the records of a track that have gold for it (SCORING.md "choice").
+// Metrics of one choice question key over the records of a track that have gold for it (docs/scoring.md "choice").
 import { goldLabelsPresent, macroF1 } from "./macro-f1.js";
 import { meanOrNull } from "./mean.js";
 import { negLogLikelihood } from "./nll.js";

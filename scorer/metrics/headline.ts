@@ -1,4 +1,4 @@
-// Which metric is the headline of a track, by the kind of its headline question (SCORING.md "Headline of a track").
+// Which metric is the headline of a track, by the kind of its headline question (docs/scoring.md "Headline of a track").
 
 export type HeadlineKind = "choice" | "noul" | "retrieval" | "routing";
 

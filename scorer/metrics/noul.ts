@@ -1,4 +1,4 @@
-// Metrics of one noul (yes/no) question key (SCORING.md "noul"): prediction is p(true) >= 0.5.
+// Metrics of one noul (yes/no) question key (docs/scoring.md "noul"): prediction is p(true) >= 0.5.
 import { macroF1 } from "./macro-f1.js";
 import { meanOrNull } from "./mean.js";
 import { negLogLikelihood } from "./nll.js";

@@ -1,4 +1,4 @@
-// Ranking metrics of one reranking query, exactly as trec_eval computes them (SCORING.md "retrieval_ranking").
+// Ranking metrics of one reranking query, exactly as trec_eval computes them (docs/scoring.md "retrieval_ranking").
 
 export interface ScoredDocument {
   doc: string;

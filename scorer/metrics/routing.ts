@@ -1,4 +1,4 @@
-// Routing outcome metrics (SCORING.md "routing_outcome"): the predicted route judged by its recorded outcome.
+// Routing outcome metrics (docs/scoring.md "routing_outcome"): the predicted route judged by its recorded outcome.
 
 export interface RoutingItem {
   /** Predicted route (argmax of the `route` question); null when missing. */

@@ -1,4 +1,4 @@
-// Synthetic suites in the exact on-disk format of udm-eval-v1 (SUITE_FORMAT.md, the dataset card):
+// Synthetic suites in the exact on-disk format of udm-eval-v1 (docs/suite-format.md, the dataset card):
 // test/<family>/<track>.jsonl.gz, manifest.json and stats.json. Deterministic per seed; each
 // track has its own random streams, so a --tracks subset writes the same bytes as the full suite.
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Enforces DESIGN.md's "may import" column: every relative import of a source folder must land
+// Enforces docs/design.md's "may import" column: every relative import of a source folder must land
 // in a folder it is allowed to import, only through that folder's front door (its index.ts; in
 // common/, a concept folder's index.ts or a one-file concept), and gRPC/NATS stay out of the scorer.
 import { join, relative, resolve, dirname, sep } from "node:path";
@@ -54,7 +54,7 @@ function unitOf(file: string): string {
   return door ? dirname(door) : file;
 }
 
-describe("DESIGN.md import column", () => {
+describe("docs/design.md import column", () => {
   it("finds source files to check", () => {
     expect(cases.length).toBeGreaterThan(10);
   });

@@ -45,7 +45,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("run card of a run", () => {
-  it("has every RUN_CARD.md field, seals every results file and verifies", async () => {
+  it("has every docs/run-card.md field, seals every results file and verifies", async () => {
     const card = readCard(join(dir, "a", "run-card.json"));
     expect(card.status).toBe("complete");
     expect(card.finished).not.toBeNull();
