@@ -298,7 +298,14 @@ export class NatsBus implements Bus {
     const h = headers();
     h.set("Udm-Format", this.hdrsFormat);
     // Over the UTF-8 bytes the client sends for `body`, which the consumer checks as received.
-    if (key) h.set(RESULTS_MAC_HEADER, resultMac(key, Buffer.from(body, "utf8")));
+    const mac = key ? resultMac(key, Buffer.from(body, "utf8")) : undefined;
+    if (mac) {
+      h.set(RESULTS_MAC_HEADER, mac);
+      // A signed message's id ends in its MAC: only the coordinator can name it, so nobody can
+      // publish junk first under a record's (predictable) id and have the real line dropped as a
+      // duplicate. The same bytes give the same id, so a republished line is still deduplicated.
+      if (msgID !== undefined) msgID = `${msgID}/m${mac.slice(0, 16)}`;
+    }
     try {
       const ack = await this.js.publish(subj, body, { headers: h, ...(msgID !== undefined && { msgID }) });
       return { ok: true, duplicate: ack.duplicate, seq: ack.seq };
