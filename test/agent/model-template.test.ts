@@ -83,8 +83,16 @@ describe("--vllm-cmd {model} template", () => {
       const engine = new EngineProcess(engineCommand(dir, placeholder), undefined, "http://127.0.0.1:9", logger);
       cleanups.push(() => engine.stop());
       engine.useModel("org/Model-7B_v1.5:q4@main+x");
-      expect(await waitFor(() => existsSync(join(dir, "argv.json")), 10_000)).toBe(true);
-      const argv = JSON.parse(readFileSync(join(dir, "argv.json"), "utf8")) as string[];
+      // The engine stand-in may still be writing the file when it appears: wait for all of it.
+      const written = () => {
+        try {
+          return JSON.parse(readFileSync(join(dir, "argv.json"), "utf8")) as string[];
+        } catch {
+          return undefined;
+        }
+      };
+      expect(await waitFor(() => written() !== undefined, 10_000)).toBe(true);
+      const argv = written()!;
       expect(argv).toEqual([placeholder.startsWith("--") || placeholder.startsWith('"--') ? "--model=org/Model-7B_v1.5:q4@main+x" : "org/Model-7B_v1.5:q4@main+x"]);
     });
   }

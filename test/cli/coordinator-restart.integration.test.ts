@@ -2,49 +2,19 @@
 // not complete tells its agents to reattach, not to exit; the coordinator restarted on the same
 // --out and port gets the same agent process back, and it finishes the run. With --drain-agents
 // (or a second signal) the agents are told to stop, as before. Real coordinator, agent, sim engine.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
-import { requireBuild, spawnCli, type CliProcess } from "../support/cli-process.js";
+import { describe, expect, it } from "vitest";
+import { cliFixture, exitWithin } from "../support/cli-fixture.js";
 
-let root: string;
-let suite: string;
-const started: CliProcess[] = [];
-
-function cli(args: string[]): CliProcess {
-  const p = spawnCli(args);
-  started.push(p);
-  return p;
-}
-
-async function exitWithin(p: CliProcess, ms: number): Promise<number | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const end = await Promise.race([p.exited, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
-  clearTimeout(timer);
-  if (!end) throw new Error(`still running after ${ms} ms:\n${p.output().slice(-3000)}`);
-  return end.code;
-}
-
-beforeAll(async () => {
-  requireBuild();
-  root = mkdtempSync(join(tmpdir(), "udm-restart-"));
-  suite = join(root, "suite");
-  await makeSuite({ out: suite, scale: "small", seed: 7, tracks: ["aiv-sa24-easy", "aiv-culture100"] });
-}, 120_000);
-
-afterAll(() => {
-  for (const p of started) p.kill("SIGKILL");
-  rmSync(root, { recursive: true, force: true });
-});
+const fx = cliFixture("restart", { seed: 7, tracks: ["aiv-sa24-easy", "aiv-culture100"] });
+const cli = fx.cli;
 
 describe("a coordinator restart mid-run", () => {
   it("SIGTERM: the agent reattaches to the restarted coordinator and the same agent process finishes the run", async () => {
     const engine = cli(["sim-engine", "--port", "0", "--tokens-per-s", "60"]);
     const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
-    const out = join(root, "out");
-    const first = cli(["coordinator", "--suite", suite, "--out", out, "--listen", "127.0.0.1:0", "--metrics", "off"]);
+    const out = join(fx.root, "out");
+    const first = cli(["coordinator", "--suite", fx.suite, "--out", out, "--listen", "127.0.0.1:0", "--metrics", "off"]);
     const address = (await first.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
     const agent = cli(["agent", "--coordinator", address, "--engine", url, "--capacity", "1"]);
     await first.waitFor(/agent attached/, 60_000);
@@ -56,7 +26,7 @@ describe("a coordinator restart mid-run", () => {
     expect(agent.child.exitCode, agent.output()).toBeNull();
     expect(agent.output()).not.toMatch(/drained by the coordinator/);
 
-    const second = cli(["coordinator", "--suite", suite, "--out", out, "--listen", address, "--metrics", "off"]);
+    const second = cli(["coordinator", "--suite", fx.suite, "--out", out, "--listen", address, "--metrics", "off"]);
     await second.waitFor(/agent attached/, 60_000);
     expect(await exitWithin(second, 120_000), second.output()).toBe(0);
     expect(second.output()).toMatch(/ complete: (\d+)\/\1 records committed \([1-9]\d* resumed/);
@@ -67,7 +37,7 @@ describe("a coordinator restart mid-run", () => {
   it("--drain-agents: SIGTERM tells the agent to stop", async () => {
     const engine = cli(["sim-engine", "--port", "0", "--tokens-per-s", "60"]);
     const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
-    const c = cli(["coordinator", "--suite", suite, "--out", join(root, "out-drain"), "--listen", "127.0.0.1:0", "--metrics", "off", "--drain-agents"]);
+    const c = cli(["coordinator", "--suite", fx.suite, "--out", join(fx.root, "out-drain"), "--listen", "127.0.0.1:0", "--metrics", "off", "--drain-agents"]);
     const address = (await c.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
     const agent = cli(["agent", "--coordinator", address, "--engine", url, "--capacity", "1"]);
     await c.waitFor(/agent attached/, 60_000);
@@ -80,7 +50,7 @@ describe("a coordinator restart mid-run", () => {
   it("a second SIGTERM tells the agents told to reattach to stop", async () => {
     const engine = cli(["sim-engine", "--port", "0", "--tokens-per-s", "60"]);
     const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
-    const c = cli(["coordinator", "--suite", suite, "--out", join(root, "out-twice"), "--listen", "127.0.0.1:0", "--metrics", "off", "--drain-timeout-ms", "60000"]);
+    const c = cli(["coordinator", "--suite", fx.suite, "--out", join(fx.root, "out-twice"), "--listen", "127.0.0.1:0", "--metrics", "off", "--drain-timeout-ms", "60000"]);
     const address = (await c.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
     const agent = cli(["agent", "--coordinator", address, "--engine", url, "--capacity", "1"]);
     await c.waitFor(/agent attached/, 60_000);
