@@ -131,7 +131,7 @@ async function openBusWhenUp(open: () => Promise<Bus>, log: Logger): Promise<Bus
       return bus;
     } catch (err) {
       if (!/connection refused|ECONNREFUSED|CONNECTION_REFUSED|timeout|not created yet/i.test((err as Error).message)) throw err;
-      if (!said) log.warn("NATS unreachable; waiting for it (SIGTERM stops)", { error: (err as Error).message });
+      if (!said) log.warn(/not created yet/.test((err as Error).message) ? "NATS streams not created yet; waiting for the coordinator (SIGTERM stops)" : "NATS unreachable; waiting for it (SIGTERM stops)", { error: (err as Error).message });
       said = true;
       await new Promise((r) => setTimeout(r, delayMs));
       delayMs = Math.min(delayMs * 2, 5_000);

@@ -95,10 +95,19 @@ describe.skipIf(mode !== "run" || tools.mode === "skip").each([
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("refuses a wrong password, and the scorer may not create the streams: it is told to wait for the coordinator's", async () => {
+  it("refuses a wrong password; the scorer may not create the streams, so a scorer that starts first waits for the coordinator's", async () => {
     await expect(NatsBus.connect({ servers: [server.url], user: "udm-scorer", pass: "wrong", logger: quiet() })).rejects.toThrow(/authorization/i);
     await expect(NatsBus.connect({ servers: [server.url], user: "udm-scorer", pass: PASS.scorer, logger: quiet() })).rejects.toThrow(/not created yet/);
-  });
+    const suiteDir = join(dir, "wait-suite");
+    await makeSuite({ out: suiteDir, scale: "small", seed: 3 });
+    const s = spawnCli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", join(dir, "wait-scorer"), "--run", "rwait"], { UDM_NATS_USER: "udm-scorer", UDM_NATS_PASS: PASS.scorer });
+    started.push(s);
+    await s.waitFor(/not created yet; waiting for the coordinator/, 20_000);
+    await connect("coordinator");
+    await s.waitFor(/NATS reachable: connected/, 20_000);
+    s.kill("SIGTERM");
+    await s.exited;
+  }, 60_000);
 
   it("lets the coordinator's user publish results, events, status and metrics", async () => {
     const bus = await connect("coordinator");
