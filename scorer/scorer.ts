@@ -117,8 +117,9 @@ export class Scorer {
 
 /**
  * A scorer started while NATS is down (restarting, not yet up) waits for it, as a running scorer
- * does through an outage; refused credentials, a bad URL or a server without JetStream still fail
- * at once.
+ * does through an outage, and one whose credentials may not create the streams waits for the
+ * coordinator to create them; refused credentials, a bad URL or a server without JetStream still
+ * fail at once.
  */
 async function openBusWhenUp(open: () => Promise<Bus>, log: Logger): Promise<Bus> {
   let delayMs = 250;
@@ -129,8 +130,8 @@ async function openBusWhenUp(open: () => Promise<Bus>, log: Logger): Promise<Bus
       if (said) log.info("NATS reachable: connected");
       return bus;
     } catch (err) {
-      if (!/connection refused|ECONNREFUSED|CONNECTION_REFUSED|timeout/i.test((err as Error).message)) throw err;
-      if (!said) log.warn("NATS unreachable; waiting for it (SIGTERM stops)", { error: (err as Error).message });
+      if (!/connection refused|ECONNREFUSED|CONNECTION_REFUSED|timeout|not created yet/i.test((err as Error).message)) throw err;
+      if (!said) log.warn(/not created yet/.test((err as Error).message) ? "NATS streams not created yet; waiting for the coordinator (SIGTERM stops)" : "NATS unreachable; waiting for it (SIGTERM stops)", { error: (err as Error).message });
       said = true;
       await new Promise((r) => setTimeout(r, delayMs));
       delayMs = Math.min(delayMs * 2, 5_000);

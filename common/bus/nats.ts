@@ -244,6 +244,7 @@ export class NatsBus implements Bus {
     try {
       kv = await kvm.create(STATUS_BUCKET, { history: 1, storage: StorageType.File, replicas });
     } catch (err) {
+      if (isPermissionViolation(err)) throw notCreatedYet(`KV ${STATUS_BUCKET}`);
       // Created earlier with other settings (another version, an operator's change): use it as is.
       log.debug("status bucket exists with other settings; binding to it", { error: asError(err).message });
       kv = await kvm.open(STATUS_BUCKET);
@@ -521,6 +522,18 @@ function wrap(err: unknown, what: string): BusError {
   return new BusError(`${what}: ${asError(err).message}`, { cause: err });
 }
 
+function isPermissionViolation(err: unknown): boolean {
+  return /permissions violation/i.test(asError(err).message);
+}
+
+/**
+ * Per-role credentials (the chart's and Compose's NATS) let only the coordinator create the
+ * streams and the status bucket; a scorer that connects first says so, and waits (scorer.ts).
+ */
+function notCreatedYet(what: string): BusError {
+  return new BusError(`${what} is not created yet, and these NATS credentials may not create it (the coordinator's do)`);
+}
+
 /** Creates the stream, or updates the fields this bus owns when an earlier version created it differently. */
 async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string; subjects: string[] }): Promise<void> {
   let existing;
@@ -531,6 +544,7 @@ async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & 
     try {
       await jsm.streams.add(cfg);
     } catch (e) {
+      if (isPermissionViolation(e)) throw notCreatedYet(cfg.name);
       throw wrap(e, `cannot create stream ${cfg.name}`);
     }
     return;

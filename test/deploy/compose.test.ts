@@ -115,14 +115,19 @@ describe("deploy/compose/compose.yaml", () => {
     }
     expect(services.coordinator.depends_on.nats).toEqual({ condition: "service_healthy" });
     expect(services.scorer.depends_on.nats).toEqual({ condition: "service_healthy" });
-    expect(services.nats.command).toContain("--jetstream");
-    // NATS requires a client token, and the coordinator and the scorer send it; the scorer has the
-    // coordinator's run token, so it can check the results' signatures.
-    const natsToken = flagValue(services.nats.command, "--auth");
-    expect(natsToken).toMatch(/^\$\{UDM_NATS_TOKEN:\?/);
-    for (const name of ["coordinator", "scorer"]) expect(services[name].environment.UDM_NATS_TOKEN, name).toBe(natsToken);
+    // NATS runs deploy/compose/nats.conf (JetStream, a user per role; its permissions are proven
+    // on a real nats-server in nats-permissions.integration.test.ts), and each role sends its own
+    // user and the password the server reads for it, from a variable compose requires.
+    expect(services.nats.command).toEqual(["--config", "/etc/nats/nats.conf"]);
+    expect(services.nats.volumes).toContain("./nats.conf:/etc/nats/nats.conf:ro");
+    for (const [name, role] of [["coordinator", "COORDINATOR"], ["scorer", "SCORER"]] as const) {
+      const pass = services[name].environment.UDM_NATS_PASS;
+      expect(services[name].environment.UDM_NATS_USER, name).toBe(`udm-${name}`);
+      expect(pass, name).toMatch(new RegExp(`^\\$\\{UDM_NATS_${role}_PASS:\\?`));
+      expect(services.nats.environment[`NATS_${role}_PASS`], name).toBe(pass);
+    }
     expect(services.scorer.environment.UDM_TOKEN).toBe(services.coordinator.environment.UDM_TOKEN);
-    expect(services.nats.volumes[0]).toMatch(/^nats-data:/);
+    expect(services.nats.volumes).toContain("nats-data:/data");
   });
 
   it("runs udm-orch command lines that the CLI's own program parses, with the contract's metrics ports", () => {

@@ -200,11 +200,19 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
         expect(natsSts.spec.volumeClaimTemplates[0].metadata.name).toBe("jetstream");
         const conf = byKind("ConfigMap").find((c) => c.metadata.name === `${natsSvc.metadata.name}-config`)!.data!["nats.conf"]!;
         expect(conf).toMatch(/jetstream \{\s*store_dir: \/data/);
-        // Clients authenticate: the server's token and the coordinator's and scorer's come from one Secret.
-        expect(conf).toMatch(/authorization \{\s*token: \$NATS_TOKEN\s*\}/);
-        const serverToken = (podSpec(natsSts).containers[0].env as Any[]).find((e) => e.name === "NATS_TOKEN").valueFrom.secretKeyRef;
-        for (const w of [coordinator, scorer]) {
-          if (w) expect((podSpec(w).containers[0].env as Any[]).find((e) => e.name === "UDM_NATS_TOKEN")?.valueFrom.secretKeyRef, w.metadata.name).toEqual(serverToken);
+        // Clients authenticate, each role as its own user: the server reads each role's password
+        // from the Secret key that role's pod gets (the server's side is proven on a real
+        // nats-server in nats-permissions.integration.test.ts).
+        expect(conf).toMatch(/user: "udm-coordinator", password: \$NATS_COORDINATOR_PASS/);
+        expect(conf).toMatch(/user: "udm-scorer"\s*password: \$NATS_SCORER_PASS/);
+        const serverEnv = podSpec(natsSts).containers[0].env as Any[];
+        for (const [w, role] of [[coordinator, "coordinator"], [scorer, "scorer"]] as const) {
+          if (!w) continue;
+          const env = podSpec(w).containers[0].env as Any[];
+          expect(env.find((e) => e.name === "UDM_NATS_USER")?.value, w.metadata.name).toBe(`udm-${role}`);
+          expect(env.find((e) => e.name === "UDM_NATS_PASS")?.valueFrom.secretKeyRef, w.metadata.name).toEqual(
+            serverEnv.find((e) => e.name === `NATS_${role.toUpperCase()}_PASS`).valueFrom.secretKeyRef,
+          );
         }
       }
 

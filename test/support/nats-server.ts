@@ -24,6 +24,13 @@ export interface NatsServerOptions {
   auth?: NatsServerAuth;
   /** Require TLS with this certificate; with `verifyClientsCa`, mutual TLS. */
   tls?: { certFile: string; keyFile: string; verifyClientsCa?: string };
+  /**
+   * A config file (the chart's or Compose's nats.conf) read with -c; the address, port and store
+   * dir above still come from the command line, which overrides the file.
+   */
+  configFile?: string;
+  /** Extra environment for the server: the variables a config file refers to ($NAME). */
+  env?: Record<string, string>;
 }
 
 export interface RunningNatsServer {
@@ -92,7 +99,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Run
   const port = opts.port && opts.port > 0 ? opts.port : await freePort();
   const ownStore = opts.storeDir === undefined;
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), "udm-nats-"));
-  const args = ["-a", "127.0.0.1", "-p", String(port)];
+  const args = [...(opts.configFile !== undefined ? ["-c", opts.configFile] : []), "-a", "127.0.0.1", "-p", String(port)];
   if (jetstream) args.push("-js", "-sd", storeDir);
   if (opts.auth?.token) args.push("--auth", opts.auth.token);
   if (opts.auth?.user) args.push("--user", opts.auth.user, "--pass", opts.auth.pass ?? "");
@@ -105,7 +112,7 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Run
   let logText = "";
 
   const start = async (): Promise<void> => {
-    const proc = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"] });
+    const proc = spawn("nats-server", args, { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...opts.env } });
     child = proc;
     let exited: string | undefined;
     proc.stderr?.setEncoding("utf8");

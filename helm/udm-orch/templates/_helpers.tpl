@@ -226,20 +226,27 @@ Computed once per render (memoized in .Values) so every object gets the same val
 udm-orch/token-revision: {{ include "udm-orch.tokenRevision" . | quote }}
 {{- end }}
 
-{{/* The Secret with the in-chart NATS server's client token ("" when NATS is external or open). */}}
-{{- define "udm-orch.natsTokenSecretName" -}}
+{{/* The Secret with the in-chart NATS server's per-role passwords ("" when NATS is external or open). */}}
+{{- define "udm-orch.natsAuthSecretName" -}}
 {{- if and .Values.nats.enabled .Values.nats.auth.enabled }}
-{{- default (printf "%s-nats-token" (include "udm-orch.fullname" .)) .Values.nats.auth.existingSecret }}
+{{- default (printf "%s-nats-auth" (include "udm-orch.fullname" .)) .Values.nats.auth.existingSecret }}
 {{- end }}
 {{- end }}
 
-{{/* UDM_NATS_TOKEN (read by --nats-token) for the coordinator and the scorer. */}}
+{{/*
+UDM_NATS_USER and UDM_NATS_PASS (read by --nats-user/--nats-pass) of one role, "coordinator" or
+"scorer": (dict "ctx" . "role" "scorer"). Each role has its own NATS user, so the scorer's
+credentials cannot publish results (nats.yaml's permissions).
+*/}}
 {{- define "udm-orch.natsAuthEnv" -}}
-{{- with include "udm-orch.natsTokenSecretName" . }}
-- name: UDM_NATS_TOKEN
+{{- $ctx := .ctx }}
+{{- with include "udm-orch.natsAuthSecretName" $ctx }}
+- name: UDM_NATS_USER
+  value: {{ printf "udm-%s" $.role | quote }}
+- name: UDM_NATS_PASS
   valueFrom:
     secretKeyRef:
       name: {{ . }}
-      key: {{ $.Values.nats.auth.existingSecretKey }}
+      key: {{ get $ctx.Values.nats.auth (printf "%sPasswordKey" $.role) }}
 {{- end }}
 {{- end }}
