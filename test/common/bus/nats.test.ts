@@ -10,7 +10,7 @@ import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../../../common/log.js";
 import { openBus } from "../../../cli/open-bus.js";
 import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../../support/nats-server.js";
-import { makeTestCerts, opensslAvailable } from "../../support/test-certs.js";
+import { makeTestCerts, skipWithoutOpenssl } from "../../support/test-certs.js";
 import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
 
 const mode = natsTestMode();
@@ -205,7 +205,7 @@ describe.skipIf(mode !== "run")("NatsBus", () => {
     }
   });
 
-  describe.skipIf(!opensslAvailable())("TLS (certificates made with openssl)", () => {
+  describe.skipIf(skipWithoutOpenssl())("TLS (certificates made with openssl)", () => {
     it("connects over mutual TLS with the CA, a client certificate and key; refused without them", async () => {
       const certs = makeTestCerts();
       const server = await startNatsServer({ jetstream: true, tls: { certFile: certs.serverCert, keyFile: certs.serverKey, verifyClientsCa: certs.caFile } });
