@@ -13,6 +13,8 @@ export interface BusHarness {
   crash(bus: Bus, consumer: ResultConsumer): Promise<void>;
   /** A bus of its own that a test may close (in-process: a new InProcessBus). */
   openIsolated(): Promise<Bus>;
+  /** Waits until the backend holds the first `count` acks of `durable` on `runId` (ack() gets no reply; in-process it is immediate). */
+  acked(runId: string, durable: string, count: number): Promise<void>;
   teardown(): Promise<void>;
 }
 
@@ -141,9 +143,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const consumer1 = await bus1.consumeResults(run, { durable: "scorer", ackWaitMs: 1000, onResult: c1.onResult });
       await waitFor("3 results", () => c1.got.length >= 3);
       c1.got[0]!.ack(); // applied q0 only, then died
-      // Kept as a pause: ack() has no reply the contract can wait on (nats.test waits on the server's
-      // consumer info where it matters); 100 ms lets it leave before the crash.
-      await sleep(100);
+      await h.acked(run, "scorer", 1);
       await h.crash(bus1, consumer1);
 
       const bus2 = await open();

@@ -15,15 +15,15 @@ import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contr
 
 const mode = natsTestMode();
 
-/** Waits until the server has every ack of the results consumer `name` (its acks are sent without a reply). */
-async function acksOnServer(url: string, name: string, delivered: number): Promise<void> {
+/** Waits until the server has the first `count` acks of the results consumer `name` (acks are sent without a reply). */
+async function acksOnServer(url: string, name: string, count: number): Promise<void> {
   const nc = await connect({ servers: url });
   try {
     const jsm = await jetstreamManager(nc);
     for (const deadline = Date.now() + 20_000; ; ) {
       const info = await jsm.consumers.info("UDM_RESULTS", name);
-      if (info.delivered.consumer_seq >= delivered && info.num_ack_pending === 0) return;
-      if (Date.now() > deadline) throw new Error(`acks of ${name} not on the server: ${info.num_ack_pending} pending`);
+      if (info.ack_floor.consumer_seq >= count) return;
+      if (Date.now() > deadline) throw new Error(`acks of ${name} not on the server: ack floor ${info.ack_floor.consumer_seq}, not ${count}`);
       await sleep(20);
     }
   } finally {
@@ -61,6 +61,7 @@ describe.skipIf(mode !== "run")("NatsBus", () => {
       open: () => NatsBus.connect(options),
       openIsolated: () => NatsBus.connect(options),
       crash: async (bus) => bus.close(),
+      acked: (runId, durable, count) => acksOnServer(server.url, `${runId}_${durable}`, count),
       teardown: () => server.stop(),
     };
   });
