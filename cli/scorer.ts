@@ -52,20 +52,27 @@ export function register(program: Command): void {
     const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
     const log = createLogger("scorer");
     if (!token) log.warn("no --token: results on the bus are not authenticated (anyone who can publish on NATS can change the scores)");
-    const scorer = await Scorer.create({
-      suiteDir: suiteDir!,
-      outDir: flags.out,
-      ...(flags.run !== undefined ? { runId: flags.run } : {}),
-      ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
-      ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
-      ...(metricsListen ? { metrics: metricsListen } : {}),
-      // Its /metrics carries every track's scores: behind the run's token, as the coordinator's.
-      ...(token ? { metricsToken: token } : {}),
-      openBus: () => openBus(flags, { logger: createLogger("bus"), ...(token ? { resultsToken: token } : {}) }),
-      log,
+    // Installed before the bus is open: a signal while NATS is awaited stops with the documented
+    // exit code and one line, not by the signal's default action.
+    let scorer: Scorer | undefined;
+    const uninstall = onShutdownSignals((signal) => {
+      if (scorer) return void scorer.shutdown(signal).finally(() => process.exit(EXIT.failed));
+      log.warn(`${signal} while starting: stopping; nothing was scored`);
+      process.exit(EXIT.failed);
     });
-    const uninstall = onShutdownSignals((signal) => void scorer.shutdown(signal).finally(() => process.exit(EXIT.failed)));
     try {
+      scorer = await Scorer.create({
+        suiteDir: suiteDir!,
+        outDir: flags.out,
+        ...(flags.run !== undefined ? { runId: flags.run } : {}),
+        ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
+        ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
+        ...(metricsListen ? { metrics: metricsListen } : {}),
+        // Its /metrics carries every track's scores: behind the run's token, as the coordinator's.
+        ...(token ? { metricsToken: token } : {}),
+        openBus: () => openBus(flags, { logger: createLogger("bus"), ...(token ? { resultsToken: token } : {}) }),
+        log,
+      });
       const r = await scorer.run();
       process.stdout.write(formatReport(r.metrics));
       process.stdout.write(

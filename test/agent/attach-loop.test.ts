@@ -147,9 +147,26 @@ describe("attach loop", () => {
   });
 
   it("uses the Welcome's heartbeat interval when none is configured", async () => {
-    const c = await coordinator({ heartbeatMs: 25 });
+    // Welcome says 100 ms (the agent's own default is 5 s): the gaps between heartbeats are measured.
+    const c = await coordinator({ heartbeatMs: 100 });
     agent(c, new FakeEngineMethod());
-    await waitFor("three heartbeats", () => c.all("heartbeat").length >= 3);
+    const arrivals: number[] = [];
+    await waitFor(
+      "five heartbeats at the Welcome's interval",
+      () => {
+        const n = c.all("heartbeat").length;
+        while (arrivals.length < n) arrivals.push(Date.now());
+        return n >= 5;
+      },
+      3_000,
+    );
+    // From the second on (the first may be a readiness beat sent at once), each about 100 ms apart;
+    // the bounds leave room for a loaded machine and for the 10 ms polling.
+    const gaps = arrivals.slice(2).map((t, i) => t - arrivals[i + 1]!);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(60);
+      expect(gap).toBeLessThan(600);
+    }
   });
 
   it("Cancel aborts the unit's remaining records, sends no UnitDone for it, and returns its credit", async () => {

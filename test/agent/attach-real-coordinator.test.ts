@@ -12,7 +12,7 @@ import { SystemOneMethod } from "../../agent/methods/systemone.js";
 import { startAgent } from "../../agent/attach-loop.js";
 import { AgentAuthError } from "../../agent/agent-errors.js";
 import { createLogger } from "../../common/log.js";
-import { makeTestCerts, opensslAvailable } from "../support/test-certs.js";
+import { makeTestCerts, skipWithoutOpenssl } from "../support/test-certs.js";
 import { waitFor } from "./attach-fakes.js";
 
 const quiet = createLogger("test", "silent");
@@ -136,7 +136,7 @@ describe("agent with the real coordinator", () => {
     expect(agent.stats().attaches).toBe(1);
   });
 
-  describe.skipIf(!opensslAvailable())("mutual TLS (certificates made with openssl)", () => {
+  describe.skipIf(skipWithoutOpenssl())("mutual TLS (certificates made with openssl)", () => {
     it("an agent with the CA and a client certificate completes the run; one without a certificate is never attached", async () => {
       const certs = makeTestCerts();
       cleanups.push(() => certs.remove());

@@ -6,6 +6,7 @@
 // directory, scored against --suite.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync, readdirSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../support/cli-process.js";
@@ -126,6 +127,34 @@ describe("run card of a run", () => {
     const w = await cli(["card", "verify", join(copy, "run-card.json")]);
     expect(w.code).toBe(1);
     expect(w.out).toMatch(/extra\.jsonl: present .* not sealed/);
+  });
+
+  it("a listed results file that is missing is caught", async () => {
+    const copy = join(dir, "tamper-missing");
+    cpSync(join(dir, "a"), copy, { recursive: true });
+    rmSync(join(copy, "nli", "aiv-nli500.jsonl"));
+    const v = await cli(["card", "verify", join(copy, "run-card.json")]);
+    expect(v.code, v.out).toBe(1);
+    expect(v.out).toMatch(/nli\/aiv-nli500\.jsonl/);
+    expect(v.out).toMatch(/DOES NOT VERIFY/);
+  });
+
+  it("a results line edited and its sha256 updated in the card, but the card not resealed, is caught", async () => {
+    const copy = join(dir, "tamper-resha");
+    cpSync(join(dir, "a"), copy, { recursive: true });
+    const file = join(copy, "content_moderation", "vihsd.jsonl");
+    const text = readFileSync(file, "utf8");
+    const i = text.indexOf("0.");
+    const edited = text.slice(0, i + 2) + (text[i + 2] === "1" ? "2" : "1") + text.slice(i + 3);
+    writeFileSync(file, edited);
+    const path = join(copy, "run-card.json");
+    const card = JSON.parse(readFileSync(path, "utf8"));
+    card.results_files["content_moderation/vihsd.jsonl"] = createHash("sha256").update(edited).digest("hex");
+    writeFileSync(path, JSON.stringify(card, null, 2));
+    const v = await cli(["card", "verify", path]);
+    expect(v.code, v.out).toBe(1);
+    expect(v.out).toMatch(/run_card_hash: recorded/);
+    expect(v.out).not.toMatch(/results file content_moderation\/vihsd\.jsonl: sha256/);
   });
 
   it("a card alone (no results beside it) verifies by its hash", async () => {

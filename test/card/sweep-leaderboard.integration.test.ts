@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, spawnCli, type CliProcess } from "../support/cli-process.js";
+import { underCi } from "../support/real-tool.js";
 import { readEventsUntil } from "../support/sse.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
@@ -203,7 +204,7 @@ describe("sweep", () => {
     expect(page).not.toMatch(/(src|href)\s*=\s*["']?(https?:)?\/\//i);
   });
 
-  it.skipIf(!chromium && process.env.CI !== "true")("the HTML leaderboard in headless Chromium shows the JSON's rows and sorts them", () => {
+  it.skipIf(!chromium && !underCi())("the HTML leaderboard in headless Chromium shows the JSON's rows and sorts them", () => {
     if (!chromium) throw new Error(CHROMIUM_MISSING);
     const board = JSON.parse(readFileSync(join(dir, "board.json"), "utf8")) as Leaderboard;
     const rows = board.groups[0]!.rows;

@@ -40,6 +40,18 @@ async function terminate(p: CliProcess): Promise<{ ms: number; code: number | nu
   return { ms: Date.now() - t0, code: end.code };
 }
 
+/** Polls the process's live page until a unit is in flight (handed to an agent, its requests hanging). */
+async function unitInFlight(p: CliProcess): Promise<void> {
+  const page = (await p.waitFor(/live page: (http:\/\/127\.0\.0\.1:\d+)\//))[1]!;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const status = (await (await fetch(`${page}/api/status`)).json()) as { units_inflight: number };
+    if (status.units_inflight >= 1) return;
+    if (Date.now() > deadline) throw new Error(`no unit in flight after 60 s:\n${p.output().slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 beforeAll(async () => {
   requireBuild();
   root = mkdtempSync(join(tmpdir(), "udm-sigterm-"));
@@ -66,10 +78,11 @@ afterAll(() => {
 describe("SIGTERM behind a hung engine (case 6)", () => {
   it("`run`: stops within seconds, not with exit 0 (records remain)", async () => {
     const p = cli(["run", "--suite", suite, "--out", join(root, "run-hang"), "--sim", "1", "--sim-faults", "hang=1"]);
-    await new Promise((r) => setTimeout(r, 4000)); // units handed out, their requests hanging
+    await unitInFlight(p);
     const end = await terminate(p);
-    // 1 once its handlers are in (records remain); killed by the signal (null) while still starting.
-    expect(end.code, p.output()).not.toBe(0);
+    // The handler's exit (records remain), not death by the signal (code null).
+    expect(end.code, p.output()).toBe(1);
+    expect(p.output()).toMatch(/interrupted by SIGTERM: 0 of 5 records committed/);
     expect(p.output()).not.toMatch(/\n\s+at /);
   }, 120_000);
 
@@ -80,12 +93,16 @@ describe("SIGTERM behind a hung engine (case 6)", () => {
     const address = (await coordinator.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
     const agent = cli(["agent", "--coordinator", address, "--engine", url]);
     await coordinator.waitFor(/agent attached/, 30_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await unitInFlight(coordinator);
     const a = await terminate(agent);
     expect(a.ms).toBeLessThan(STOP_MS);
     expect(agent.output()).toMatch(/SIGTERM: draining/);
+    // The drain was cut off: the agent's own exit 0 after its report, not death by the signal.
+    expect(a.code, agent.output()).toBe(0);
+    expect(agent.output()).toMatch(/drained by the agent/);
     const c = await terminate(coordinator);
-    expect(c.code, coordinator.output()).not.toBe(0);
+    expect(c.code, coordinator.output()).toBe(1);
+    expect(coordinator.output()).toMatch(/run stopped before every record was committed/);
     engine.kill("SIGTERM");
   }, 120_000);
 });
@@ -95,19 +112,25 @@ describe("SIGTERM while a 40 MB line is read (case 1)", () => {
     const p = cli(["coordinator", "--suite", longLine, "--out", join(root, "coord-long"), "--listen", "127.0.0.1:0"]);
     await p.waitFor(/reading the suite/, 60_000);
     const end = await terminate(p);
-    expect(end.code).not.toBe(0);
+    expect(end.code, p.output()).toBe(1);
+    expect(p.output()).toMatch(/SIGTERM while starting: stopping; nothing was committed/);
     expect(p.output()).not.toMatch(/\n\s+at /);
   }, 120_000);
 
   it("`run` stops within seconds", async () => {
     const p = cli(["run", "--suite", longLine, "--out", join(root, "run-long"), "--sim", "1"]);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The page is up before the suite is read, and the handlers before the page.
+    await p.waitFor(/live page: /, 60_000);
     const end = await terminate(p);
     // While the suite is read nothing is committed: not exit 0. On a quick machine the one unit of
     // this 5-record suite may be out already; the drain then finishes it, and exit 0 must mean that
     // every record was committed.
     if (end.code === 0) expect(p.output()).toMatch(/complete: 5 records \(0 resumed, 0 with errors\)/);
-    else expect(p.output()).not.toMatch(/ complete: \d+ records/);
+    else {
+      expect(end.code, p.output()).toBe(1);
+      expect(p.output()).toMatch(/interrupted by SIGTERM/);
+      expect(p.output()).not.toMatch(/ complete: \d+ records/);
+    }
     expect(p.output()).not.toMatch(/\n\s+at /);
   }, 120_000);
 });
@@ -119,5 +142,8 @@ describe("SIGTERM of a scorer", () => {
     await p.waitFor(/NATS unreachable; waiting/, 60_000);
     const end = await terminate(p);
     expect(end.ms).toBeLessThan(STOP_MS);
+    // The handler's exit 1 and its line (before the fix the handler came after NATS: killed by the signal).
+    expect(end.code, p.output()).toBe(1);
+    expect(p.output()).toMatch(/SIGTERM while starting: stopping; nothing was scored/);
   }, 120_000);
 });

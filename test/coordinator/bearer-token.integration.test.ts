@@ -2,7 +2,7 @@
 // (RFC 7235: `bearer`, `BEARER`), and an empty token, a prefix of the token and a longer one are
 // refused. Real coordinator, real gRPC on 127.0.0.1:0.
 import * as grpc from "@grpc/grpc-js";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { writeTinySuite } from "./helpers/tiny-suite.js";
 import { useHarness } from "./helpers/harness.js";
 
@@ -22,6 +22,15 @@ describe("gRPC bearer token", () => {
     for (const ok of ["Bearer s3cret", "bearer s3cret", "BEARER s3cret"]) expect(await status(ok), ok).toBe(grpc.status.OK);
     for (const bad of ["Bearer ", "Bearer", "Bearer s3cre", "Bearer s3crett", "Basic s3cret", "s3cret", "Bearers3cret"]) {
       expect(await status(bad), bad).toBe(grpc.status.UNAUTHENTICATED);
+    }
+  });
+
+  it("Attach with an empty bearer, a prefix or a longer token is refused before any unit", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out"), token: "s3cret" });
+    for (const token of ["", "s3cre", "s3crett"]) {
+      const a = agent(h.address, { token, credit: 3 });
+      await vi.waitFor(() => expect(a.error?.code, JSON.stringify(token)).toBe(grpc.status.UNAUTHENTICATED), { timeout: 10_000 });
+      expect(a.units).toEqual([]);
     }
   });
 

@@ -59,6 +59,9 @@ async function hostileStream(address: string, frames: Buffer[]): Promise<void> {
     call.on("error", () => resolve());
   });
   for (const f of frames) call.write(f);
+  // Kept as a pause: a hostile stream has no state to wait on (the coordinator answers garbage with
+  // nothing, and half-closing instead left some of these streams open past the test's timeout), so
+  // 50 ms lets the frames reach the validator before the cancel; a frame cut off only weakens the fuzz.
   await new Promise((r) => setTimeout(r, 50));
   call.cancel();
   await ended;
@@ -82,10 +85,15 @@ describe("fuzz: a live coordinator fed random and mutated protobuf", () => {
         : frames,
     );
     // The honest agent starts once the fuzzing is under way, and works alongside it.
+    let underWay!: () => void;
+    const firstBatch = new Promise<void>((resolve) => (underWay = resolve));
     const fuzzing = (async () => {
-      for (let i = 0; i < streams.length; i += 6) await Promise.all(streams.slice(i, i + 6).map((s) => hostileStream(h.address, s)));
+      for (let i = 0; i < streams.length; i += 6) {
+        await Promise.all(streams.slice(i, i + 6).map((s) => hostileStream(h.address, s)));
+        underWay();
+      }
     })();
-    await new Promise((r) => setTimeout(r, 200));
+    await firstBatch;
     agent(h.address, { agentId: "honest", credit: 2, heartbeatMs: 100 });
     await fuzzing;
     const outcome = await h.done;

@@ -117,6 +117,32 @@ describe("Scheduler", () => {
     expect(s.counters.leasesExpired).toBe(1);
   });
 
+  it("an expired backup lease does not requeue a unit its primary still holds", () => {
+    // Requeued, the unit would go back to its own primary: the same records twice and a credit lost.
+    const { s, tick } = setup(1, 2, 2);
+    const a = new FakeLink();
+    const b = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    const u = a.units[0]!;
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 1);
+    expect(b.units.map((x) => [x.unit.unitId, x.backup])).toEqual([[u.unit.unitId, true]]);
+    const hb = { ready: true, inflightRequests: 1, engineWaiting: 0, engineRunning: 0 };
+    tick(60);
+    s.heartbeat("a", hb);
+    tick(60);
+    s.heartbeat("a", hb);
+    expect(s.expireLeases()).toBe(1); // b's backup only
+    expect(b.cancels).toEqual([u.unit.unitId]);
+    expect(a.cancels).toEqual([]);
+    expect(s.counters.requeued).toBe(0);
+    s.grantCredit("a", 1);
+    expect(a.units).toHaveLength(1);
+    expect(s.agent("a")!.credit).toBe(1);
+    expect(s.leaseCount).toBe(1);
+  });
+
   it("on disconnect requeues the unanswered rest at once", () => {
     const { s } = setup(2, 3, 3);
     const a = new FakeLink();

@@ -3,15 +3,14 @@ import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import * as grpc from "@grpc/grpc-js";
 import { runCli } from "../../cli/program.js";
-import { makeTestCerts, opensslAvailable, type TestCerts } from "../support/test-certs.js";
+import { makeTestCerts, skipWithoutOpenssl, type TestCerts } from "../support/test-certs.js";
 import { useHarness } from "./helpers/harness.js";
 import { eventually } from "./helpers/test-agent.js";
 import { writeTinySuite } from "./helpers/tiny-suite.js";
 
 const { tmp, start, agent } = useHarness();
-const haveOpenssl = opensslAvailable();
 
-describe.skipIf(!haveOpenssl)("TLS", () => {
+describe.skipIf(skipWithoutOpenssl())("TLS", () => {
   let certs: TestCerts;
   beforeAll(() => {
     certs = makeTestCerts();

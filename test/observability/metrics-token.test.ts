@@ -43,4 +43,27 @@ describe("/metrics and the token", () => {
     // No metrics token: /metrics is open, as before.
     expect(await get(`${url}/metrics`)).toBe(200);
   });
+
+  it("every route of the page with an empty bearer, a prefix, a longer token, the lowercase scheme and the right one", async () => {
+    // As a sweep and the chart run it: /metrics behind the run's token too.
+    const url = await page({ token: "s3cret", metricsToken: "s3cret" });
+    const status = async (path: string, authorization?: string): Promise<number> => {
+      const res = await fetch(`${url}${path}`, authorization !== undefined ? { headers: { authorization } } : {});
+      await res.body?.cancel(); // /api/events streams until the client goes
+      return res.status;
+    };
+    const cases: Array<[string | undefined, boolean]> = [
+      [undefined, false],
+      ["Bearer ", false],
+      ["Bearer s3cre", false],
+      ["Bearer s3crett", false],
+      ["bearer s3cret", true],
+      ["Bearer s3cret", true],
+    ];
+    for (const path of ["/api/status", "/api/events", "/api/run", "/metrics"]) {
+      for (const [authorization, ok] of cases) expect(await status(path, authorization), `${path} ${authorization}`).toBe(ok ? 200 : 401);
+    }
+    // The page itself holds no run data (it asks /api with the token): open.
+    for (const [authorization] of cases) expect(await status("/", authorization), `/ ${authorization}`).toBe(200);
+  });
 });

@@ -203,7 +203,13 @@ describe("scoreResults on a hand-made suite", () => {
   it("confidence intervals bracket the headline and are reproducible", async () => {
     for (const t of Object.values(metrics.tracks)) {
       expect(t.headline.ci_low).not.toBeNull();
-      expect(t.headline.ci_low!).toBeLessThanOrEqual(t.headline.ci_high!);
+      expect(t.headline.ci_low!).toBeLessThanOrEqual(t.headline.value!);
+      expect(t.headline.value!).toBeLessThanOrEqual(t.headline.ci_high!);
+    }
+    for (const p of Object.values(metrics.pillars)) {
+      if (p.mean === null) continue;
+      expect(p.ci_low!).toBeLessThanOrEqual(p.mean);
+      expect(p.mean).toBeLessThanOrEqual(p.ci_high!);
     }
     const again = await scoreResults({ suiteDir, resultsDir, log: silent });
     expect(again).toEqual(metrics);

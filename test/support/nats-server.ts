@@ -7,6 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acceptsNatsClients } from "../../bench/nats-probe.js";
+import { underCi } from "./real-tool.js";
 
 export interface NatsServerAuth {
   token?: string;
@@ -67,12 +68,12 @@ let warned = false;
 
 /**
  * What a NATS test file should do: "run", or "skip" (nats-server missing; the message is printed
- * once per process), or "fail" (missing under CI=true, where a skipped NATS suite would hide a
+ * once per process), or "fail" (missing under CI set to a true value, where a skipped NATS suite would hide a
  * broken install step).
  */
 export function natsTestMode(): "run" | "skip" | "fail" {
   if (natsAvailable()) return "run";
-  if (process.env.CI === "true") return "fail";
+  if (underCi()) return "fail";
   if (!warned) {
     warned = true;
     process.stderr.write(`${NATS_MISSING_MESSAGE}\n`);

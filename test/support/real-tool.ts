@@ -1,7 +1,12 @@
 // Whether a test that needs an outside tool (prometheus, promtool, chromium, helm's zip, Slurm,
 // munge) runs, skips with a message (tool missing on a developer's machine) or fails (tool missing
-// under CI=true, where a skipped test would hide a broken install step in .ci/run).
+// under CI set to a true value, where a skipped test would hide a broken install step in .ci/run).
 import { spawnSync } from "node:child_process";
+
+/** CI set to a true value (`true`, `1`, `yes`, `on`, any case): a missing tool fails its tests instead of skipping them. */
+export function underCi(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(true|1|yes|on)$/i.test((env.CI ?? "").trim());
+}
 
 export type ToolMode = { mode: "run" } | { mode: "skip" | "fail"; message: string };
 
@@ -26,7 +31,7 @@ export function toolMode(tools: readonly string[], install: string): ToolMode {
   const missing = missingTools(tools);
   if (missing.length === 0) return { mode: "run" };
   const message = `${missing.join(", ")} not found (${install})`;
-  if (process.env.CI === "true") return { mode: "fail", message: `${message}: CI=true needs it; .ci/run installs it` };
+  if (underCi()) return { mode: "fail", message: `${message}: CI=${process.env.CI} needs it; .ci/run installs it` };
   process.stderr.write(`${message}: test skipped\n`);
   return { mode: "skip", message };
 }

@@ -13,6 +13,8 @@ export interface BusHarness {
   crash(bus: Bus, consumer: ResultConsumer): Promise<void>;
   /** A bus of its own that a test may close (in-process: a new InProcessBus). */
   openIsolated(): Promise<Bus>;
+  /** Waits until the backend holds the first `count` acks of `durable` on `runId` (ack() gets no reply; in-process it is immediate). */
+  acked(runId: string, durable: string, count: number): Promise<void>;
   teardown(): Promise<void>;
 }
 
@@ -94,7 +96,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const again = collector();
       const consumer2 = await bus.consumeResults(run, { durable: "scorer", ackWaitMs: 1000, onResult: (l, ack, d) => (again.onResult(l, ack, d), ack()) });
       await waitFor("the 6th result", () => again.got.length >= 1);
-      await sleep(1500);
+      await sleep(1500); // past the ack wait: nothing acked before may come back
       expect(again.ids()).toEqual(["vihsd:q5"]);
       await consumer2.stop();
     });
@@ -108,7 +110,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const c = collector();
       const consumer = await bus.consumeResults(run, { durable: "late", onResult: (l, ack, d) => (c.onResult(l, ack, d), ack()) });
       await waitFor("3 results", () => c.got.length >= 3);
-      await sleep(300);
+      await sleep(300); // nothing more may come: the other run's line would
       expect(c.ids()).toEqual(["vihsd:q0", "vihsd:q1", "vihsd:q2"]);
       await consumer.stop();
     });
@@ -127,7 +129,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const c = collector();
       const consumer = await bus.consumeResults(run, { durable: "scorer", onResult: (l, ack, d) => (c.onResult(l, ack, d), ack()) });
       await waitFor("2 results", () => c.got.length >= 2);
-      await sleep(300);
+      await sleep(300); // nothing more may come: the duplicate would
       expect(c.ids()).toEqual(["vihsd:q1", "vihsd:q2"]);
       expect(c.got[0]!.line.latency_ms).toBeUndefined();
       await consumer.stop();
@@ -141,7 +143,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const consumer1 = await bus1.consumeResults(run, { durable: "scorer", ackWaitMs: 1000, onResult: c1.onResult });
       await waitFor("3 results", () => c1.got.length >= 3);
       c1.got[0]!.ack(); // applied q0 only, then died
-      await sleep(100);
+      await h.acked(run, "scorer", 1);
       await h.crash(bus1, consumer1);
 
       const bus2 = await open();
@@ -209,7 +211,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const c = collector();
       const consumer = await bus.consumeResults(run, { durable: "scorer", onResult: (l, ack, d) => (c.onResult(l, ack, d), ack()) });
       await waitFor("5 results", () => c.got.length >= 5);
-      await sleep(300);
+      await sleep(300); // nothing more may come: a republished line would
       expect(c.ids()).toEqual([0, 1, 2, 3, 4].map((i) => `vihsd:q${i}`));
       await consumer.stop();
     });
@@ -255,7 +257,7 @@ export function describeBusContract(name: string, makeHarness: () => Promise<Bus
       const late: MetricsMessage[] = [];
       const sub2 = await (await open()).subscribeMetrics(run, (x) => late.push(x));
       await waitFor("3 latest metrics", () => late.length >= 3);
-      await sleep(300);
+      await sleep(300); // nothing more may come: an older message of a track would
       expect(late.map((x) => [x.track, x.records, x.final]).sort()).toEqual([["summary", 5, true], ["vihos", 2, false], ["vihsd", 3, true]]);
       await sub.stop();
       await sub2.stop();

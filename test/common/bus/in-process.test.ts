@@ -8,6 +8,7 @@ describeBusContract("InProcessBus", async () => {
     open: async () => shared,
     openIsolated: async () => new InProcessBus(),
     crash: async (_bus, consumer) => consumer.stop(),
+    acked: async () => undefined,
     teardown: () => shared.close(),
   };
 });

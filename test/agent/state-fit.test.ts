@@ -1,0 +1,44 @@
+// The oversized-state check counts tokens (the real sim engine's /tokenize), not characters: a state
+// with more characters than max_model_len but fewer tokens is read; at the token boundary it is skipped.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emptyAnswer } from "../../agent/engine-method.js";
+import { StateFit } from "../../agent/methods/state-fit.js";
+import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
+
+let sim: SimEngine;
+beforeAll(async () => {
+  sim = await startSimEngine({ model: "sim/m", seed: 1 });
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+// {"s":"abcd abcd … abcd "}: the sim's tokenizer makes each "abcd" one token and spaces none, so
+// 100 words are 100 + 8 tokens ({ " s " : " … " }) in 5·100 + 8 = 508 characters.
+const state = { s: "abcd ".repeat(100) };
+const TOKENS = 108;
+
+async function cannotFit(maxModelLen: number): Promise<boolean> {
+  const out = emptyAnswer();
+  const skip = await new StateFit(sim.url, "sim/m", 5_000).cannotFit(state, maxModelLen, out, new AbortController().signal);
+  // The engine was asked: without /tokenize the check answers "fits" whatever the state.
+  expect(out.usage.requests).toBe(1);
+  return skip;
+}
+
+describe("StateFit", () => {
+  it("the fixture's token count is what the engine says", async () => {
+    const res = await fetch(`${sim.url}/tokenize`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "sim/m", prompt: JSON.stringify(state) }) });
+    expect(((await res.json()) as { count: number }).count).toBe(TOKENS);
+    expect(JSON.stringify(state).length).toBe(508);
+  });
+
+  it("more characters than max_model_len but fewer tokens: not skipped", async () => {
+    // One token of the window is the reply: the state fits while tokens <= max_model_len - 2.
+    expect(await cannotFit(TOKENS + 2)).toBe(false);
+  });
+
+  it("one token more than fits: skipped", async () => {
+    expect(await cannotFit(TOKENS + 1)).toBe(true);
+  });
+});
