@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startSimEngine, parseFaults, Oracle, oracleFromSuite } from "../sim/index.js";
+import { startSimEngine, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES } from "../sim/index.js";
 import { intArg, numberArg, opt, portArg } from "./options.js";
 import { onShutdownSignals } from "./signals.js";
 
@@ -24,6 +24,8 @@ interface SimEngineFlags {
   maxLogprobs: string;
   logprobTokenIds: boolean;
   bos?: boolean;
+  vllm: string;
+  maxNumQueuedReqs?: string;
 }
 
 export function register(program: Command): void {
@@ -45,7 +47,12 @@ export function register(program: Command): void {
     .addOption(opt("--max-logprobs <n>", "vLLM's --max-logprobs: most top logprobs a request may ask for", "20"))
     .addOption(opt("--no-logprob-token-ids", "behave like an older vLLM: ignore logprob_token_ids and return top-k logprobs"))
     .addOption(opt("--bos", "a BOS-adding tokenizer (like Llama's, Gemma's): text prompts and /tokenize (by default) start with <|begin_of_text|>, and the chat template writes it"))
+    .addOption(opt("--vllm <profile>", `which vLLM to behave as: ${VLLM_PROFILES.join(", ")} (legacy: no /v1/systemone or /v1/decisions, no logprob_token_ids; current: /tokenize length check, --max-num-queued-reqs admission, overflow 400 without figures)`, "structured-seed"))
+    .addOption(opt("--max-num-queued-reqs <n>", "with --vllm current: questions (engine requests) admitted at once; more get a 503"))
     .action(async (flags: SimEngineFlags) => {
+      if (!isVllmProfile(flags.vllm)) throw new UsageError(`--vllm must be one of ${VLLM_PROFILES.join(", ")}, got ${flags.vllm}`);
+      const vllm = flags.vllm;
+      const maxNumQueuedReqs = flags.maxNumQueuedReqs === undefined ? undefined : intArg("max-num-queued-reqs", flags.maxNumQueuedReqs, 1)!;
       const accuracy = numberArg("accuracy", flags.accuracy, 0)!;
       if (accuracy > 1) throw new UsageError(`--accuracy must be in [0, 1], got ${flags.accuracy}`);
       const faults = parseFaults(flags.faults);
@@ -78,6 +85,8 @@ export function register(program: Command): void {
         maxLogprobs: intArg("max-logprobs", flags.maxLogprobs, 0)!,
         logprobTokenIds: flags.logprobTokenIds,
         bos: flags.bos ?? false,
+        vllm,
+        ...(maxNumQueuedReqs !== undefined ? { maxNumQueuedReqs } : {}),
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);

@@ -14,6 +14,7 @@ import { readPrompts, type ReadPrompt } from "./model/read-prompt.js";
 import { TokenModel, type LabelTarget } from "./model/token-model.js";
 import { SimTokenizer } from "./model/tokenizer.js";
 import { contextLengthFailure } from "./protocol/failure.js";
+import { admissionFailure, decisionOverflowFailure, type VllmProfile } from "./vllm-profile.js";
 import type { GenerationLimits } from "./protocol/generation-requests.js";
 import type { ParsedRequest } from "./protocol/systemone-request.js";
 
@@ -50,6 +51,14 @@ export interface SimEngineOptions {
   maxLogprobs?: number;
   /** false: an older vLLM without logprob_token_ids (the field is ignored, top-k comes back). Default true. */
   logprobTokenIds?: boolean;
+  /**
+   * Which vLLM to behave as (vllm-profile.ts): "structured-seed" (today's sim), "legacy" (no
+   * decision routes, no logprob_token_ids) or "current" (tokenize length check, admission limit,
+   * overflow without figures, no prompt_tokens_details). Default "structured-seed".
+   */
+  vllm?: VllmProfile;
+  /** "current" only: questions (engine requests) admitted at once; more get a 503. Default Infinity. */
+  maxNumQueuedReqs?: number;
   /** Called once when crash-after fires, after the server stopped listening (the CLI exits). */
   onCrash?: () => void;
 }
@@ -90,6 +99,10 @@ export class EngineContext {
   readonly model: string;
   readonly seed: number;
   readonly maxModelLen: number;
+  readonly profile: VllmProfile;
+  readonly maxNumQueuedReqs: number;
+  /** Reads admitted and not yet done (the current profile's admission count). */
+  private admitted = 0;
   /** Unix seconds the engine started (/v1/models "created"). */
   readonly created = Math.floor(Date.now() / 1000);
   /** false: the model has no structured-decisions read strategy (SimEngineOptions.systemone). */
@@ -133,6 +146,8 @@ export class EngineContext {
     this.model = name.startsWith("sim/") ? name : `sim/${name}`;
     this.seed = options.seed ?? 0;
     this.maxModelLen = options.maxModelLen ?? 8192;
+    this.profile = options.vllm ?? "structured-seed";
+    this.maxNumQueuedReqs = options.maxNumQueuedReqs ?? Infinity;
     this.decisionApi = options.systemone !== false;
     const oracle = typeof options.oracle === "string" ? Oracle.fromFile(options.oracle) : options.oracle;
     this.oracle = oracle;
@@ -153,7 +168,7 @@ export class EngineContext {
       servedModel: this.model,
       maxModelLen: this.maxModelLen,
       maxLogprobs: options.maxLogprobs ?? 20,
-      logprobTokenIds: options.logprobTokenIds ?? true,
+      logprobTokenIds: this.profile !== "legacy" && (options.logprobTokenIds ?? true),
     };
     this.eos = new Set([this.tokenizer.idOf("<|endoftext|>")!, this.tokenizer.idOf("<|im_end|>")!]);
   }
@@ -199,11 +214,18 @@ export class EngineContext {
     res.on("close", () => {
       if (!res.writableFinished) aborted.abort(new Error("client disconnected"));
     });
+    if (this.profile === "current" && this.admitted + reads.length > this.maxNumQueuedReqs) {
+      this.http.fail(res, admissionFailure(reads.length, this.admitted, this.maxNumQueuedReqs));
+      return undefined;
+    }
+    this.admitted += reads.length;
     try {
       return await this.capacity.run(reads, aborted.signal);
     } catch {
       if (!res.headersSent && !res.destroyed) this.http.sendError(res, 500, errorBody(500, "InternalServerError", "engine stopped"));
       return undefined;
+    } finally {
+      this.admitted -= reads.length;
     }
   }
 
@@ -239,7 +261,7 @@ export class EngineContext {
     for (const r of reads) {
       const failure = contextLengthFailure(r.promptTokens, 1, this.maxModelLen);
       if (failure) {
-        this.http.fail(res, failure);
+        this.http.fail(res, this.profile === "current" ? decisionOverflowFailure() : failure);
         return undefined;
       }
     }

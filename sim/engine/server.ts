@@ -41,8 +41,13 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     router(
       http,
       {
-        "/v1/systemone": { method: "POST", handle: (req, res) => systemone(ctx, req, res) },
-        "/v1/decisions": { method: "POST", handle: (req, res) => decisions(ctx, req, res) },
+        // A legacy vLLM has no such routes: FastAPI's 404 (vllm-profile.ts).
+        ...(ctx.profile === "legacy"
+          ? {}
+          : {
+              "/v1/systemone": { method: "POST", handle: (req, res) => systemone(ctx, req, res) },
+              "/v1/decisions": { method: "POST", handle: (req, res) => decisions(ctx, req, res) },
+            }),
         "/v1/completions": { method: "POST", handle: (req, res) => completions(ctx, req, res) },
         "/v1/chat/completions": { method: "POST", handle: (req, res) => chatCompletions(ctx, req, res) },
         "/tokenize": { method: "POST", handle: (req, res) => tokenize(ctx, req, res) },

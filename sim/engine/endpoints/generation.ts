@@ -10,7 +10,7 @@ export interface Generated {
   plan: GenerationPlan;
   /** Generated tokens of each prompt, in prompt order. */
   outputs: GeneratedToken[][];
-  usage: { prompt_tokens: number; total_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+  usage: { prompt_tokens: number; total_tokens: number; completion_tokens: number; prompt_tokens_details: { cached_tokens: number } | null };
 }
 
 /** Parses, runs and generates; undefined when the request was answered here. */
@@ -44,7 +44,9 @@ export async function runGeneration(
   return {
     plan,
     outputs,
-    usage: { prompt_tokens: t.prompt, total_tokens: t.prompt + completion, completion_tokens: completion, prompt_tokens_details: { cached_tokens: t.cached } },
+    usage: { prompt_tokens: t.prompt, total_tokens: t.prompt + completion, completion_tokens: completion,
+      // Current vLLM: null without --enable-prompt-tokens-details (vllm-profile.ts).
+      prompt_tokens_details: ctx.profile === "current" ? null : { cached_tokens: t.cached } },
   };
 }
 
