@@ -9,9 +9,9 @@
 import type { z } from "zod";
 import type { Distribution } from "../../common/results/index.js";
 import type { Question } from "../../common/suite/index.js";
-import { contextLengthExcess, isContextLengthError, maxQuestionsAllowed, usageTokens, type ErrorInfo, type SystemOneUsage } from "../../common/engine-protocol/index.js";
+import { contextLengthExcess, isAdmissionRefusal, isContextLengthError, isRouteNotServed, maxQuestionsAllowed, usageTokens, type ErrorInfo, type SystemOneUsage } from "../../common/engine-protocol/index.js";
 import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
-import { EngineHttpError } from "../engine-http.js";
+import { EngineHttpError, EngineRetriesExhaustedError } from "../engine-http.js";
 import { EngineSettingsCheck } from "../engine-settings.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
 import { LabelReadMethod } from "./label-read.js";
@@ -216,14 +216,26 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   /** One request for `keys`; what it cannot answer lands in the seed's read. */
   private async readBatch(record: RecordPayload, keys: string[], seed: number | null, info: EngineInfo, read: SeedRead, out: RecordAnswer, signal: AbortSignal): Promise<void> {
     let response: R;
+    // A batch the engine will not admit (503, queue full) is cut rather than sent again as is.
+    const policy: RetryPolicy = keys.length > 1 ? { ...this.policy, giveUpOn: admissionRefused } : this.policy;
     try {
-      response = await callEngine(`${this.baseUrl}${this.endpoint.path}`, this.endpoint.body(record, keys, { seed, info, model: this.options.model }), this.endpoint.responseSchema, this.policy, out, signal);
-    } catch (err) {
+      response = await callEngine(`${this.baseUrl}${this.endpoint.path}`, this.endpoint.body(record, keys, { seed, info, model: this.options.model }), this.endpoint.responseSchema, policy, out, signal);
+    } catch (caught) {
       if (signal.aborted) throw signal.reason;
+      const err = caught instanceof EngineRetriesExhaustedError ? caught.last : caught;
+      if (keys.length > 1 && admissionRefused(err)) {
+        // vLLM admits a batch by its question count (--max-num-queued-reqs): half the size from now on.
+        const half = Math.ceil(keys.length / 2);
+        if (half < this.maxQuestions) this.options.logger?.warn(`${this.endpoint.path}: the engine refused a batch of ${keys.length} questions (503, queue full); batches of ${half} from now on`);
+        this.maxQuestions = Math.min(this.maxQuestions, half);
+        return this.readHalves(record, keys, seed, info, read, out, signal);
+      }
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) {
         // Recognised before any split: when no question of the batch can fit, splitting would
         // only repeat the 400 for every half.
-        if (keys.length === 1 || noQuestionFits(record, keys, err.info!)) {
+        // A message without figures (current vLLM's "Winnow decision exceeds the model context")
+        // cannot tell which question is over: splitting would cost 2N-1 requests to learn it.
+        if (keys.length === 1 || contextLengthExcess(err.info!) === undefined || noQuestionFits(record, keys, err.info!)) {
           for (const k of keys) read.skipped.add(k);
           return;
         }
@@ -240,13 +252,15 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
         // vLLM rejects the whole request for one bad question: split to isolate it.
         return this.readHalves(record, keys, seed, info, read, out, signal);
       }
-      if (err instanceof EngineHttpError && err.status === 501) {
-        // No structured decisions for this model (vLLM answers 501): label-read takes over.
+      if (err instanceof EngineHttpError && (err.status === 501 || isRouteNotServed(err.status, err.info))) {
+        // No structured decisions for this model (vLLM answers 501), or no such route at all (an
+        // older vLLM, a proxy: 404/405): label-read takes over, said once.
+        if (!this.unsupported) this.options.logger?.warn(`${this.endpoint.path} is not served by this engine (HTTP ${err.status}): questions are read by label-read`);
         this.unsupported = true;
         for (const k of keys) read.unsupported.add(k);
         return;
       }
-      for (const k of keys) read.errors[k] = (err as Error).message;
+      for (const k of keys) read.errors[k] = (caught as Error).message;
       return;
     }
     addUsage(out.usage, usageTokens(response.usage));
@@ -271,6 +285,10 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
       options: question.type === "choice" ? Object.keys(question.criteria).slice(0, 5) : ["yes"],
     });
   }
+}
+
+function admissionRefused(err: unknown): boolean {
+  return err instanceof EngineHttpError && isAdmissionRefusal(err.status, err.info);
 }
 
 /** `keys` cut into batches of at most `size`, decided before the first request. */

@@ -17,6 +17,8 @@ export interface RetryPolicy {
   /** Per attempt. */
   timeoutMs: number;
   limiter?: AdaptiveConcurrency | undefined;
+  /** Failures not retried although retryable (the caller answers them, e.g. by a smaller request). */
+  giveUpOn?: ((err: unknown) => boolean) | undefined;
   /** Told of every attempt that ran past timeoutMs (EngineTimeouts logs them). */
   onTimeout?: (() => void) | undefined;
 }
@@ -66,11 +68,11 @@ export async function callEngine<S extends z.ZodType>(
         maxTimeout: policy.maxBackoffMs,
         randomize: true,
         signal,
-        shouldRetry: ({ error }) => isRetryableEngineError(error),
+        shouldRetry: ({ error }) => isRetryableEngineError(error) && !policy.giveUpOn?.(error),
       },
     );
   } catch (err) {
-    if (!signal.aborted && isRetryableEngineError(err)) throw new EngineRetriesExhaustedError(attempts, err as Error);
+    if (!signal.aborted && isRetryableEngineError(err) && !policy.giveUpOn?.(err)) throw new EngineRetriesExhaustedError(attempts, err as Error);
     throw err;
   } finally {
     counters.retries += Math.max(0, attempts - 1);

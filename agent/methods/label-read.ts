@@ -337,7 +337,13 @@ export class LabelReadMethod implements EngineMethod {
   }
 
   private async tokenize(body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) {
-    return callEngine(`${this.baseUrl}/tokenize`, { ...(this.info_?.model ? { model: this.info_.model } : {}), ...body }, TokenizeResponseSchema, { ...this.policy, limiter: undefined }, counters, signal);
+    try {
+      return await callEngine(`${this.baseUrl}/tokenize`, { ...(this.info_?.model ? { model: this.info_.model } : {}), ...body }, TokenizeResponseSchema, { ...this.policy, limiter: undefined }, counters, signal);
+    } catch (err) {
+      // Current vLLM's /tokenize refuses a prompt over max_model_len (state-fit.ts): skipped, as counted.
+      if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
+      throw err;
+    }
   }
 }
 

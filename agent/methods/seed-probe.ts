@@ -5,7 +5,7 @@
 // were sent and `--seeds 0,1,2` would average three identical reads. The probe reads one question
 // whose options are all alike, so only the labels tell them apart, under two seeds: identical
 // answers mean the seed is ignored.
-import { SystemOneResponseSchema, type SystemOneRequest } from "../../common/engine-protocol/index.js";
+import { isRouteNotServed, SystemOneResponseSchema, type SystemOneRequest } from "../../common/engine-protocol/index.js";
 import { emptyAnswer } from "../engine-method.js";
 import { EngineHttpError } from "../engine-http.js";
 import { callEngine, type RetryPolicy } from "./engine-call.js";
@@ -27,7 +27,7 @@ export function seedProbeRequest(seed: number, model: string | undefined): Syste
 
 /**
  * true: the two seeds gave different answers; false: identical answers, or a 400 that refuses the
- * field; undefined: the engine has no /v1/systemone (501). Other failures throw.
+ * field; undefined: the engine has no /v1/systemone (501, or 404/405: no such route). Other failures throw.
  */
 export async function systemOneHonoursSeed(baseUrl: string, model: string | undefined, policy: RetryPolicy, signal?: AbortSignal): Promise<boolean | undefined> {
   const counters = emptyAnswer();
@@ -38,7 +38,7 @@ export async function systemOneHonoursSeed(baseUrl: string, model: string | unde
       reads.push(res.answers.probe?.probabilities ?? {});
     }
   } catch (err) {
-    if (err instanceof EngineHttpError && err.status === 501) return undefined;
+    if (err instanceof EngineHttpError && (err.status === 501 || isRouteNotServed(err.status, err.info))) return undefined;
     if (err instanceof EngineHttpError && (err.status === 400 || err.status === 422) && /\bseed\b/.test(err.info?.message ?? "")) return false;
     throw err;
   }

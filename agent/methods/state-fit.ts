@@ -2,10 +2,12 @@
 // be read: those questions go to `skipped` without a request. A token is at least one character
 // for vLLM's tokenizers, so /tokenize is only asked (once per state) when the state's JSON text
 // has at least as many characters as max_model_len has tokens. Without /tokenize the engine's own
-// context-length 400 decides.
-import { TokenizeResponseSchema } from "../../common/engine-protocol/index.js";
+// context-length 400 decides. Current vLLM's /tokenize refuses a prompt over max_model_len with
+// that 400 itself (vllm/entrypoints/serve/tokenize/serving.py through vllm/renderers/params.py):
+// that answer is the count we asked for, so the state cannot fit.
+import { isContextLengthError, TokenizeResponseSchema } from "../../common/engine-protocol/index.js";
 import type { RecordAnswer } from "../engine-method.js";
-import { EngineProtocolError, requestJson } from "../engine-http.js";
+import { EngineHttpError, EngineProtocolError, requestJson } from "../engine-http.js";
 import { PromiseCache } from "./promise-cache.js";
 
 export class StateFit {
@@ -33,9 +35,9 @@ export class StateFit {
       }, signal);
       // One token is the reply; the template and the question come on top.
       return tokens >= maxModelLen - 1;
-    } catch {
+    } catch (err) {
       if (signal.aborted) throw signal.reason;
-      return false;
+      return err instanceof EngineHttpError && isContextLengthError(err.status, err.info);
     }
   }
 }

@@ -150,7 +150,28 @@ export function errorBody(code: number, type: string, message: string, param: st
 export function isContextLengthError(status: number, info: ErrorInfo | undefined): boolean {
   if (status !== 400 || !info) return false;
   if (info.param === "input_tokens" || info.param === "input_text") return true;
-  return /maximum context length|context length is only|maximum input length/i.test(info.message);
+  // Current vLLM's structured decisions say "Winnow decision exceeds the model context", no figures
+  // (vllm/entrypoints/openai/decisions/strategies.py).
+  return /maximum context length|context length is only|maximum input length|exceeds the model context/i.test(info.message);
+}
+
+/**
+ * True when the server has no such route: FastAPI's own 404 {"detail":"Not Found"} (a vLLM before
+ * the endpoint, or a proxy that does not forward it) or 405, not vLLM's 404 for an unknown model
+ * (an ErrorResponse with param "model", BaseServing._check_model).
+ */
+export function isRouteNotServed(status: number, info: ErrorInfo | undefined): boolean {
+  if (status === 405) return true;
+  return status === 404 && info?.param !== "model" && /^not found$/i.test(info?.message.trim() ?? "Not Found");
+}
+
+/**
+ * True when a 503 refuses admission (the request's reads would overfill the engine's queue,
+ * --max-num-queued-reqs; vllm/v1/engine/async_llm.py) rather than saying the engine is down: a
+ * smaller request is admitted where the same one is refused again.
+ */
+export function isAdmissionRefusal(status: number, info: ErrorInfo | undefined): boolean {
+  return status === 503 && !!info && /max_num_queued_reqs|server overloaded|queue is full/i.test(info.message);
 }
 
 /**
