@@ -17,6 +17,7 @@ import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
 import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
 import { METRICS_TOKEN_FLAGS, metricsTokenFrom, tokenFlags } from "./flags/access-flags.js";
 import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
+import { isVllmProfile, VLLM_PROFILES, type VllmProfile } from "../sim/index.js";
 
 interface RunFlags {
   methodClass?: string;
@@ -27,6 +28,7 @@ interface RunFlags {
   capacity?: string;
   simTokensPerS?: string;
   simFaults?: string;
+  simVllm?: string;
   simOracle?: string;
   simAccuracy?: string;
   requestTimeoutMs?: string;
@@ -58,6 +60,7 @@ export function register(program: Command): void {
     .addOption(opt("--engine-ready-timeout-ms <ms>", `engines not ready after this long are reported; when none is, the run fails (default ${EMBEDDED_RUN_DEFAULTS.engineReadyTimeoutMs})`))
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
+    .addOption(opt("--sim-vllm <profile>", `simulated engines: which vLLM to behave as (${VLLM_PROFILES.join(", ")}; default structured-seed), as sim-engine --vllm`))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
@@ -92,6 +95,7 @@ export function register(program: Command): void {
         simOptions: {
           ...(tokensPerS !== undefined ? { tokensPerS } : {}),
           ...(flags.simFaults ? { faults: flags.simFaults } : {}),
+          ...(flags.simVllm ? { vllm: simVllm(flags.simVllm) } : {}),
           ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
           ...(accuracy !== undefined ? { accuracy } : {}),
         },
@@ -122,4 +126,9 @@ export function register(program: Command): void {
       );
       if (o.recordsErrored > 0) throw new UdmError(`${o.recordsErrored} of ${o.recordsTotal} records ended with errors (see "errors" in their result lines); rerun the same command to retry them`);
     });
+}
+
+function simVllm(value: string): VllmProfile {
+  if (!isVllmProfile(value)) throw new UsageError(`--sim-vllm must be one of ${VLLM_PROFILES.join(", ")}, got ${value}`);
+  return value;
 }
