@@ -1,0 +1,62 @@
+// The sim's vLLM profiles (--vllm): what each answers where the default (structured-seed) differs.
+import { afterEach, describe, expect, it } from "vitest";
+import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
+import { choiceQuestion, postJson } from "./engine-fixtures.js";
+
+const engines: SimEngine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function engine(options: SimEngineOptions = {}): Promise<SimEngine> {
+  const e = await startSimEngine({ model: "tiny", ...options });
+  engines.push(e);
+  return e;
+}
+
+const STATE = { text: "short state" };
+
+describe("sim --vllm", () => {
+  it("legacy: no /v1/systemone nor /v1/decisions (FastAPI's 404), logprob_token_ids ignored", async () => {
+    const e = await engine({ vllm: "legacy" });
+    for (const path of ["/v1/systemone", "/v1/decisions"]) {
+      const r = await postJson(`${e.url}${path}`, { state: STATE, questions: { a: choiceQuestion(2) } });
+      expect(r.status).toBe(404);
+      expect(r.body).toEqual({ detail: "Not Found" });
+    }
+    const r = await postJson(`${e.url}/v1/completions`, { prompt: "Hi", max_tokens: 1, logprobs: 2, logprob_token_ids: [5, 6, 7] });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.choices[0].logprobs.top_logprobs[0])).toHaveLength(2);
+    const def = await engine();
+    expect((await postJson(`${def.url}/v1/systemone`, { state: STATE, questions: { a: choiceQuestion(2) } })).status).toBe(200);
+  });
+
+  it("current: /tokenize refuses a prompt over max_model_len with the context-length 400", async () => {
+    const e = await engine({ vllm: "current", maxModelLen: 16 });
+    const r = await postJson(`${e.url}/tokenize`, { prompt: "lorem ipsum ".repeat(20) });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^This model's maximum context length is 16 tokens\. However, your request has \d+ input tokens/);
+    expect((await postJson(`${e.url}/tokenize`, { prompt: "lorem" })).status).toBe(200);
+    const def = await engine({ maxModelLen: 16 });
+    expect((await postJson(`${def.url}/tokenize`, { prompt: "lorem ipsum ".repeat(20) })).status).toBe(200);
+  });
+
+  it("current: a structured decision over the context is a 400 without figures", async () => {
+    const e = await engine({ vllm: "current", maxModelLen: 40 });
+    const r = await postJson(`${e.url}/v1/systemone`, { state: STATE, questions: { a: choiceQuestion(2, "Think ".repeat(60)) } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toBe("Winnow decision exceeds the model context");
+  });
+
+  it("current: admission counts questions against max_num_queued_reqs (503 over it); usage has prompt_tokens_details null", async () => {
+    const e = await engine({ vllm: "current", maxNumQueuedReqs: 64 });
+    const questions = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`q${i}`, choiceQuestion(2)]));
+    expect((await postJson(`${e.url}/v1/systemone`, { state: STATE, questions: questions(64) })).status).toBe(200);
+    const small = await engine({ vllm: "current", maxNumQueuedReqs: 63 });
+    const r = await postJson(`${small.url}/v1/systemone`, { state: STATE, questions: questions(64) });
+    expect(r.status).toBe(503);
+    expect(r.body.error.code).toBe(503);
+    const c = await postJson(`${e.url}/v1/completions`, { prompt: "Hi", max_tokens: 1 });
+    expect(c.body.usage.prompt_tokens_details).toBeNull();
+  });
+});
