@@ -1,0 +1,57 @@
+// `run --sim --sim-vllm legacy`: a vLLM without /v1/systemone or /v1/decisions (404) is read by
+// label-read, said once, and no record ends with errors, for both batched methods.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../cli/program.js";
+import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "udm-vllm-profiles-"));
+  dirs.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+let suite: string;
+beforeAll(async () => {
+  suite = tempDir();
+  await makeSuite({ out: suite, scale: "small", seed: 7, tracks: ["aiv-sa24-easy"] });
+});
+
+async function cli(args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
+  const write = process.stdout.write.bind(process.stdout);
+  const writeErr = process.stderr.write.bind(process.stderr);
+  let stderr = "";
+  let stdout = "";
+  process.stdout.write = ((s: string | Uint8Array) => ((stdout += String(s)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((s: string | Uint8Array) => ((stderr += String(s)), true)) as typeof process.stderr.write;
+  try {
+    return { code: await runCli(args), stderr, stdout };
+  } finally {
+    process.stdout.write = write;
+    process.stderr.write = writeErr;
+  }
+}
+
+describe("run --sim-vllm legacy", () => {
+  for (const method of ["systemone", "decisions"]) {
+    it(`--method ${method}: answered by label-read, said once, no record with errors`, async () => {
+      const r = await cli(["run", "--suite", suite, "--out", tempDir(), "--sim", "1", "--sim-vllm", "legacy", "--method", method]);
+      expect(r.stdout).toMatch(/\(0 resumed, 0 with errors\)/);
+      expect(r.stderr).not.toMatch(/records ended with errors/);
+      expect(r.stderr.split("\n").filter((l) => /is not served by this engine \(HTTP 404\)/.test(l))).toHaveLength(1);
+      expect(r.code).toBe(0);
+    }, 120_000);
+  }
+
+  it("an unknown profile is a usage error (exit 2)", async () => {
+    const r = await cli(["run", "--suite", suite, "--out", tempDir(), "--sim", "1", "--sim-vllm", "ancient"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--sim-vllm must be one of structured-seed, legacy, current, got ancient/);
+  });
+});
