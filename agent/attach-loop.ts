@@ -128,7 +128,7 @@ export function startAgent(options: AttachOptions): AgentHandle {
   const engineBase = options.engineUrl?.replace(/\/+$/, "");
   const unobserve = engineBase
     ? observeEngineRequests((o) => {
-        if (o.url === engineBase || o.url.startsWith(`${engineBase}/`)) probe.observe(o.outcome);
+        if (o.url === engineBase || o.url.startsWith(`${engineBase}/`)) probe.observe(o.outcome, o.admissionRefused);
       })
     : () => {};
   const stallLog = engineBase ? new EngineStallLog(engineBase, logger) : undefined;

@@ -5,7 +5,7 @@ import { defaultMaxListeners, getMaxListeners, setMaxListeners } from "node:even
 import http from "node:http";
 import https from "node:https";
 import { UdmError } from "../common/errors.js";
-import { parseErrorBody, type ErrorInfo } from "../common/engine-protocol/index.js";
+import { isAdmissionRefusal, parseErrorBody, type ErrorInfo } from "../common/engine-protocol/index.js";
 
 /** The engine answered with a non-2xx status. */
 export class EngineHttpError extends UdmError {
@@ -90,6 +90,8 @@ export interface EngineRequestObservation {
   /** HTTP status, or what happened instead of one. */
   outcome: number | "timeout" | "unreachable" | "aborted";
   seconds: number;
+  /** A 503 that refused admission (queue full): the engine is alive, only busy. */
+  admissionRefused?: boolean;
 }
 
 const observers = new Set<(o: EngineRequestObservation) => void>();
@@ -119,18 +121,21 @@ export async function requestText(url: string, req: EngineRequest): Promise<stri
   if (observers.size === 0) return requestTextOnce(url, req);
   const started = performance.now();
   let outcome: EngineRequestObservation["outcome"] = "unreachable";
+  let admissionRefused = false;
   try {
     const text = await requestTextOnce(url, req);
     outcome = 200;
     return text;
   } catch (err) {
-    if (err instanceof EngineHttpError) outcome = err.status;
-    else if (err instanceof EngineTimeoutError) outcome = "timeout";
+    if (err instanceof EngineHttpError) {
+      outcome = err.status;
+      admissionRefused = isAdmissionRefusal(err.status, err.info);
+    } else if (err instanceof EngineTimeoutError) outcome = "timeout";
     else if (err instanceof EngineUnreachableError) outcome = "unreachable";
     else outcome = "aborted";
     throw err;
   } finally {
-    const o: EngineRequestObservation = { url, outcome, seconds: (performance.now() - started) / 1000 };
+    const o: EngineRequestObservation = { url, outcome, seconds: (performance.now() - started) / 1000, ...(admissionRefused ? { admissionRefused } : {}) };
     for (const fn of observers) fn(o);
   }
 }

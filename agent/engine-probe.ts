@@ -80,16 +80,17 @@ export class EngineProbe {
   /**
    * One engine request ended (engine-http's observation). A refused or reset connection probes
    * at once; a run of 5xx answers makes the engine not ready for a while (growing while it
-   * repeats); an answer resets the run.
+   * repeats); an answer resets the run. A 503 that refused admission (queue full) is an answer: the
+   * engine is alive and the method sends smaller batches.
    */
-  observe(outcome: EngineRequestObservation["outcome"]): void {
+  observe(outcome: EngineRequestObservation["outcome"], admissionRefused = false): void {
     if (this.stopper.signal.aborted) return;
     if (outcome === "unreachable") {
       if (this.readyNow) this.probeSoon();
       return;
     }
     if (typeof outcome !== "number") return;
-    if (outcome < 400) {
+    if (outcome < 400 || admissionRefused) {
       this.serverErrors = 0;
       return;
     }

@@ -9,6 +9,9 @@ import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";
 import { createLogger } from "../../common/log.js";
 import { choiceQuestion } from "../sim/engine-fixtures.js";
+import { EngineProbe } from "../../agent/engine-probe.js";
+import { observeEngineRequests, requestJson } from "../../agent/engine-http.js";
+import { FakeEngineMethod } from "./attach-fakes.js";
 
 const engines: SimEngine[] = [];
 afterEach(async () => {
@@ -102,5 +105,29 @@ describe("vLLM profiles: current", () => {
     expect(Object.keys(next.probs)).toHaveLength(40);
     expect(e.stats().byStatus[503]).toBe(1);
     expect(e.stats().requests).toBe(5);
+  });
+});
+
+describe("vLLM profiles: current, the engine probe", () => {
+  it("503 admission refusals in a row keep the engine ready (it is alive, only full)", async () => {
+    const e = await engine({ vllm: "current", maxNumQueuedReqs: 1 });
+    const probe = new EngineProbe(new FakeEngineMethod(), { readyIntervalMs: 60_000, downIntervalMs: 60_000, timeoutMs: 1_000, serverErrorStreak: 3 }, createLogger("t", "silent"));
+    expect(await probe.probe()).toBe(true);
+    // As the attach loop feeds it.
+    const unobserve = observeEngineRequests((o) => probe.observe(o.outcome, o.admissionRefused));
+    try {
+      for (let i = 0; i < 4; i++) {
+        const status = await requestJson(`${e.url}/v1/systemone`, { method: "POST", body: { state: STATE, questions: questions(2) }, timeoutMs: 5_000 }).then(
+          () => 200,
+          (err: { status?: number }) => err.status,
+        );
+        expect(status).toBe(503);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+      expect(probe.ready).toBe(true);
+    } finally {
+      unobserve();
+      probe.stop();
+    }
   });
 });
