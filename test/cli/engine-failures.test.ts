@@ -1,26 +1,18 @@
 // Misbehaving engines and oversized records through `run` and `agent` (issue 14 cases 1, 5, 6 and
 // the agent's --tls-ca of case 11): each is reported by name and ends; none loops or waits forever.
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../cli/program.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { EngineTimeouts } from "../../agent/engine-timeouts.js";
 import { createLogger } from "../../common/log.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
+import { runCliCaptured } from "../support/in-process-cli.js";
+import { tempDirs } from "../support/temp-dirs.js";
 
 const SA = "test/sentiment/aiv-sa24-easy.jsonl.gz";
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "udm-engine-failures-"));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("udm-engine-failures-");
 
 let suite: string;
 beforeAll(async () => {
@@ -28,20 +20,7 @@ beforeAll(async () => {
   await makeSuite({ out: suite, scale: "small", seed: 7, tracks: ["aiv-sa24-easy"] });
 });
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
-  const write = process.stdout.write.bind(process.stdout);
-  const writeErr = process.stderr.write.bind(process.stderr);
-  let stderr = "";
-  let stdout = "";
-  process.stdout.write = ((s: string | Uint8Array) => ((stdout += String(s)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((s: string | Uint8Array) => ((stderr += String(s)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await runCli(args), stderr, stdout };
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = writeErr;
-  }
-}
+const cli = runCliCaptured;
 
 function resultRunIds(out: string): string[] {
   const ids: string[] = [];

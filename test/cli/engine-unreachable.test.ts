@@ -1,28 +1,18 @@
 // An engine that is not there, or there and silent, is named within 10 s by `agent` and `run`
 // (a real closed port; a server that accepts connections and never answers), and a method
 // endpoint that hangs is named within seconds of its stall mark while its request keeps waiting.
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
 import { createServer, type AddressInfo, type Server, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { spawnCli, type CliProcess } from "../support/cli-process.js";
+import { tempDirs } from "../support/temp-dirs.js";
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "udm-engine-unreachable-"));
-  dirs.push(d);
-  return d;
-}
+const tempDir = tempDirs("udm-engine-unreachable-");
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
-});
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 let suite: string;

@@ -1,21 +1,11 @@
 // `run --sim --sim-vllm legacy`: a vLLM without /v1/systemone or /v1/decisions (404) is read by
 // label-read, said once, and no record ends with errors, for both batched methods.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../cli/program.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
+import { runCliCaptured } from "../support/in-process-cli.js";
+import { tempDirs } from "../support/temp-dirs.js";
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "udm-vllm-profiles-"));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("udm-vllm-profiles-");
 
 let suite: string;
 beforeAll(async () => {
@@ -23,20 +13,7 @@ beforeAll(async () => {
   await makeSuite({ out: suite, scale: "small", seed: 7, tracks: ["aiv-sa24-easy"] });
 });
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
-  const write = process.stdout.write.bind(process.stdout);
-  const writeErr = process.stderr.write.bind(process.stderr);
-  let stderr = "";
-  let stdout = "";
-  process.stdout.write = ((s: string | Uint8Array) => ((stdout += String(s)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((s: string | Uint8Array) => ((stderr += String(s)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await runCli(args), stderr, stdout };
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = writeErr;
-  }
-}
+const cli = runCliCaptured;
 
 describe("run --sim-vllm legacy", () => {
   for (const method of ["systemone", "decisions"]) {

@@ -1,16 +1,16 @@
 // The synthetic suite maker against the dataset card: track list, counts, question shapes,
 // reranking chunks and qrels, identity fields, determinism per seed.
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { UsageError } from "../../common/errors.js";
 import { openSuite, readTrackRecords } from "../../common/suite/suite.js";
 import type { SuiteRecord } from "../../common/suite/schema.js";
 import { verifySuite } from "../../common/suite/verify.js";
 import { SUITE_SHAPE } from "../../sim/suite-maker/track-shapes.js";
 import { makeSuite, planSuite, type MadeSuite } from "../../sim/suite-maker/suite-maker.js";
+import { tempDirs } from "../support/temp-dirs.js";
 
 /** Rows and groups per track, copied by hand from the dataset card's track table. */
 const CARD: Record<string, [rows: number, groups: number]> = {
@@ -46,15 +46,7 @@ function canonical(value: unknown): string {
   );
 }
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "udm-suite-maker-"));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("udm-suite-maker-");
 
 async function readSuite(dir: string): Promise<Map<string, Rec[]>> {
   const byTrack = new Map<string, Rec[]>();

@@ -1,29 +1,21 @@
 // The shared startup check (issue 14 cases 4, 9, 10, 11): every broken suite that `suite verify`
 // refuses is refused the same way by `score`, by `run` before any inference, and by the
 // coordinator before it serves; a clean suite passes all of them.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../../cli/program.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { verifySuite } from "../../../common/suite/verify.js";
 import { openCheckedSuite } from "../../../common/suite/suite-check.js";
 import { indexSuite } from "../../../coordinator/suite-index.js";
 import { makeSuite } from "../../../sim/suite-maker/suite-maker.js";
+import { runCliCaptured } from "../../support/in-process-cli.js";
+import { tempDirs } from "../../support/temp-dirs.js";
 
 const SA = "test/sentiment/aiv-sa24-easy.jsonl.gz";
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "udm-suite-check-"));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("udm-suite-check-");
 
 let pristine: string;
 beforeAll(async () => {
@@ -54,19 +46,7 @@ function editRecords(dir: string, rel: string, edit: (records: Array<Record<stri
   editManifest(dir, (m) => (m.files[rel]!.sha256 = createHash("sha256").update(text).digest("hex")));
 }
 
-async function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  const write = process.stdout.write.bind(process.stdout);
-  const writeErr = process.stderr.write.bind(process.stderr);
-  let stderr = "";
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  process.stderr.write = ((s: string | Uint8Array) => ((stderr += String(s)), true)) as typeof process.stderr.write;
-  try {
-    return { code: await runCli(args), stderr };
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = writeErr;
-  }
-}
+const cli = runCliCaptured;
 
 /** What each of verify, score, run and the coordinator says of a suite. */
 async function verdicts(suite: string): Promise<{ verify: string[]; score: { code: number; stderr: string }; run: { code: number; stderr: string; resultFiles: number }; coordinator: string | undefined }> {

@@ -1,26 +1,18 @@
 // suite verify on a real small synthetic suite, clean and with one kind of damage at a time.
-import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../../cli/program.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { suiteIdentity } from "../../../common/suite/suite.js";
 import { verifySuite } from "../../../common/suite/verify.js";
 import { makeSuite } from "../../../sim/suite-maker/suite-maker.js";
+import { runCliCaptured } from "../../support/in-process-cli.js";
+import { tempDirs } from "../../support/temp-dirs.js";
 
 const SA = "test/sentiment/aiv-sa24-easy.jsonl.gz";
 const TREC = "test/passage_reranking/trec-dl19.jsonl.gz";
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "udm-suite-verify-"));
-  dirs.push(d);
-  return d;
-}
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const tempDir = tempDirs("udm-suite-verify-");
 
 let pristine: string;
 beforeAll(async () => {
@@ -51,16 +43,7 @@ function editManifest(dir: string, edit: (m: { files: Record<string, { rows: num
 }
 
 async function cli(args: string[]): Promise<number> {
-  const write = process.stdout.write.bind(process.stdout);
-  const writeErr = process.stderr.write.bind(process.stderr);
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  process.stderr.write = (() => true) as typeof process.stderr.write;
-  try {
-    return await runCli(args);
-  } finally {
-    process.stdout.write = write;
-    process.stderr.write = writeErr;
-  }
+  return (await runCliCaptured(args)).code;
 }
 
 describe("verifySuite", () => {
