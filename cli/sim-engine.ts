@@ -24,6 +24,7 @@ interface SimEngineFlags {
   maxLogprobs: string;
   logprobTokenIds: boolean;
   bos?: boolean;
+  thinking?: boolean;
 }
 
 export function register(program: Command): void {
@@ -45,6 +46,7 @@ export function register(program: Command): void {
     .addOption(opt("--max-logprobs <n>", "vLLM's --max-logprobs: most top logprobs a request may ask for", "20"))
     .addOption(opt("--no-logprob-token-ids", "behave like an older vLLM: ignore logprob_token_ids and return top-k logprobs"))
     .addOption(opt("--bos", "a BOS-adding tokenizer (like Llama's, Gemma's): text prompts and /tokenize (by default) start with <|begin_of_text|>, and the chat template writes it"))
+    .addOption(opt("--thinking", "a thinking chat template (like Qwen3's): the reply opens with a <think> block unless the request sends chat_template_kwargs {enable_thinking: false}"))
     .action(async (flags: SimEngineFlags) => {
       const accuracy = numberArg("accuracy", flags.accuracy, 0)!;
       if (accuracy > 1) throw new UsageError(`--accuracy must be in [0, 1], got ${flags.accuracy}`);
@@ -78,6 +80,7 @@ export function register(program: Command): void {
         maxLogprobs: intArg("max-logprobs", flags.maxLogprobs, 0)!,
         logprobTokenIds: flags.logprobTokenIds,
         bos: flags.bos ?? false,
+        thinking: flags.thinking ?? false,
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);
