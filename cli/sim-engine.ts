@@ -26,6 +26,7 @@ interface SimEngineFlags {
   bos?: boolean;
   vllm: string;
   maxNumQueuedReqs?: string;
+  thinking?: boolean;
 }
 
 export function register(program: Command): void {
@@ -49,6 +50,7 @@ export function register(program: Command): void {
     .addOption(opt("--bos", "a BOS-adding tokenizer (like Llama's, Gemma's): text prompts and /tokenize (by default) start with <|begin_of_text|>, and the chat template writes it"))
     .addOption(opt("--vllm <profile>", `which vLLM to behave as: ${VLLM_PROFILES.join(", ")} (legacy: no /v1/systemone or /v1/decisions, no logprob_token_ids; current: /tokenize length check, --max-num-queued-reqs admission, overflow 400 without figures)`, "structured-seed"))
     .addOption(opt("--max-num-queued-reqs <n>", "with --vllm current: questions (engine requests) admitted at once; more get a 503"))
+    .addOption(opt("--thinking", "a thinking chat template (like Qwen3's): the reply opens with a <think> block unless the request sends chat_template_kwargs {enable_thinking: false}"))
     .action(async (flags: SimEngineFlags) => {
       if (!isVllmProfile(flags.vllm)) throw new UsageError(`--vllm must be one of ${VLLM_PROFILES.join(", ")}, got ${flags.vllm}`);
       const vllm = flags.vllm;
@@ -87,6 +89,7 @@ export function register(program: Command): void {
         bos: flags.bos ?? false,
         vllm,
         ...(maxNumQueuedReqs !== undefined ? { maxNumQueuedReqs } : {}),
+        thinking: flags.thinking ?? false,
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);

@@ -53,6 +53,8 @@ export interface DecisionEndpoint<R extends EndpointResponse, A = unknown> {
   responseSchema: z.ZodType<R>;
   /** Whether the endpoint can take the question at all. */
   route(question: Question): QuestionRoute;
+  /** A question whose request does not change with the seed: read under the first seed only. */
+  seedInvariant?(question: Question): boolean;
   /** The request body for `keys` of the record. */
   body(record: RecordPayload, keys: readonly string[], request: BatchRequest): unknown;
   /** The answer to the question `key`, the `index`th of the batch, when the response has one. */
@@ -195,13 +197,15 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     }
     const seeds: Array<number | null> = this.seeds.current.length > 0 ? [...this.seeds.current] : [null];
     const reads: SeedRead[] = [];
-    for (const seed of seeds) {
+    const invariant = (key: string): boolean => this.endpoint.seedInvariant?.(record.questions[key]!) ?? false;
+    for (const [i, seed] of seeds.entries()) {
       const read: SeedRead = { probs: {}, errors: {}, skipped: new Set(), unsupported: new Set() };
+      const seedKeys = i === 0 ? keys : keys.filter((k) => !invariant(k));
       // Sequential on purpose: the first request prefills the state, the later ones hit the cache.
-      for (const batch of inBatches(keys, this.maxQuestions)) await this.readBatch(record, batch, seed, info, read, out, signal);
+      for (const batch of inBatches(seedKeys, this.maxQuestions)) await this.readBatch(record, batch, seed, info, read, out, signal);
       reads.push(read);
     }
-    combineSeedReads(keys, reads, this.name, out, toLabelRead);
+    for (const key of keys) combineSeedReads([key], invariant(key) ? reads.slice(0, 1) : reads, this.name, out, toLabelRead);
     if (toLabelRead.length > 0) await this.labelRead.answerQuestions(record, inQuestionOrder(record, toLabelRead), out, signal);
     out.latencyMs = performance.now() - started;
     return out;

@@ -5,7 +5,9 @@
 // vLLM reads them with the state as a shared prefix. Choices with more than 26 options (vLLM:
 // "This model supports at most 26 choices per question") or fewer than 2, and everything once the
 // engine answered 501, go to label-read. Seeds reorder a choice's options (the API has no seed
-// field; the label an option gets follows its position) and the answers are averaged. The flow
+// field; the label an option gets follows its position) and the answers are averaged. A predicate
+// has no options to reorder (vLLM's NoulQuestion reads its fixed "yes"/"no" labels), so it is read
+// once, under the first seed, whatever the seeds. The flow
 // is BatchedEndpointMethod's.
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
 import { labelPermutation, DECISIONS_MAX_QUESTIONS, DecisionResponseSchema, SYSTEMONE_MAX_CHOICE_OPTIONS, type DecisionAnswer, type DecisionResponse } from "../../common/engine-protocol/index.js";
@@ -45,6 +47,9 @@ const DECISIONS_ENDPOINT: DecisionEndpoint<DecisionResponse, DecisionAnswer> = {
     if (n > SYSTEMONE_MAX_CHOICE_OPTIONS) return { to: "fallback", reason: `choice with ${n} options: at most ${SYSTEMONE_MAX_CHOICE_OPTIONS} per question (needs label-read)` };
     return { to: "endpoint" };
   },
+  // A predicate has no options to permute: its request is the same under every seed, so N seeds
+  // would be N identical reads of one answer. Read it once.
+  seedInvariant: (question) => question.type === "noul",
   body(record, keys, { seed, info }) {
     const questions = keys.map((key) => {
       const q = record.questions[key]!;

@@ -9,6 +9,11 @@
 // noul reads the labels "yes" and "no", as vLLM's structured decisions do
 // (vllm/entrypoints/openai/decisions/question_types.py NoulQuestion.label_set = ("yes", "no")).
 //
+// A chat read of a label's later tokens continues an assistant message holding the label's first
+// tokens as text, which /detokenize gives (token_strs are vocabulary pieces, not text); every chat
+// request and chat /tokenize sends chat_template_kwargs {enable_thinking: false}, so that a
+// thinking template (Qwen3's) puts no reasoning block between the prompt and the label.
+//
 // Never prompt_logprobs or echo: vLLM skips the prefix cache for any request with prompt logprobs
 // (vllm/sampling_params.py skip_reading_prefix_cache, vllm/v1/core/kv_cache_manager.py
 // get_computed_blocks), and echo implies them; one generated token's logprobs keep the cache. The
@@ -19,7 +24,7 @@
 // Older vLLM without logprob_token_ids ignores the field (or a proxy rejects it): the method then
 // reads the top `max_logprobs` tokens instead, renormalises over the labels found, and marks the
 // record approximate. A 400 "greater than max allowed: M" teaches it the server's max_logprobs.
-import { labelPermutation, ChatCompletionResponseSchema, CompletionResponseSchema, isContextLengthError, isLogprobTokenIdsRejection, maxLogprobsAllowed, TokenizeResponseSchema, tokenIdOf, usageTokens, type CompletionResponse, type ChatCompletionResponse } from "../../common/engine-protocol/index.js";
+import { labelPermutation, ChatCompletionResponseSchema, DetokenizeResponseSchema, CompletionResponseSchema, isContextLengthError, isLogprobTokenIdsRejection, maxLogprobsAllowed, TokenizeResponseSchema, tokenIdOf, usageTokens, type CompletionResponse, type ChatCompletionResponse } from "../../common/engine-protocol/index.js";
 import type { Distribution } from "../../common/results/index.js";
 import type { Question } from "../../common/suite/index.js";
 import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
@@ -27,7 +32,7 @@ import { EngineHttpError } from "../engine-http.js";
 import { EngineSettingsCheck } from "../engine-settings.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type CallCounters, type RetryPolicy } from "./engine-call.js";
 import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix, type ListedOption } from "./label-read-template.js";
-import { LabelTokenError, LabelTokenizer, type LabelTokens } from "./label-tokens.js";
+import { CHAT_TEMPLATE_KWARGS, LabelTokenError, LabelTokenizer, type LabelTokens } from "./label-tokens.js";
 import { labelMasses, pathKey, sameTokens, trieNodes } from "./label-trie.js";
 import type { MethodOptions } from "./method-options.js";
 import { readEngineInfo } from "./model-info.js";
@@ -82,6 +87,8 @@ export class LabelReadMethod implements EngineMethod {
   private readonly questionCache = new PromiseCache<number[]>(8192);
   /** Token ids of a whole completions prompt as the server tokenizes it, for the reads after a label's first tokens. */
   private readonly promptCache = new PromiseCache<number[]>(8192);
+  /** Text of a label path's ids (/detokenize), for chat reads that continue it. */
+  private readonly pathTexts = new PromiseCache<string>(8192);
 
   constructor(private readonly options: LabelReadOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -199,7 +206,7 @@ export class LabelReadMethod implements EngineMethod {
         { role: "user", content: `${JSON.stringify(record.state)}\n\n${text}` },
       ];
       if (messages.reduce((n, m) => n + m.content.length, 0) + CHAT_TEMPLATE_SLACK > limit) {
-        const length = (await this.tokenizeCached(this.questionCache, JSON.stringify(messages), { messages, add_generation_prompt: true }, ctx, signal)).length;
+        const length = (await this.tokenizeCached(this.questionCache, JSON.stringify(messages), { messages, add_generation_prompt: true, chat_template_kwargs: CHAT_TEMPLATE_KWARGS }, ctx, signal)).length;
         if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
       }
       prompt = { kind: "messages", messages };
@@ -215,7 +222,9 @@ export class LabelReadMethod implements EngineMethod {
     let approximate = false;
     await Promise.all(
       trieNodes(labels.map((l) => l.ids)).map(async (node) => {
-        const pathText = node.path.map((id) => strs.get(id) ?? "").join("");
+        // A chat read continues the assistant's text, so a path goes as the text of its ids
+        // (/detokenize), never as joined token_strs: those are vocabulary pieces ("Ġ", "Ċ").
+        const pathText = this.api === "chat" && node.path.length > 0 ? await this.detokenize(node.path, ctx, signal) : "";
         const read = await this.readNext(prompt, node.path, pathText, node.next, strs, ctx, signal);
         if (read.approximate) approximate = true;
         reads.set(pathKey(node.path), read.probs);
@@ -293,7 +302,7 @@ export class LabelReadMethod implements EngineMethod {
         entries = Object.entries(res.choices[0]?.logprobs?.top_logprobs?.[0] ?? {});
       } else {
         const messages = path.length ? [...prompt.messages, { role: "assistant", content: pathText }] : prompt.messages;
-        const body = { ...common, messages, logprobs: true, top_logprobs: k, ...(path.length ? { add_generation_prompt: false, continue_final_message: true } : {}) };
+        const body = { ...common, messages, logprobs: true, top_logprobs: k, chat_template_kwargs: CHAT_TEMPLATE_KWARGS, ...(path.length ? { add_generation_prompt: false, continue_final_message: true } : {}) };
         const res: ChatCompletionResponse = await callEngine(`${this.baseUrl}/v1/chat/completions`, body, ChatCompletionResponseSchema, this.policy, ctx, signal);
         this.count(res.usage, ctx);
         entries = (res.choices[0]?.logprobs?.content?.[0]?.top_logprobs ?? []).map((t) => [t.token, t.logprob]);
@@ -334,6 +343,18 @@ export class LabelReadMethod implements EngineMethod {
   /** /tokenize of `body` once per `key`; a prompt without add_special_tokens gets the server's default, as an inference request would. */
   private tokenizeCached(cache: PromiseCache<number[]>, key: string, body: Record<string, unknown>, ctx: ReadContext, signal: AbortSignal): Promise<number[]> {
     return cache.get(key, async (loadSignal) => (await this.tokenize(body, ctx, loadSignal)).tokens, signal);
+  }
+
+  /** The text of `ids`, once per path: POST /detokenize {model, tokens} -> {prompt} (vllm/entrypoints/serve/tokenize/protocol.py). */
+  private detokenize(ids: number[], ctx: ReadContext, signal: AbortSignal): Promise<string> {
+    return this.pathTexts.get(
+      pathKey(ids),
+      async (loadSignal) => {
+        const body = { ...(this.info_?.model ? { model: this.info_.model } : {}), tokens: ids };
+        return (await callEngine(`${this.baseUrl}/detokenize`, body, DetokenizeResponseSchema, { ...this.policy, limiter: undefined }, ctx, loadSignal)).prompt;
+      },
+      signal,
+    );
   }
 
   private async tokenize(body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) {

@@ -5,12 +5,25 @@ import type { TokenizeResponse } from "../../common/engine-protocol/index.js";
 import type { CallCounters } from "./engine-call.js";
 import { PromiseCache } from "./promise-cache.js";
 
+/**
+ * chat_template_kwargs of every chat label read and chat /tokenize: the template's thinking switch
+ * off, as vLLM's own reads force it (vllm/entrypoints/openai/decisions/strategies.py
+ * NextTokenStrategy._read_request). With thinking on, Qwen3's template opens the generation prompt
+ * without a reasoning block but writes an empty one before an assistant message, so every label
+ * would start with "<think>\n\n</think>\n\n" and no read would be the reply's first token.
+ */
+export const CHAT_TEMPLATE_KWARGS = { enable_thinking: false } as const;
+
 /** What the completions prompt ends with; label tokens are what a label adds after it. */
 export const ANSWER_TAIL = "Answer:";
 
 export interface LabelTokens {
   ids: number[];
-  /** Token strings, for servers that answer with strings rather than "token_id:<id>". */
+  /**
+   * Token strings, for servers that answer with strings rather than "token_id:<id>". These are
+   * vocabulary pieces (convert_ids_to_tokens: "Ġ", "Ċ", "▁"), never text: a chat read's assistant
+   * text comes from /detokenize.
+   */
   strs: string[];
 }
 
@@ -38,8 +51,8 @@ export class LabelTokenizer {
               this.tokenize({ prompt: `${ANSWER_TAIL} ${label}`, add_special_tokens: false, return_token_strs: true }, counters, loadSignal),
             ])
           : await Promise.all([
-              this.tails.get(this.api, async (tailSignal) => (await this.tokenize({ messages: [user], add_generation_prompt: true }, counters, tailSignal)).tokens),
-              this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true }, counters, loadSignal),
+              this.tails.get(this.api, async (tailSignal) => (await this.tokenize({ messages: [user], add_generation_prompt: true, chat_template_kwargs: CHAT_TEMPLATE_KWARGS }, counters, tailSignal)).tokens),
+              this.tokenize({ messages: [user, { role: "assistant", content: label }], add_generation_prompt: false, continue_final_message: true, chat_template_kwargs: CHAT_TEMPLATE_KWARGS, return_token_strs: true }, counters, loadSignal),
             ]);
       const n = tail.length;
       if (full.tokens.length <= n || full.tokens.slice(0, n).some((t, i) => t !== tail[i])) {

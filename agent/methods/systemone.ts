@@ -55,7 +55,12 @@ const SYSTEMONE_ENDPOINT: DecisionEndpoint<SystemOneResponse, SystemOneAnswer> =
     return {
       ...(model ? { model } : {}),
       ...(seed !== null ? { seed } : {}),
-      state: record.state,
+      // The state goes as its JSON text, never as an object: the older template-based systemone
+      // renders an object with Python's json.dumps, whose ensure_ascii escapes every non-ASCII
+      // character (Vietnamese arrives as \uXXXX, several tokens each), while a string goes into the
+      // prompt as is on every version (StructuredDecisionRequest.state takes text or JSON,
+      // vllm/entrypoints/generate/structured_decisions/protocol.py).
+      state: JSON.stringify(record.state),
       // Exactly the three fields vLLM takes: a suite question may carry extra fields, and vLLM
       // answers 400 for any unknown field of a question.
       questions: Object.fromEntries(

@@ -294,6 +294,9 @@ export const TokenizeResponseSchema = z.looseObject({
 });
 export type TokenizeResponse = z.infer<typeof TokenizeResponseSchema>;
 
+/** POST /detokenize {model, tokens} answers {prompt}: the ids' text (vllm/entrypoints/serve/tokenize/protocol.py DetokenizeResponse). */
+export const DetokenizeResponseSchema = z.looseObject({ prompt: z.string() });
+
 /** The id in a "token_id:<id>" token string (return_tokens_as_token_ids), else undefined. */
 export function tokenIdOf(token: string): number | undefined {
   const m = /^token_id:(\d+)$/.exec(token);

@@ -47,6 +47,8 @@ export interface SimEngineOptions {
   systemone?: boolean;
   /** A BOS-adding tokenizer, like Llama's and Gemma's (SimTokenizer). Default false. */
   bos?: boolean;
+  /** A thinking chat template like Qwen3's, switched off by chat_template_kwargs.enable_thinking: false (applyChatTemplate). Default false. */
+  thinking?: boolean;
   /** vLLM's --max-logprobs. Default 20. */
   maxLogprobs?: number;
   /** false: an older vLLM without logprob_token_ids (the field is ignored, top-k comes back). Default true. */
@@ -71,6 +73,8 @@ export interface SimEngineStats {
   reads: number;
   /** POST /tokenize requests. */
   tokenizeRequests: number;
+  /** POST /detokenize requests. */
+  detokenizeRequests: number;
   /** Inference requests per endpoint path. */
   byEndpoint: Record<string, number>;
   promptTokens: number;
@@ -126,6 +130,7 @@ export class EngineContext {
     byStatus: {},
     reads: 0,
     tokenizeRequests: 0,
+    detokenizeRequests: 0,
     byEndpoint: {},
     promptTokens: 0,
     cachedTokens: 0,
@@ -152,7 +157,7 @@ export class EngineContext {
     const oracle = typeof options.oracle === "string" ? Oracle.fromFile(options.oracle) : options.oracle;
     this.oracle = oracle;
     this.accuracy = options.accuracy ?? 1;
-    this.tokenizer = new SimTokenizer(options.bos ?? false);
+    this.tokenizer = new SimTokenizer(options.bos ?? false, options.thinking ?? false);
     this.pseudo = new PseudoModel({ seed: this.seed, ...(oracle ? { oracle } : {}), accuracy: this.accuracy });
     this.capacity = new CapacityModel({
       tokensPerS: options.tokensPerS ?? 0,

@@ -12,6 +12,7 @@ import { decisions } from "./endpoints/decisions.js";
 import { modelList } from "./endpoints/models.js";
 import { systemone } from "./endpoints/systemone.js";
 import { tokenize } from "./endpoints/tokenize.js";
+import { detokenize } from "./endpoints/detokenize.js";
 import { router } from "./http.js";
 
 export type { SimEngineOptions, SimEngineStats } from "./context.js";
@@ -51,6 +52,7 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
         "/v1/completions": { method: "POST", handle: (req, res) => completions(ctx, req, res) },
         "/v1/chat/completions": { method: "POST", handle: (req, res) => chatCompletions(ctx, req, res) },
         "/tokenize": { method: "POST", handle: (req, res) => tokenize(ctx, req, res) },
+        "/detokenize": { method: "POST", handle: (req, res) => detokenize(ctx, req, res) },
         "/v1/models": { method: "GET", handle: (_req, res) => http.send(res, 200, modelList(ctx)) },
         "/health": { method: "GET", handle: (_req, res) => http.send(res, 200, undefined, "text/plain") },
         "/metrics": { method: "GET", handle: async (_req, res) => http.send(res, 200, await metrics.text(), metrics.contentType) },

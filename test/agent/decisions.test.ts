@@ -69,6 +69,24 @@ describe("DecisionsMethod", () => {
     expect(single[1]!.probs.team).not.toEqual(single[0]!.probs.team);
   });
 
+  it("reads a predicate once whatever the seeds: its request cannot change with them", async () => {
+    const flag: Question = { type: "noul", instructions: "Complaint?", criteria: {} };
+    const once = await setup();
+    const single = await once.method.answer(record({ flag }), new AbortController().signal);
+    const { engine, method } = await setup({}, { seeds: [0, 1, 2] });
+    const out = await method.answer(record({ flag }), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(out.probs.flag).toEqual(single.probs.flag);
+    expect(engine.stats().byEndpoint["/v1/decisions"]).toBe(1);
+    // With a choice beside it, the choice still goes under every seed, the predicate in the first request only.
+    const mixed = await setup({}, { seeds: [0, 1, 2] });
+    const both = await mixed.method.answer(record({ flag, team: choiceQuestion(3, "Which?") }), new AbortController().signal);
+    expect(both.errors).toEqual({});
+    expect(both.probs.flag).toEqual(single.probs.flag);
+    expect(mixed.engine.stats().byEndpoint["/v1/decisions"]).toBe(3);
+    expect(mixed.engine.stats().reads).toBe(4);
+  });
+
   it("skips questions too long for max_model_len", async () => {
     const { method } = await setup({ maxModelLen: 120 });
     const out = await method.answer(record({ a: choiceQuestion(2), long: choiceQuestion(3, "Please consider carefully ".repeat(40)) }), new AbortController().signal);

@@ -6,6 +6,7 @@ import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";
 import { distributionProblem, NOUL_KEYS } from "../../common/results/format.js";
 import { choiceQuestion, postJson } from "../sim/engine-fixtures.js";
+import { startEngineProxy } from "./engine-proxy.js";
 
 const engines: SimEngine[] = [];
 afterEach(async () => {
@@ -78,6 +79,26 @@ describe("SystemOneMethod", () => {
     expect(out.probs.flag).toEqual({ true: p, false: 1 - p });
     expect(Object.keys(out.probs.label!)).toEqual(["0", "skill:a", "gpt-4"]);
     expectValid(out, qs);
+  });
+
+  it("sends the state as its JSON text, non-ASCII as is, which the engine reads as the object", async () => {
+    const { engine, method: direct } = await setup();
+    const proxy = await startEngineProxy(engine.url);
+    try {
+      const method = new SystemOneMethod({ baseUrl: proxy.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 } });
+      const qs = questions(3);
+      const out = await method.answer(record(qs), new AbortController().signal);
+      const sent = proxy.to("/v1/systemone").map((r) => (r.body as { state: unknown }).state);
+      expect(sent).toEqual([JSON.stringify(STATE)]);
+      expect(sent[0]).toContain("Khách hàng");
+      // The sim still takes an object (as vLLM does) and reads it the same.
+      const asObject = await postJson(`${engine.url}/v1/systemone`, { state: STATE, questions: qs });
+      expect(asObject.status).toBe(200);
+      expect(out.probs).toEqual((await direct.answer(record(qs), new AbortController().signal)).probs);
+      expect(out.probs.flag0).toEqual({ true: asObject.body.answers.flag0.noul, false: 1 - asObject.body.answers.flag0.noul });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("sends only type, instructions and criteria even when the suite question has more fields", async () => {

@@ -67,6 +67,20 @@ describe("udm-orch sim-engine", () => {
     expect(await exit).toBe(1);
   });
 
+  it("--thinking makes a Qwen3-like thinking template: the empty <think> block opens the reply unless enable_thinking is false", async () => {
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const out = captureStdout();
+    const exit = runCli(["sim-engine", "--port", "0", "--thinking", "--tokens-per-s", "0", "--faults", "crash-after=0"]);
+    const url = await out.firstLine;
+    const messages = [{ role: "user", content: "x" }, { role: "assistant", content: "A" }];
+    const on = await postJson(`${url}/tokenize`, { messages, add_generation_prompt: false, continue_final_message: true, return_token_strs: true });
+    expect(on.body.token_strs.slice(-3)).toEqual(["Ċ", "Ċ", "A"]);
+    const off = await postJson(`${url}/tokenize`, { messages: messages.slice(0, 1), add_generation_prompt: true, chat_template_kwargs: { enable_thinking: false }, return_token_strs: true });
+    expect(off.body.token_strs.slice(-2)).toEqual(["Ċ", "Ċ"]);
+    await expect(postJson(`${url}/v1/completions`, { prompt: "x" })).rejects.toThrow();
+    expect(await exit).toBe(1);
+  });
+
   it("refuses bad flags with exit 2", async () => {
     const err: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((c: string | Uint8Array) => (err.push(String(c)), true));

@@ -36,7 +36,8 @@ describe("sim engine: /tokenize", () => {
     const res = await postJson(`${e.url}/tokenize`, { prompt: "A: billing", return_token_strs: true });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ count: 4, max_model_len: 4096 });
-    expect(res.body.token_strs).toEqual(["A", ":", "bill", "ing"]);
+    // Vocabulary pieces as a byte-level BPE tokenizer names them, not text.
+    expect(res.body.token_strs).toEqual(["A", ":", "Ġbill", "ing"]);
     const chat = await postJson(`${e.url}/tokenize`, { messages: [{ role: "user", content: "hi" }] });
     const t = new SimTokenizer();
     expect(chat.body.tokens).toEqual(t.encode("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"));
@@ -44,6 +45,37 @@ describe("sim engine: /tokenize", () => {
     expect(e.stats().tokenizeRequests).toBe(2);
     const bad = await postJson(`${e.url}/tokenize`, { messages: [{ role: "user", content: "x" }], add_generation_prompt: true, continue_final_message: true });
     expect(bad.status).toBe(400);
+  });
+});
+
+describe("sim engine: raw pieces, /detokenize and a thinking template", () => {
+  it("names tokens by raw pieces (Ġ a space, Ċ a newline, bytes for non-ASCII) and turns ids back into text with /detokenize", async () => {
+    const e = await engine();
+    const res = await postJson(`${e.url}/tokenize`, { prompt: "Answer: A\nđi", add_special_tokens: false, return_token_strs: true });
+    expect(res.body.token_strs).toEqual(["Answer", ":", "ĠA", "Ċ", "Ä\u0133i"]);
+    const text = await postJson(`${e.url}/detokenize`, { model: "sim/tiny", tokens: res.body.tokens.slice(2) });
+    expect(text).toEqual({ status: 200, body: { prompt: "A\nđi" } });
+    expect((await postJson(`${e.url}/detokenize`, { tokens: ["x"] })).status).toBe(400);
+    expect((await postJson(`${e.url}/detokenize`, { model: "other", tokens: [1] })).status).toBe(404);
+    expect(e.stats().detokenizeRequests).toBe(3);
+  });
+
+  it("writes Qwen3's empty <think> block before the reply unless enable_thinking is false", async () => {
+    const e = await engine({ thinking: true });
+    const user = { role: "user", content: "x" };
+    const tail = async (kwargs?: unknown) => (await postJson(`${e.url}/tokenize`, { messages: [user], add_generation_prompt: true, ...(kwargs ? { chat_template_kwargs: kwargs } : {}) })).body.tokens as number[];
+    const full = async (kwargs?: unknown) =>
+      (await postJson(`${e.url}/tokenize`, { messages: [user, { role: "assistant", content: "A" }], add_generation_prompt: false, continue_final_message: true, return_token_strs: true, ...(kwargs ? { chat_template_kwargs: kwargs } : {}) })).body;
+    const off = { enable_thinking: false };
+    const [t0, f0, t1, f1] = [await tail(), await full(), await tail(off), await full(off)];
+    expect(f0.token_strs.slice(t0.length)).toEqual(["<", "thin", "k", ">", "Ċ", "Ċ", "<", "/", "thin", "k", ">", "Ċ", "Ċ", "A"]);
+    expect(f1.token_strs.slice(t1.length)).toEqual(["A"]);
+    expect(f1.tokens.slice(0, t1.length)).toEqual(t1);
+    // Raw pieces as the assistant's text are not in the rendered chat: transformers' ValueError, a 400.
+    const joined = f0.token_strs.slice(t0.length, -1).join("");
+    const bad = await postJson(`${e.url}/v1/chat/completions`, { messages: [user, { role: "assistant", content: joined }], add_generation_prompt: false, continue_final_message: true, max_tokens: 1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/final message does not appear/);
   });
 });
 

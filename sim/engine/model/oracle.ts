@@ -204,12 +204,17 @@ export async function* oracleLines(suiteDir: string): AsyncGenerator<OracleLine>
   const suite = openSuite(suiteDir);
   for (const file of suite.files) {
     for await (const rec of readTrackRecords(file)) {
-      const questions = Object.entries(rec.questions);
-      const keys = Object.fromEntries(questions.map(([qk, q]) => [qk, oracleKey(rec.state, qk, q.type === "noul" ? null : Object.keys(q.criteria))]));
-      const reads = Object.fromEntries(questions.map(([qk, q]) => [qk, readKey(rec.state, q)]));
-      yield { run_id: rec._evaluation.run_id, expected: rec.expected, keys, reads };
+      yield oracleLine(rec._evaluation.run_id, rec.state, rec.questions, rec.expected);
     }
   }
+}
+
+/** The oracle line of one record. */
+export function oracleLine(runId: string, state: Record<string, string>, questionMap: Record<string, Question>, expected: OracleLine["expected"]): OracleLine {
+  const questions = Object.entries(questionMap);
+  const keys = Object.fromEntries(questions.map(([qk, q]) => [qk, oracleKey(state, qk, q.type === "noul" ? null : Object.keys(q.criteria))]));
+  const reads = Object.fromEntries(questions.map(([qk, q]) => [qk, readKey(state, q)]));
+  return { run_id: runId, expected, keys, reads };
 }
 
 /** The oracle of a suite, built in memory. */

@@ -52,6 +52,8 @@ export class SimTokenizer {
   constructor(
     /** A BOS-adding tokenizer (Llama, Gemma). */
     readonly bos = false,
+    /** Its chat template is a thinking one, like Qwen3's (applyChatTemplate). */
+    readonly thinking = false,
   ) {}
 
   /** The BOS id this tokenizer adds, or null. */
@@ -72,17 +74,41 @@ export class SimTokenizer {
    * `addSpecialTokens`, a BOS-adding tokenizer puts BOS first.
    */
   encode(text: string, addSpecialTokens = false): number[] {
+    return this.encodeWithPieces(text, addSpecialTokens).ids;
+  }
+
+  /**
+   * The ids of `text` and their vocabulary pieces as a byte-level BPE tokenizer's
+   * convert_ids_to_tokens gives them (what vLLM's /tokenize returns as token_strs): the token's
+   * bytes with the whitespace before it, each byte as GPT-2's printable stand-in (" " is "Ġ",
+   * "\n" is "Ċ"), so that joining pieces is not the text and only /detokenize turns ids back.
+   */
+  encodeWithPieces(text: string, addSpecialTokens = false): { ids: number[]; pieces: string[] } {
     const ids: number[] = addSpecialTokens && this.bos ? [FIXED_IDS.get(BOS)!] : [];
+    const pieces: string[] = ids.map((id) => FIXED[id]!);
     for (const part of text.split(SPECIAL_SPLIT)) {
       if (!part) continue;
       const special = FIXED_IDS.get(part);
       if (special !== undefined && SPECIAL_IDS.has(special) && (this.bos || part !== BOS)) {
         ids.push(special);
+        pieces.push(part);
         continue;
       }
-      for (const m of part.matchAll(PIECE)) this.encodePiece(m[0], ids);
+      let end = 0;
+      for (const m of part.matchAll(PIECE)) {
+        const space = part.slice(end, m.index);
+        end = m.index + m[0].length;
+        const from = ids.length;
+        this.encodePiece(m[0], ids);
+        for (let i = from; i < ids.length; i++) pieces.push(byteLevel((i === from ? space : "") + this.decodeToken(ids[i]!)));
+      }
     }
-    return ids;
+    return { ids, pieces };
+  }
+
+  /** The text of `ids` (vLLM's /detokenize): the tokens' texts joined; the sim has no space tokens, so spaces between words are not restored. */
+  decode(ids: readonly number[]): string {
+    return ids.map((id) => this.decodeToken(id)).join("");
   }
 
   private encodePiece(piece: string, out: number[]): void {
@@ -141,24 +167,84 @@ export class SimTokenizer {
   }
 }
 
+/** GPT-2's byte-level stand-ins: printable bytes are themselves, the others 256 upwards in byte order. */
+const BYTE_CHARS: string[] = (() => {
+  const out: string[] = [];
+  let next = 256;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+    out.push(String.fromCodePoint(printable ? b : next++));
+  }
+  return out;
+})();
+
+function byteLevel(text: string): string {
+  let out = "";
+  for (const b of Buffer.from(text, "utf8")) out += BYTE_CHARS[b];
+  return out;
+}
+
 export interface ChatMessage {
   role: string;
   content: string;
 }
+
+/** What a thinking template (Qwen3's) writes for an empty reasoning block. */
+export const EMPTY_THINK = "<think>\n\n</think>\n\n";
+
+export interface ChatTemplateOptions {
+  addGenerationPrompt: boolean;
+  continueFinalMessage: boolean;
+  bos?: boolean;
+  /** A thinking template like Qwen3's (see applyChatTemplate). */
+  thinking?: boolean;
+  /** chat_template_kwargs.enable_thinking; absent is on, as in Qwen3's template. */
+  enableThinking?: boolean;
+}
+
+/** continue_final_message with a final message the rendered chat does not end in (transformers' apply_chat_template ValueError). */
+export class FinalMessageMissing extends Error {}
 
 /**
  * A ChatML template (the Qwen family's), as vLLM applies it for /v1/chat/completions and
  * /tokenize with messages: add_generation_prompt opens the assistant turn; continue_final_message
  * leaves the last (assistant) message open so the reply continues it. `bos`: the template starts
  * with the BOS token, as Llama's and Gemma's do ("{{ bos_token }}").
+ *
+ * `thinking`, like Qwen3's template: an assistant message after the last user message is written
+ * as a reasoning block then its content (the reasoning taken from before "</think>" in the content,
+ * the content after it, leading newlines dropped); the generation prompt adds the empty block only
+ * when enable_thinking is false (otherwise the model writes its own). So without
+ * enable_thinking: false, a label as the assistant's reply is the block's tokens then the label.
+ *
+ * continue_final_message as transformers does it (apply_chat_template): the rendered chat is cut
+ * just after the last occurrence of the final message's trimmed content (so trailing whitespace of
+ * the message is dropped), and a chat without it is refused (FinalMessageMissing, a 400 in vLLM).
  */
-export function applyChatTemplate(messages: readonly ChatMessage[], opts: { addGenerationPrompt: boolean; continueFinalMessage: boolean; bos?: boolean }): string {
+export function applyChatTemplate(messages: readonly ChatMessage[], opts: ChatTemplateOptions): string {
   let text = opts.bos ? BOS : "";
+  let lastUser = -1;
   messages.forEach((m, i) => {
-    const last = i === messages.length - 1;
-    text += `${IM_START}${m.role}\n${m.content}`;
-    if (!(last && opts.continueFinalMessage)) text += `${IM_END}\n`;
+    if (m.role === "user") lastUser = i;
   });
-  if (opts.addGenerationPrompt && !opts.continueFinalMessage) text += `${IM_START}assistant\n`;
+  messages.forEach((m, i) => {
+    let content = m.content;
+    if (opts.thinking && m.role === "assistant" && i > lastUser) {
+      const cut = content.lastIndexOf("</think>");
+      const reasoning = cut < 0 ? "" : content.slice(0, cut).replace(/\n+$/, "").split("<think>").pop()!.replace(/^\n+/, "");
+      const reply = cut < 0 ? content : content.slice(cut + "</think>".length);
+      content = `<think>\n${reasoning}\n</think>\n\n${reply.replace(/^\n+/, "")}`;
+    }
+    text += `${IM_START}${m.role}\n${content}`;
+    // The final message's end marker is not searched for its content below (a one-letter label could match in it).
+    if (!(opts.continueFinalMessage && i === messages.length - 1)) text += `${IM_END}\n`;
+  });
+  if (opts.continueFinalMessage) {
+    const final = (messages[messages.length - 1]?.content ?? "").trim();
+    const at = text.lastIndexOf(final);
+    if (at < 0) throw new FinalMessageMissing("continue_final_message is set but the final message does not appear in the chat after applying the chat template! This can happen if the chat template deletes portions of the final message. Please verify the chat template and final message in your chat to ensure they are compatible.");
+    return text.slice(0, at + final.length);
+  }
+  if (opts.addGenerationPrompt) text += `${IM_START}assistant\n${opts.thinking && opts.enableThinking === false ? EMPTY_THINK : ""}`;
   return text;
 }

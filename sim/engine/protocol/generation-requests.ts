@@ -21,14 +21,18 @@
 // - vllm/renderers/params.py: context length 400 with param "input_tokens" (failure.ts).
 // - the tokenize protocol (vllm/entrypoints/serve/tokenize/protocol.py): {prompt | messages} ->
 //   {count, max_model_len, tokens, token_strs}; add_special_tokens default true for a prompt,
-//   false for messages.
+//   false for messages; token_strs are tokenizer.convert_ids_to_tokens pieces (serving.py), raw
+//   vocabulary strings ("Ġ" for a leading space with byte-level BPE), not text. POST /detokenize
+//   {model, tokens} -> {prompt} turns ids back into text (DetokenizeRequest, DetokenizeResponse).
+// - chat_template_kwargs (chat_completion/protocol.py, tokenize/protocol.py): passed to the
+//   template; the sim's thinking template reads enable_thinking.
 // - OpenAIBaseModel lets unknown fields through (a warning in the log), which is how an older
 //   vLLM without logprob_token_ids behaves: the field is ignored and top-k logprobs come back.
 import { createHash } from "node:crypto";
 import { badRequest as bad, contextLengthFailure, modelNotFound, VllmValidationError, type Failure } from "./failure.js";
 import { pyRepr } from "./python-repr.js";
 import { validationFailure, valueError, type PydanticError } from "./validation-error.js";
-import { applyChatTemplate, SimTokenizer, type ChatMessage } from "../model/tokenizer.js";
+import { applyChatTemplate, FinalMessageMissing, SimTokenizer, type ChatMessage } from "../model/tokenizer.js";
 import type { LabelTarget, TokenModel, TokenLogprob } from "../model/token-model.js";
 
 export const MAX_LOGPROB_TOKEN_IDS = 128;
@@ -237,7 +241,7 @@ function messagesOf(raw: unknown): ChatMessage[] | Failure {
  * template (which writes BOS on a BOS-adding tokenizer), then the text encoded with
  * add_special_tokens (default false for chat: the template already added them).
  */
-export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenizer): { text: string; ids: number[] } | Failure {
+export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenizer): { text: string; ids: number[]; pieces: string[] } | Failure {
   const continueFinal = body.continue_final_message === true;
   if (continueFinal && body.add_generation_prompt === true) {
     // check_generation_prompt, a model validator raising ValueError (no parameter).
@@ -249,8 +253,18 @@ export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenize
   if (continueFinal && messages[messages.length - 1]?.role !== "assistant") {
     return bad("continue_final_message needs the last message to be an assistant message", "continue_final_message");
   }
-  const text = applyChatTemplate(messages, { addGenerationPrompt: addGeneration, continueFinalMessage: continueFinal, bos: tokenizer.bos });
-  return { text, ids: tokenizer.encode(text, addSpecialTokens(body, false)) };
+  const kwargs = body.chat_template_kwargs;
+  const enableThinking = isObject(kwargs) && typeof kwargs.enable_thinking === "boolean" ? kwargs.enable_thinking : undefined;
+  let text: string;
+  try {
+    text = applyChatTemplate(messages, { addGenerationPrompt: addGeneration, continueFinalMessage: continueFinal, bos: tokenizer.bos, thinking: tokenizer.thinking, enableThinking });
+  } catch (err) {
+    // The template's ValueError, answered as a 400 by vLLM's chat preprocessing.
+    if (err instanceof FinalMessageMissing) return bad(err.message);
+    throw err;
+  }
+  const { ids, pieces } = tokenizer.encodeWithPieces(text, addSpecialTokens(body, false));
+  return { text, ids, pieces };
 }
 
 /**
@@ -311,14 +325,15 @@ export interface TokenizeResult {
 export function tokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): { result: TokenizeResult; text: string } | Failure {
   if (!isObject(body)) return notADict(body);
   let tokens: number[];
+  let pieces: string[];
   let text: string;
   if (body.messages !== undefined) {
     const rendered = renderChat(body, tokenizer);
     if ("ok" in rendered) return rendered;
-    ({ text, ids: tokens } = rendered);
+    ({ text, ids: tokens, pieces } = rendered);
   } else if (typeof body.prompt === "string") {
     text = body.prompt;
-    tokens = tokenizer.encode(text, addSpecialTokens(body, true));
+    ({ ids: tokens, pieces } = tokenizer.encodeWithPieces(text, addSpecialTokens(body, true)));
   } else return bad("prompt: Field required (or messages)", "prompt");
   const modelFailure = checkModel(body, limits);
   if (modelFailure) return modelFailure;
@@ -328,7 +343,8 @@ export function tokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: 
       count: tokens.length,
       max_model_len: limits.maxModelLen,
       tokens,
-      token_strs: body.return_token_strs === true ? tokens.map((t) => tokenizer.decodeToken(t)) : null,
+      // Vocabulary pieces (convert_ids_to_tokens), not text: " A" is "ĠA", "\n" is "Ċ".
+      token_strs: body.return_token_strs === true ? pieces : null,
     },
   };
 }
@@ -399,4 +415,22 @@ export function chatLogprobs(tokens: GeneratedToken[], tokenizer: SimTokenizer, 
   return {
     content: tokens.map((t) => ({ ...entry(t.id, t.logprob), top_logprobs: t.alternatives.map((a) => entry(a.id, a.logprob)) })),
   };
+}
+
+/** POST /detokenize: {model?, tokens: list[int]} -> {prompt} (tokenize/protocol.py DetokenizeRequest). */
+export function detokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): { prompt: string } | Failure {
+  if (!isObject(body)) return notADict(body);
+  const tokens = body.tokens;
+  if (tokens === undefined) return validationFailure([{ type: "missing", loc: ["body", "tokens"], msg: "Field required", input: body }]);
+  if (!Array.isArray(tokens)) return validationFailure([{ type: "list_type", loc: ["body", "tokens"], msg: "Input should be a valid list", input: tokens }]);
+  const errors: PydanticError[] = [];
+  tokens.forEach((x, i) => {
+    if (!Number.isInteger(x)) errors.push({ type: "int_type", loc: ["body", "tokens", i], msg: "Input should be a valid integer", input: x });
+  });
+  if (errors.length) return validationFailure(errors);
+  const modelFailure = checkModel(body, limits);
+  if (modelFailure) return modelFailure;
+  const outside = (tokens as number[]).find((id) => id < 0 || id >= tokenizer.vocabSize);
+  if (outside !== undefined) return bad(`Token id ${outside} is out of vocabulary`, "tokens");
+  return { prompt: tokenizer.decode(tokens as number[]) };
 }

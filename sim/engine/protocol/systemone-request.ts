@@ -139,7 +139,7 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
     ok: true,
     request: {
       model,
-      state: body.state,
+      state: stateValue(body.state),
       instructions: typeof body.instructions === "string" ? body.instructions : null,
       cacheSalt: typeof body.cache_salt === "string" ? body.cache_salt : null,
       questions: parsed,
@@ -185,4 +185,18 @@ function buildQuestion(qid: string, type: string, instructions: unknown, criteri
   if (options.length > limit) return `question ${pyRepr(qid)}: at most ${limit} options for this model`;
   const text = typeof instructions === "string" ? instructions : instructions === null || instructions === undefined ? "" : String(instructions);
   return { id: qid, type: qtype, instructions: text, options, labels: labelSet.slice(0, options.length), oracleOptions: qtype === "noul" ? null : names };
+}
+
+/**
+ * The state as the oracle keys it: agents send a record's state as its JSON text (an object is
+ * taken too, as vLLM takes both), and the oracle keys on the parsed value; other text stays text.
+ */
+function stateValue(state: unknown): unknown {
+  if (typeof state !== "string") return state;
+  try {
+    const parsed: unknown = JSON.parse(state);
+    return isPlainObject(parsed) ? parsed : state;
+  } catch {
+    return state;
+  }
 }
