@@ -21,7 +21,7 @@ export interface OutDirTrack {
 /** The fields of `status --json` (RunStatus) a results directory holds, plus where they came from. */
 export interface OutDirStatus {
   run_id: string;
-  /** running (a live coordinator holds the lock), else the run card's status, else complete/incomplete from the counts. */
+  /** The run card's status once it ended, else running (a live coordinator holds the lock), else complete/incomplete from the counts. */
   state: string;
   suite_identity: string;
   records_total: number | null;
@@ -70,7 +70,8 @@ export function readOutDirStatus(outDir: string): OutDirStatus {
   const counted = recordsTotal !== null && recordsCommitted >= recordsTotal ? "complete" : "incomplete";
   return {
     run_id: run.run_id ?? "",
-    state: holder ? "running" : (ended ?? counted),
+    // A coordinator serving a complete run's final page still holds the lock: its card says it ended.
+    state: ended ?? (holder ? "running" : counted),
     suite_identity: run.suite_identity ?? "",
     records_total: recordsTotal,
     records_committed: recordsCommitted,

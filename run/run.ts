@@ -101,7 +101,7 @@ export class Run {
    * Waits for the coordinator to stop, prints the outcome and seals the card. Resolves when every
    * record in scope is committed without errors; otherwise throws a UdmError saying how to resume.
    * With `keepPage` the page of a run that reached "complete" stays up (its final status and
-   * metrics) until close(); `pageKept` then says so.
+   * metrics), and its coordinator answers Status, until close(); `pageKept` then says so.
    */
   async run(options: { keepPage?: boolean } = {}): Promise<RunOutcome> {
     const { coordinator, web } = this;
@@ -111,8 +111,9 @@ export class Run {
       // The page keeps the run's whole final status (run id, tracks, counters), not just its totals.
       const final = web ? await coordinator.status().catch(() => undefined) : undefined;
       web?.detach({ ...final, state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
-      await coordinator.close();
+      // A kept page keeps its coordinator too: gRPC Status and health (the chart's probes) still answer.
       keep = Boolean(options.keepPage && web && outcome.state === "complete");
+      if (!keep) await coordinator.close();
       const sealed = await this.cardSession.finished(outcome);
       const c = outcome.counters;
       this.print(
@@ -141,9 +142,10 @@ export class Run {
     return this.kept;
   }
 
-  /** Closes a page run() kept up. */
+  /** Closes the page and coordinator run() kept up. */
   async close(): Promise<void> {
     this.kept = false;
+    await this.coordinator.close();
     await this.web?.close();
   }
 

@@ -34,6 +34,10 @@ describe.skipIf(mode === "skip")("a completed run seen through Prometheus", () =
       }
       expect(seen, coordinator.output().slice(-2000)).toEqual(["1", total, "1"]);
       expect(coordinator.child.exitCode).toBeNull();
+      // The gRPC port still answers Status (and health: the chart's probes), with the final state.
+      const status = fx.cli(["status", "--coordinator", address!]);
+      expect(await exitWithin(status, 15_000), status.output()).toBe(0);
+      expect(status.output()).toMatch(/state complete/);
       coordinator.kill("SIGTERM");
       expect(await exitWithin(coordinator, 10_000), coordinator.output()).toBe(0);
     } finally {
