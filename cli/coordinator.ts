@@ -2,7 +2,8 @@
 // Prints the listen address; SIGTERM/SIGINT drain (agents finish what they hold, results are
 // flushed) then exit. While the run is not complete the agents are told to reattach to the next
 // coordinator on the same port (a restart), not to stop; --drain-agents or a second signal stops
-// them. Exit 0 when every record in scope is committed, 1 when the run stopped before (drained,
+// them. Once complete it keeps serving its page, /api/status and final /metrics until
+// SIGTERM/SIGINT (--after-complete exit: exits at once). Exit 0 when every record in scope is committed, 1 when the run stopped before (drained,
 // failed), 2 on bad usage or input.
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
@@ -21,6 +22,7 @@ import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
 import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
 import { Run } from "../run/index.js";
 import { onShutdownSignals } from "./signals.js";
+import { afterCompleteOption, parseAfterComplete, untilStopped } from "./after-complete.js";
 
 interface CoordinatorFlags extends NatsFlagValues {
   out: string;
@@ -28,6 +30,7 @@ interface CoordinatorFlags extends NatsFlagValues {
   force?: boolean;
   methodClass?: string;
   drainAgents?: boolean;
+  afterComplete?: string;
 }
 
 const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics, the live run page (/) and its API (/api/status, /api/events), /healthz, /readyz");
@@ -45,6 +48,7 @@ export function register(program: Command): void {
   for (const o of flagOptions(COORDINATOR_FLAGS)) command.addOption(o);
   command.addOption(opt("--force", "resume even when run.json names another suite, tracks or method"));
   command.addOption(opt("--drain-agents", "on SIGTERM/SIGINT tell the agents to stop (default: while the run is not complete they reattach to the next coordinator; a second signal stops them)"));
+  command.addOption(afterCompleteOption("the live page, /api/status and the final /metrics (needs --metrics)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
   for (const o of natsCliOptions()) command.addOption(o);
   for (const o of flagOptions(METRICS_FLAGS)) command.addOption(o);
@@ -70,6 +74,7 @@ export function register(program: Command): void {
     if (natsFlags && !access.token) logger.warn("--nats without --token: results on the bus are not signed (a scorer cannot tell them from forged ones)");
     const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
     const methodClass = parseMethodClass(flags.methodClass);
+    const afterComplete = parseAfterComplete(flags.afterComplete ?? "serve");
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
     let run: Run | undefined;
@@ -101,7 +106,21 @@ export function register(program: Command): void {
         methodClass,
         logger,
       });
-      await run.run();
+      let failure: unknown;
+      try {
+        await run.run({ keepPage: afterComplete === "serve" });
+      } catch (err) {
+        if (!run.pageKept) throw err;
+        failure = err;
+      }
+      if (run.pageKept) {
+        uninstall();
+        // Prometheus' last sample is then the run's end, not "running" followed by a dead target.
+        logger.info("run complete; serving its page and final metrics until stopped (--after-complete exit to exit)");
+        await untilStopped();
+        await run.close();
+      }
+      if (failure !== undefined) throw failure;
       process.exitCode = EXIT.ok;
     } finally {
       uninstall();

@@ -2,7 +2,8 @@
 // its own process. Consumes the run's results from NATS JetStream (durable consumer, so a restart
 // with the same --out resumes), publishes each track's final metrics the moment its last record is
 // in, running metrics for tracks in progress, and the summary; keeps <out>/metrics.json current.
-// Exit 0 once every track of the run is scored, 1 when stopped before, 2 on bad usage or input.
+// Once every track is scored it keeps serving its final /metrics until SIGTERM/SIGINT
+// (--after-complete exit: exits at once). Exit 0 once every track of the run is scored, 1 when stopped before, 2 on bad usage or input.
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
@@ -14,6 +15,7 @@ import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
 import { DEFAULT_SCORER_METRICS, parseMetricsListen } from "../common/metrics/index.js";
 import { onShutdownSignals } from "./signals.js";
+import { afterCompleteOption, parseAfterComplete, untilStopped } from "./after-complete.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SUITE_FLAGS } from "./flags/scope-flags.js";
 import { tokenFlags } from "./flags/access-flags.js";
@@ -27,6 +29,7 @@ interface ScorerFlags extends NatsFlagValues {
   progressMs?: string;
   ackWaitMs?: string;
   metrics: string;
+  afterComplete?: string;
 }
 
 export function register(program: Command): void {
@@ -39,7 +42,8 @@ export function register(program: Command): void {
     .addOption(opt("--run <id>", "run id (default: the only, or most recently updated, run in NATS KV udm_runs)"))
     .addOption(opt("--progress-ms <ms>", "running metrics of tracks in progress, this often (default 3000)"))
     .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"))
-    .addOption(opt("--metrics <host:port>", "serve Prometheus metrics on /metrics (off: none)", DEFAULT_SCORER_METRICS));
+    .addOption(opt("--metrics <host:port>", "serve Prometheus metrics on /metrics (off: none)", DEFAULT_SCORER_METRICS))
+    .addOption(afterCompleteOption("the final /metrics (needs --metrics)"));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   for (const o of natsCliOptions()) command.addOption(o);
   command.action(async (flags: ScorerFlags & Record<string, unknown>) => {
@@ -48,6 +52,7 @@ export function register(program: Command): void {
     const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
     ensureWritableDir("out", flags.out);
     const metricsListen = parseMetricsListen(flags.metrics);
+    const afterComplete = parseAfterComplete(flags.afterComplete ?? "serve");
     const { suiteDir } = optionsFromFlags(SUITE_FLAGS, flags);
     const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
     const log = createLogger("scorer");
@@ -73,13 +78,20 @@ export function register(program: Command): void {
         openBus: () => openBus(flags, { logger: createLogger("bus"), ...(token ? { resultsToken: token } : {}) }),
         log,
       });
-      const r = await scorer.run();
+      const r = await scorer.run({ keepMetrics: afterComplete === "serve" });
       process.stdout.write(formatReport(r.metrics));
       process.stdout.write(
         `run ${r.runId}: all ${Object.keys(r.metrics.tracks).length} tracks scored, summary published ` +
           `(${r.applied} results applied, ${r.replayed} from the journal, ${r.duplicates} duplicates skipped${r.rejected > 0 ? `, ${r.rejected} rejected (not signed with the run's token)` : ""}); wrote ${r.metricsPath}\n`,
       );
       process.exitCode = EXIT.ok;
+      if (scorer.metricsKept) {
+        uninstall();
+        // Prometheus' last sample is then every track scored, not a scorer that vanished.
+        log.info("run scored; serving its final metrics until stopped (--after-complete exit to exit)");
+        await untilStopped();
+        await scorer.close();
+      }
     } finally {
       uninstall();
     }

@@ -1,17 +1,21 @@
 // udm-orch status --coordinator HOST:PORT [--token T] [--json]: a coordinator's RunStatus.
+// udm-orch status --out DIR [--json]: the same read from a run's results directory, running,
+// finished or killed, without a coordinator.
 import * as grpc from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { UdmError, UsageError } from "../common/errors.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
 import { pem } from "../coordinator/index.js";
+import { readOutDirStatus, type OutDirStatus } from "../run/index.js";
 import { opt, intArg } from "./options.js";
 import { flagOptions } from "./flag-group.js";
 import { printable } from "../common/printable.js";
 import { tokenFlags } from "./flags/access-flags.js";
 
 interface StatusFlags {
-  coordinator: string;
+  coordinator?: string;
+  out?: string;
   token?: string;
   json?: boolean;
   tlsCa?: string;
@@ -23,8 +27,9 @@ interface StatusFlags {
 export function register(program: Command): void {
   const command = program
     .command("status")
-    .description("show a coordinator's run status: per-track progress, agents, counters")
-    .addOption(opt("--coordinator <host:port>", "coordinator address").makeOptionMandatory());
+    .description("show a coordinator's run status: per-track progress, agents, counters (or, with --out, a run's status from its results directory)")
+    .addOption(opt("--coordinator <host:port>", "coordinator address"))
+    .addOption(opt("--out <dir>", "a run's results directory (a coordinator's --out), running, finished or killed: read without a coordinator"));
   for (const o of flagOptions(tokenFlags("bearer token the coordinator expects"))) command.addOption(o);
   command
     .addOption(opt("--json", "print the RunStatus as JSON"))
@@ -33,7 +38,13 @@ export function register(program: Command): void {
     .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
     .addOption(opt("--timeout-ms <ms>", "deadline of the call (default 10000)"))
     .action(async (flags: StatusFlags) => {
-      if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.coordinator)) {
+      if ((flags.out === undefined) === (flags.coordinator === undefined)) throw new UsageError("give one of --coordinator <host:port> or --out <dir>");
+      if (flags.out !== undefined) {
+        const status = readOutDirStatus(flags.out);
+        process.stdout.write(flags.json ? JSON.stringify(status, null, 2) + "\n" : formatOutDirStatus(status));
+        return;
+      }
+      if (!/^(\[[0-9a-fA-F:]+\]|[^:\s/]+):\d{1,5}$/.test(flags.coordinator!)) {
         throw new UsageError(`--coordinator must be HOST:PORT, got ${JSON.stringify(flags.coordinator)}`);
       }
       if (Boolean(flags.tlsCert) !== Boolean(flags.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
@@ -45,9 +56,30 @@ export function register(program: Command): void {
               flags.tlsCert ? pem(flags.tlsCert, "certificate") : null,
             )
           : grpc.credentials.createInsecure();
-      const status = await fetchStatus(flags.coordinator, creds, flags.token, intArg("timeout-ms", flags.timeoutMs, 1) ?? 10_000);
+      const status = await fetchStatus(flags.coordinator!, creds, flags.token, intArg("timeout-ms", flags.timeoutMs, 1) ?? 10_000);
       process.stdout.write(flags.json ? JSON.stringify(status, null, 2) + "\n" : formatStatus(status));
     });
+}
+
+/** A results directory's status: the run, its state and per-track progress with headlines. */
+export function formatOutDirStatus(s: OutDirStatus): string {
+  const pct = (a: number, b: number | null) => (b ? `${((100 * a) / b).toFixed(1)}%` : "-");
+  const p = printable;
+  const lines = [
+    `run ${p(s.run_id)}  state ${p(s.state)}${s.coordinator ? ` (coordinator pid ${s.coordinator.pid} on ${p(s.coordinator.host)})` : ""}  suite ${p(s.suite_identity.slice(0, 12))}`,
+    `records ${s.records_committed}/${s.records_total ?? "?"} (${pct(s.records_committed, s.records_total)})${s.run_card_status ? `, run card ${p(s.run_card_status)}` : ""}`,
+    "",
+  ];
+  const tw = widest(s.tracks, (t) => p(t.track).length, 5);
+  const fw = widest(s.tracks, (t) => p(t.family).length, 6);
+  lines.push(`${"track".padEnd(tw)}  ${"family".padEnd(fw)}  ${"committed".padStart(9)}  ${"records".padStart(7)}  done  headline`);
+  for (const t of s.tracks) {
+    const headline = t.headline ? `${p(t.headline.metric)} ${t.headline.value === null ? "-" : t.headline.value.toFixed(4)}` : "";
+    lines.push(
+      `${p(t.track).padEnd(tw)}  ${p(t.family).padEnd(fw)}  ${String(t.committed).padStart(9)}  ${String(t.records ?? "?").padStart(7)}  ${(t.complete ? "yes" : pct(t.committed, t.records)).padEnd(4)}  ${headline}`.trimEnd(),
+    );
+  }
+  return lines.join("\n") + "\n";
 }
 
 export async function fetchStatus(address: string, creds: grpc.ChannelCredentials, token: string | undefined, timeoutMs: number): Promise<RunStatus__Output> {

@@ -11,3 +11,4 @@ export type { RunStatus } from "../common/run-status/index.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
 export type { RunStatusWire } from "./transport/wire.js";
 export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type BoundedCoordinatorOptions, type WorkerCoordinatorOptions } from "./worker-host.js";
+export { outDirHolder } from "./out-dir-lock.js";

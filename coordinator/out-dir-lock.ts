@@ -59,6 +59,16 @@ export function lockOutDir(outDir: string, logger?: Logger): OutDirLock {
   throw new UsageError(`cannot lock ${outDir}`);
 }
 
+/**
+ * The coordinator that holds `outDir`'s lock: one alive on this host, or one on another host (its
+ * pid cannot be checked from here); undefined when unlocked or the owner is gone (killed).
+ */
+export function outDirHolder(outDir: string): { pid: number; host: string; since: string } | undefined {
+  const owner = readOwner(join(cacheDir(outDir), "lock"));
+  if (!owner) return undefined;
+  return owner.host !== hostname() || alive(owner.pid) ? owner : undefined;
+}
+
 function readOwner(path: string): { pid: number; host: string; since: string } | undefined {
   try {
     const v = JSON.parse(readFileSync(path, "utf8")) as { pid?: unknown; host?: unknown; since?: unknown };

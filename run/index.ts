@@ -4,3 +4,4 @@ export { Run, type RunOptions } from "./run.js";
 export { EmbeddedRun, EMBEDDED_RUN_DEFAULTS, withEmbeddedRunDefaults, type EmbeddedRunOptions, type EmbeddedRunResult } from "./embedded-run.js";
 export { Sweep, planSweep, type SweepOptions, type SweepPlan } from "./sweep.js";
 export { DATASET_ID } from "./run-card-setup.js";
+export { readOutDirStatus, type OutDirStatus, type OutDirTrack } from "./out-dir-status.js";

@@ -100,13 +100,20 @@ export class Run {
   /**
    * Waits for the coordinator to stop, prints the outcome and seals the card. Resolves when every
    * record in scope is committed without errors; otherwise throws a UdmError saying how to resume.
+   * With `keepPage` the page of a run that reached "complete" stays up (its final status and
+   * metrics), and its coordinator answers Status, until close(); `pageKept` then says so.
    */
-  async run(): Promise<RunOutcome> {
+  async run(options: { keepPage?: boolean } = {}): Promise<RunOutcome> {
     const { coordinator, web } = this;
+    let keep = false;
     try {
       const outcome = await coordinator.run().finally(() => web?.detach());
-      web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
-      await coordinator.close();
+      // The page keeps the run's whole final status (run id, tracks, counters), not just its totals.
+      const final = web ? await coordinator.status().catch(() => undefined) : undefined;
+      web?.detach({ ...final, state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
+      // A kept page keeps its coordinator too: gRPC Status and health (the chart's probes) still answer.
+      keep = Boolean(options.keepPage && web && outcome.state === "complete");
+      if (!keep) await coordinator.close();
       const sealed = await this.cardSession.finished(outcome);
       const c = outcome.counters;
       this.print(
@@ -123,8 +130,23 @@ export class Run {
       await this.cardSession.failed();
       throw err;
     } finally {
-      await web?.close();
+      this.kept = keep;
+      if (!keep) await web?.close();
     }
+  }
+
+  private kept = false;
+
+  /** The page stays up after run() (keepPage and the run complete) until close(). */
+  get pageKept(): boolean {
+    return this.kept;
+  }
+
+  /** Closes the page and coordinator run() kept up. */
+  async close(): Promise<void> {
+    this.kept = false;
+    await this.coordinator.close();
+    await this.web?.close();
   }
 
   /**

@@ -75,9 +75,13 @@ export class Scorer {
     }
   }
 
-  /** Scores the run until every track is; throws a UdmError when it stops before or fails. */
-  async run(): Promise<ScorerReport> {
+  /**
+   * Scores the run until every track is; throws a UdmError when it stops before or fails. With
+   * `keepMetrics` the /metrics of a run scored to the end stay up (its final scores) until close().
+   */
+  async run(opts: { keepMetrics?: boolean } = {}): Promise<ScorerReport> {
     const { options, bus, log, print } = this;
+    let keep = false;
     try {
       const runId = options.runId !== undefined ? checkToken("--run", options.runId) : chooseRun(await bus.listStatuses(), log).runId;
       const scorer = new StreamingScorer({
@@ -97,6 +101,7 @@ export class Scorer {
       const metrics = await scorer.done;
       const r = scorer.result();
       await scorer.stop();
+      keep = Boolean(opts.keepMetrics && this.metricsServer);
       return { ...r, metrics, runId, metricsPath: scorer.metricsPath };
     } catch (err) {
       await this.scorer?.stop().catch(() => undefined);
@@ -104,8 +109,22 @@ export class Scorer {
       throw new UdmError(`scorer failed: ${(err as Error).message}`, { cause: err });
     } finally {
       await bus.close().catch(() => undefined);
-      await this.metricsServer?.close();
+      this.kept = keep;
+      if (!keep) await this.metricsServer?.close();
     }
+  }
+
+  private kept = false;
+
+  /** /metrics stays up after run() (keepMetrics and every track scored) until close(). */
+  get metricsKept(): boolean {
+    return this.kept;
+  }
+
+  /** Closes the /metrics run() kept up. */
+  async close(): Promise<void> {
+    this.kept = false;
+    await this.metricsServer?.close();
   }
 
   /** Stops scoring and closes the bus: applied results are acked, the rest stays with the durable consumer. */

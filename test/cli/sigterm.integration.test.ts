@@ -89,7 +89,7 @@ describe("SIGTERM behind a hung engine (case 6)", () => {
   it("an agent (drain cut off after --drain-timeout-ms), then its coordinator: each stops within seconds", async () => {
     const engine = cli(["sim-engine", "--port", "0", "--faults", "hang=1"]);
     const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
-    const coordinator = cli(["coordinator", "--suite", suite, "--out", join(root, "coord-hang"), "--listen", "127.0.0.1:0"]);
+    const coordinator = cli(["coordinator", "--suite", suite, "--out", join(root, "coord-hang"), "--listen", "127.0.0.1:0", "--after-complete", "exit"]);
     const address = (await coordinator.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
     const agent = cli(["agent", "--coordinator", address, "--engine", url]);
     await coordinator.waitFor(/agent attached/, 30_000);

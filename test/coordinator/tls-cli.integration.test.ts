@@ -92,7 +92,7 @@ describe("udm-orch coordinator", () => {
     vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     process.env.UDM_LOG_LEVEL = "silent";
     try {
-      const exit = runCli(["coordinator", "--suite", suiteDir, "--out", outDir, "--listen", "127.0.0.1:0", "--tracks", "tiny-sa"]);
+      const exit = runCli(["coordinator", "--suite", suiteDir, "--out", outDir, "--listen", "127.0.0.1:0", "--tracks", "tiny-sa", "--after-complete", "exit"]);
       let address: string | undefined;
       for (let i = 0; i < 1000 && !address; i++) {
         address = /listening on (\S+)/.exec(stdout.join(""))?.[1];

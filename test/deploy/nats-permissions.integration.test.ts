@@ -172,9 +172,9 @@ describe.skipIf(mode !== "run" || tools.mode === "skip").each([
         return p;
       };
       const logFrom = server.log().length;
-      const c = cli(["coordinator", "--suite", suiteDir, "--out", join(dir, "results"), "--listen", "127.0.0.1:0", "--nats", server.url], "coordinator");
+      const c = cli(["coordinator", "--suite", suiteDir, "--out", join(dir, "results"), "--listen", "127.0.0.1:0", "--nats", server.url, "--after-complete", "exit"], "coordinator");
       const [, address, runId] = await c.waitFor(/listening on (127\.0\.0\.1:\d+) run ([0-9a-f-]+)/);
-      const s = cli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", join(dir, "scorer"), "--run", runId!, "--progress-ms", "300"], "scorer");
+      const s = cli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", join(dir, "scorer"), "--run", runId!, "--progress-ms", "300", "--after-complete", "exit"], "scorer");
       const engine = spawnCli(["sim-engine", "--port", "0"]);
       started.push(engine);
       const url = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;

@@ -27,7 +27,7 @@ async function simEngine(extra: string[] = []): Promise<string> {
 }
 
 async function coordinator(outDir: string, extra: string[] = []): Promise<{ p: CliProcess; address: string }> {
-  const p = cli(["coordinator", "--suite", suiteDir, "--out", outDir, "--token", "s3cret", ...extra]);
+  const p = cli(["coordinator", "--suite", suiteDir, "--out", outDir, "--token", "s3cret", "--after-complete", "exit", ...extra]);
   const address = (await p.waitFor(/listening on (127\.0\.0\.1:\d+)/))[1]!;
   return { p, address };
 }

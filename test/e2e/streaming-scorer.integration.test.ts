@@ -44,7 +44,7 @@ function cli(args: string[]): CliProcess {
 }
 
 async function coordinator(out: string): Promise<{ p: CliProcess; address: string; runId: string }> {
-  const p = cli(["coordinator", "--suite", suiteDir, "--out", out, "--listen", "127.0.0.1:0", "--nats", server.url]);
+  const p = cli(["coordinator", "--suite", suiteDir, "--out", out, "--listen", "127.0.0.1:0", "--nats", server.url, "--after-complete", "exit"]);
   const m = await p.waitFor(/listening on (127\.0\.0\.1:\d+) run ([0-9a-f-]+)/);
   return { p, address: m[1]!, runId: m[2]! };
 }
@@ -59,7 +59,7 @@ async function engineAndAgent(address: string): Promise<CliProcess> {
 }
 
 function scorer(out: string, runId: string | undefined, extra: string[] = []): CliProcess {
-  return cli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", out, ...(runId ? ["--run", runId] : []), "--progress-ms", "300", ...extra]);
+  return cli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", out, ...(runId ? ["--run", runId] : []), "--progress-ms", "300", "--after-complete", "exit", ...extra]);
 }
 
 /** What `udm-orch score` writes for a results directory. */
@@ -277,11 +277,11 @@ describe.skipIf(mode !== "run")("streaming scorer over NATS JetStream (processes
     const token = "run-s3cret";
     const results = join(root, "signed");
     const out = join(root, "signed-scorer");
-    const p = cli(["coordinator", "--suite", suiteDir, "--out", results, "--listen", "127.0.0.1:0", "--nats", server.url, "--token", token]);
+    const p = cli(["coordinator", "--suite", suiteDir, "--out", results, "--listen", "127.0.0.1:0", "--nats", server.url, "--token", token, "--after-complete", "exit"]);
     const runId = (await p.waitFor(/listening on 127\.0\.0\.1:\d+ run ([0-9a-f-]+)/))[1]!;
     const address = (await p.waitFor(/listening on (127\.0\.0\.1:\d+)/))[1]!;
     // The token from the environment, as the chart and Compose give it.
-    const s = spawnCli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", out, "--run", runId, "--metrics", "127.0.0.1:0"], { UDM_TOKEN: token });
+    const s = spawnCli(["scorer", "--suite", suiteDir, "--nats", server.url, "--out", out, "--run", runId, "--metrics", "127.0.0.1:0", "--after-complete", "exit"], { UDM_TOKEN: token });
     started.push(s);
     const metricsUrl = (await s.waitFor(/metrics on (http:\/\/\S+\/metrics)/))[1]!;
     await s.waitFor(/consuming results/);

@@ -89,7 +89,7 @@ describe("the coordinator's HTTP port under 1,100 idle connections (ulimit -n 10
     const engine = spawnCli(["sim-engine", "--port", "0"]);
     started.push(engine);
     const engineUrl = (await engine.waitFor(/^(http:\/\/127\.0\.0\.1:\d+)$/m))[1]!;
-    const coordinator = underLimit(1024, ["coordinator", "--suite", suite, "--out", join(root, "out"), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"]);
+    const coordinator = underLimit(1024, ["coordinator", "--suite", suite, "--out", join(root, "out"), "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--after-complete", "exit"]);
     const page = (await coordinator.waitFor(/live page: (http:\/\/127\.0\.0\.1:\d+)\//))[1]!;
     const address = (await coordinator.waitFor(/listening on (127\.0\.0\.1:\d+) run/))[1]!;
 

@@ -185,4 +185,53 @@ describe("Grafana dashboard and Prometheus rules", () => {
     const r = spawnSync("promtool", ["test", "rules", file], { encoding: "utf8" });
     expect(r.status, r.stdout + r.stderr).toBe(0);
   });
+
+  it.skipIf(mode === "skip")("UdmMetricsDown is quiet for a completed run whose process is gone, fires for one that disappeared while running (promtool test rules)", () => {
+    expect(mode, "promtool missing under CI=true: .ci/run must install Debian's prometheus").toBe("run");
+    const down = (parse(readFileSync(RULES, "utf8")) as { groups: Array<{ rules: Array<{ alert?: string; annotations?: Record<string, string> }> }> }).groups
+      .flatMap((g) => g.rules)
+      .find((r) => r.alert === "UdmMetricsDown")!;
+    // Scraped for 3 minutes, then gone (`_`: no sample) for 20.
+    const series = (name: string, job: string, instance: string, values: string, extra = "") =>
+      `      - series: '${name}{instance="${instance}",job="${job}"${extra}}'\n        values: '${values}'`;
+    const gone = "_x20";
+    const coordinator = (instance: string, last: "complete" | "running") =>
+      [
+        series("up", "udm-coordinator", instance, "1 1 1 0x20"),
+        series("udm_run_state", "udm-coordinator", instance, `1 1 ${last === "running" ? 1 : 0} ${gone}`, ',state="running"'),
+        series("udm_run_state", "udm-coordinator", instance, `0 0 ${last === "complete" ? 1 : 0} ${gone}`, ',state="complete"'),
+      ].join("\n");
+    const scorer = (instance: string, scored: number) =>
+      [
+        series("up", "udm-scorer", instance, "1 1 1 0x20"),
+        series("udm_scorer_tracks_scored", "udm-scorer", instance, `0 1 ${scored} ${gone}`),
+        series("udm_scorer_tracks", "udm-scorer", instance, `3 3 3 ${gone}`),
+      ].join("\n");
+    const expected = (job: string, instance: string) => {
+      const annotations = Object.entries(down.annotations ?? {})
+        .map(([k, v]) => `              ${k}: ${JSON.stringify(v.replaceAll("{{ $labels.instance }}", instance).replaceAll("{{ $labels.job }}", job))}`)
+        .join("\n");
+      return `          - exp_labels: { instance: "${instance}", job: ${job}, severity: warning }\n            exp_annotations:\n${annotations}`;
+    };
+    const dir = mkdtempSync(join(tmpdir(), "udm-promtool-test-"));
+    const file = join(dir, "down-test.yml");
+    writeFileSync(
+      file,
+      [
+        `rule_files:\n  - ${JSON.stringify(RULES)}`,
+        "evaluation_interval: 1m",
+        "tests:\n  - interval: 1m\n    input_series:",
+        coordinator("complete:9470", "complete"),
+        coordinator("vanished:9470", "running"),
+        scorer("scored:9471", 3),
+        scorer("unscored:9471", 2),
+        "    alert_rule_test:",
+        "      - eval_time: 10m\n        alertname: UdmMetricsDown\n        exp_alerts:",
+        expected("udm-coordinator", "vanished:9470"),
+        expected("udm-scorer", "unscored:9471"),
+      ].join("\n") + "\n",
+    );
+    const r = spawnSync("promtool", ["test", "rules", file], { encoding: "utf8" });
+    expect(r.status, r.stdout + r.stderr + readFileSync(file, "utf8")).toBe(0);
+  });
 });
