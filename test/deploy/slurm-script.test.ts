@@ -85,7 +85,7 @@ describe("udm-orch.sbatch arguments", () => {
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.calls.find((c) => c.startsWith("udm-orch <coordinator>"))).toBe(
-      `udm-orch <coordinator> <--suite> <${dir}/suite dir> <--out> <${dir}/out dir> <--listen> <0.0.0.0:20112> <--metrics> <0.0.0.0:20113>`,
+      `udm-orch <coordinator> <--suite> <${dir}/suite dir> <--out> <${dir}/out dir> <--listen> <0.0.0.0:20112> <--after-complete> <exit> <--metrics> <0.0.0.0:20113>`,
     );
     expect(r.calls.find((c) => c.startsWith("vllm "))).toBe(
       `vllm <serve> <${model}> <--host> <127.0.0.1> <--enable-prefix-caching> <--max-logprobs> <64> <--enable-prompt-tokens-details> <--max-model-len> <16384> <--port> <20115>`,
