@@ -5,8 +5,8 @@ import * as grpc from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { UdmError, UsageError } from "../common/errors.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
-import type { RunStatus__Output } from "../proto/generated/udm/v1/RunStatus.js";
-import { pem } from "../coordinator/index.js";
+import { pem, runStatusFromWire, type RunStatusWire } from "../coordinator/index.js";
+import type { RunStatus } from "../common/run-status/index.js";
 import { readOutDirStatus, type OutDirStatus } from "../run/index.js";
 import { opt, intArg } from "./options.js";
 import { flagOptions } from "./flag-group.js";
@@ -57,7 +57,7 @@ export function register(program: Command): void {
             )
           : grpc.credentials.createInsecure();
       const status = await fetchStatus(flags.coordinator!, creds, flags.token, intArg("timeout-ms", flags.timeoutMs, 1) ?? 10_000);
-      process.stdout.write(flags.json ? JSON.stringify(status, null, 2) + "\n" : formatStatus(status));
+      process.stdout.write(flags.json ? JSON.stringify(status, null, 2) + "\n" : formatStatus(runStatusFromWire(status)));
     });
 }
 
@@ -82,13 +82,13 @@ export function formatOutDirStatus(s: OutDirStatus): string {
   return lines.join("\n") + "\n";
 }
 
-export async function fetchStatus(address: string, creds: grpc.ChannelCredentials, token: string | undefined, timeoutMs: number): Promise<RunStatus__Output> {
+export async function fetchStatus(address: string, creds: grpc.ChannelCredentials, token: string | undefined, timeoutMs: number): Promise<RunStatusWire> {
   const proto = grpc.loadPackageDefinition(loadPackageDefinition()) as unknown as ProtoGrpcType;
   const client = new proto.udm.v1.Coordinator(address, creds);
   const md = new grpc.Metadata();
   if (token) md.set("authorization", `Bearer ${token}`);
   try {
-    return await new Promise<RunStatus__Output>((resolve, reject) =>
+    return await new Promise<RunStatusWire>((resolve, reject) =>
       client.Status({}, md, { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res!))),
     );
   } catch (err) {
@@ -110,21 +110,21 @@ function widest<T>(items: readonly T[], len: (item: T) => number, min: number): 
 // Everything below comes from the coordinator: its strings are printed through printable(), so a
 // crafted agent id or track name cannot send terminal escapes, and sizes are never spread into
 // call arguments (a status of 300k tracks overflowed the stack).
-export function formatStatus(s: RunStatus__Output): string {
+export function formatStatus(s: RunStatus): string {
   const pct = (a: number, b: number) => (b > 0 ? `${((100 * a) / b).toFixed(1)}%` : "-");
   const p = printable;
   const lines = [
-    `run ${p(s.run_id)}  state ${p(String(s.state))}  suite ${p(s.suite_identity.slice(0, 12))}`,
-    `records ${s.records_committed}/${s.records_total} (${pct(s.records_committed, s.records_total)}), ${s.records_resumed} resumed, ` +
-      `${s.records_per_second.toFixed(1)} records/s, ${s.elapsed_seconds.toFixed(0)} s`,
-    `units ${s.units_queued} queued, ${s.units_inflight} in flight; ${s.results_rejected} results rejected, ` +
-      `${s.leases_expired} leases expired, ${s.backup_units} backup units`,
+    `run ${p(s.runId)}  state ${p(String(s.state))}  suite ${p(s.suiteIdentity.slice(0, 12))}`,
+    `records ${s.recordsCommitted}/${s.recordsTotal} (${pct(s.recordsCommitted, s.recordsTotal)}), ${s.recordsResumed} resumed, ` +
+      `${s.recordsPerSecond.toFixed(1)} records/s, ${s.elapsedSeconds.toFixed(0)} s`,
+    `units ${s.unitsQueued} queued, ${s.unitsInflight} in flight; ${s.resultsRejected} results rejected, ` +
+      `${s.leasesExpired} leases expired, ${s.backupUnits} backup units`,
   ];
-  const reasons = Object.entries(s.rejected_by_reason ?? {}).filter(([, n]) => Number(n) > 0);
-  if (reasons.length > 0 || s.results_duplicate > 0 || s.records_given_up > 0) {
+  const reasons = Object.entries(s.rejectedByReason).filter(([, n]) => Number(n) > 0);
+  if (reasons.length > 0 || s.resultsDuplicate > 0 || s.recordsGivenUp > 0) {
     lines.push(
       `rejected by reason: ${reasons.length ? reasons.map(([r, n]) => `${p(r)}=${p(String(n))}`).join(" ") : "none"}; ` +
-        `${s.results_duplicate} duplicates dropped, ${s.records_given_up} records given up`,
+        `${s.resultsDuplicate} duplicates dropped, ${s.recordsGivenUp} records given up`,
     );
   }
   lines.push("");
@@ -138,13 +138,13 @@ export function formatStatus(s: RunStatus__Output): string {
   lines.push("");
   if (s.agents.length === 0) lines.push("no agents attached");
   else {
-    const agents = s.agents.map((a) => ({ ...a, agent_id: p(a.agent_id), model: p(a.model) }));
+    const agents = s.agents.map((a) => ({ ...a, agentId: p(a.agentId), model: p(a.model) }));
     lines.push(`agents ${agents.filter((a) => a.ready).length} ready of ${agents.length} attached`);
-    const aw = widest(agents, (a) => a.agent_id.length, 5);
+    const aw = widest(agents, (a) => a.agentId.length, 5);
     lines.push(`${"agent".padEnd(aw)}  ready  units  credit  ${"results".padStart(7)}  rejected  model`);
     for (const a of agents) {
       lines.push(
-        `${a.agent_id.padEnd(aw)}  ${(a.ready ? "yes" : "no").padEnd(5)}  ${String(a.inflight_units).padStart(5)}  ${String(a.credit).padStart(6)}  ${String(a.results).padStart(7)}  ${String(a.rejected).padStart(8)}  ${a.model}`,
+        `${a.agentId.padEnd(aw)}  ${(a.ready ? "yes" : "no").padEnd(5)}  ${String(a.inflightUnits).padStart(5)}  ${String(a.credit).padStart(6)}  ${String(a.results).padStart(7)}  ${String(a.rejected).padStart(8)}  ${a.model}`,
       );
     }
   }

@@ -9,6 +9,6 @@ export { livePageLine, startObservabilityServer, type ObservabilityServer } from
 export type { MethodConfig } from "./run-manifest.js";
 export type { RunStatus } from "../common/run-status/index.js";
 export { pem, type TlsOptions } from "./transport/tls.js";
-export type { RunStatusWire } from "./transport/wire.js";
+export { runStatusFromWire, type RunStatusWire } from "./transport/wire.js";
 export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type BoundedCoordinatorOptions, type WorkerCoordinatorOptions } from "./worker-host.js";
 export { outDirHolder } from "./out-dir-lock.js";

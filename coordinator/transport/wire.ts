@@ -189,6 +189,54 @@ export function drainToWire(reason: string, reconnect = false): CoordinatorMessa
   return { drain: { reason, ...(reconnect ? { reconnect } : {}) } };
 }
 
+/** The run status a Status client (`udm-orch status`, the benches) reads from the proto RunStatus. */
+export function runStatusFromWire(w: RunStatus__Output): RunStatus {
+  const t = w.totals;
+  return {
+    runId: w.run_id,
+    state: w.state as RunStatus["state"],
+    suiteIdentity: w.suite_identity,
+    recordsTotal: w.records_total,
+    recordsCommitted: w.records_committed,
+    recordsResumed: w.records_resumed,
+    unitsQueued: w.units_queued,
+    unitsInflight: w.units_inflight,
+    resultsRejected: w.results_rejected,
+    leasesExpired: w.leases_expired,
+    backupUnits: w.backup_units,
+    recordsPerSecond: w.records_per_second,
+    elapsedSeconds: w.elapsed_seconds,
+    agents: w.agents.map((a) => ({
+      agentId: a.agent_id,
+      model: a.model,
+      ready: a.ready,
+      inflightUnits: a.inflight_units,
+      credit: a.credit,
+      results: a.results,
+      rejected: a.rejected,
+      engineUrl: a.engine_url,
+      inflightRequests: a.inflight_requests,
+      engineWaiting: a.engine_waiting,
+      engineRunning: a.engine_running,
+    })),
+    tracks: w.tracks.map((p) => ({ track: p.track, family: p.family, records: p.records, committed: p.committed, complete: p.complete })),
+    rejectedByReason: { ...(w.rejected_by_reason ?? {}) } as RunStatus["rejectedByReason"],
+    resultsDuplicate: w.results_duplicate,
+    recordsGivenUp: w.records_given_up,
+    totals: {
+      promptTokens: t?.prompt_tokens ?? 0,
+      completionTokens: t?.completion_tokens ?? 0,
+      cachedTokens: t?.cached_tokens_known ? t.cached_tokens : undefined,
+      gpuSeconds: t?.gpu_seconds ?? 0,
+      latency: { count: t?.latency_count ?? 0, meanMs: t?.latency_mean_ms ?? 0, p50Ms: t?.latency_p50_ms ?? 0, p95Ms: t?.latency_p95_ms ?? 0 },
+      recordsPerSecond: t?.records_per_second ?? 0,
+      etaSeconds: t?.eta_known ? t.eta_seconds : undefined,
+    },
+    // Not on the wire: which model answered is the run card's (counted by the coordinator).
+    answeredByModel: {},
+  };
+}
+
 /** The proto RunStatus (Status RPC) of a run status. */
 export function runStatusToWire(s: RunStatus): RunStatus__Output {
   const t = s.totals;

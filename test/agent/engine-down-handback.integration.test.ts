@@ -17,6 +17,7 @@ import { createLogger } from "../../common/log.js";
 import { spawnCli, type CliProcess } from "../support/cli-process.js";
 import * as grpc from "@grpc/grpc-js";
 import { fetchStatus, formatStatus } from "../../cli/status.js";
+import { runStatusFromWire } from "../../coordinator/transport/wire.js";
 import { createProgressBar, progressOf } from "../../run/progress.js";
 
 const quiet = createLogger("test", "silent");
@@ -113,7 +114,7 @@ describe("engine down: not ready, units handed back, ready again", () => {
     const atHandback = await coordinator.status();
     expect(atHandback.recordsCommitted).toBeLessThan(records);
     // Every view says ready vs attached: the Status RPC (`udm-orch status`), the progress line, run.json.
-    const table = formatStatus(await fetchStatus(coordinator.address, grpc.credentials.createInsecure(), undefined, 10_000));
+    const table = formatStatus(runStatusFromWire(await fetchStatus(coordinator.address, grpc.credentials.createInsecure(), undefined, 10_000)));
     expect(table).toContain("agents 1 ready of 2 attached");
     expect(table).toMatch(/^doomed +no +0 /m);
     const progress: string[] = [];
