@@ -4,7 +4,6 @@
 // HTML leaderboard, loaded in a real headless Chromium, shows the rows of the JSON.
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,17 +14,11 @@ import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import type { RunCard } from "../../card/run-card.js";
 import type { Leaderboard } from "../../card/leaderboard/leaderboard-rows.js";
+import { freePort } from "../../bench/bench-args.js";
 
 const chromium = spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).stdout.trim();
 const CHROMIUM_MISSING = "chromium not installed (apt-get install chromium); .ci/run installs it";
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 let dir: string;
 let suite: string;

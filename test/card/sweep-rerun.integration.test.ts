@@ -3,7 +3,6 @@
 // whose every record errored (the engine answers 500) is sealed complete_with_errors, the sweep
 // exits 1, and the next invocation plans it again.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { spawnCli, type CliProcess } from "../support/cli-process.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import type { RunCard } from "../../card/run-card.js";
+import { freePort } from "../../bench/bench-args.js";
 
 let dir: string;
 let engine: SimEngine;
@@ -18,13 +18,6 @@ let broken: SimEngine;
 let port: number;
 const agents: CliProcess[] = [];
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const p = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return p;
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "udm-sweep-widen-"));

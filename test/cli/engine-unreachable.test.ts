@@ -8,6 +8,7 @@ import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { spawnCli, type CliProcess } from "../support/cli-process.js";
 import { tempDirs } from "../support/temp-dirs.js";
+import { freePort } from "../../bench/bench-args.js";
 
 const tempDir = tempDirs("udm-engine-unreachable-");
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -21,14 +22,6 @@ beforeAll(async () => {
   await makeSuite({ out: suite, scale: "small", seed: 7, tracks: ["aiv-sa24-easy"] });
 });
 
-/** A port nothing listens on: bound, then closed. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", () => r()));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** A server that accepts connections and never answers. */
 async function silentServer(): Promise<string> {
@@ -60,19 +53,20 @@ function cli(args: string[]): CliProcess {
 
 describe("an unreachable engine is named within 10 s", () => {
   it("agent, closed port: the URL and the refused connection", async () => {
-    const engine = `http://127.0.0.1:${await closedPort()}`;
-    const p = cli(["agent", "--coordinator", `127.0.0.1:${await closedPort()}`, "--engine", engine]);
+    // A free port is a closed one: bound, then closed, nothing listens there.
+    const engine = `http://127.0.0.1:${await freePort()}`;
+    const p = cli(["agent", "--coordinator", `127.0.0.1:${await freePort()}`, "--engine", engine]);
     await p.waitFor(new RegExp(`engine ${engine} unreachable \\(still trying\\): .*ECONNREFUSED`), 10_000);
   });
 
   it("agent, a server that never answers: the URL and the endpoint it waits on", async () => {
     const engine = await silentServer();
-    const p = cli(["agent", "--coordinator", `127.0.0.1:${await closedPort()}`, "--engine", engine]);
+    const p = cli(["agent", "--coordinator", `127.0.0.1:${await freePort()}`, "--engine", engine]);
     await p.waitFor(new RegExp(`engine ${engine} unreachable \\(still trying\\): no answer to /health for \\d+ s`), 10_000);
   });
 
   it("run, closed port and silent server, the readiness timeout a minute: each named, the run still waiting", async () => {
-    const closed = `http://127.0.0.1:${await closedPort()}`;
+    const closed = `http://127.0.0.1:${await freePort()}`;
     const silent = await silentServer();
     const p = cli(["run", "--suite", suite, "--out", tempDir(), "--engine", `${closed},${silent}`, "--engine-ready-timeout-ms", "60000"]);
     await p.waitFor(new RegExp(`engine ${closed} unreachable or not ready \\(still waiting, up to 60000 ms in all\\): .*ECONNREFUSED`), 10_000);
