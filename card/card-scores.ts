@@ -27,25 +27,13 @@ export function scoreDifferences(card: RunCard, metrics: MetricsJson, v1Interval
     cmp("v1_ci.ci_low", s.v1_ci?.ci_low, v1Interval?.ci_low);
     cmp("v1_ci.ci_high", s.v1_ci?.ci_high, v1Interval?.ci_high);
   }
-  for (const name of union(s.pillars, metrics.pillars)) {
-    const c = s.pillars[name];
-    const m = metrics.pillars[name];
-    if (!c || !m) {
-      out.push(`scores.pillars.${name}: ${c ? "in the card, not in the rescored results" : "in the rescored results, not in the card"}`);
-      continue;
-    }
+  for (const [name, c, m] of both("pillars", s.pillars, metrics.pillars, out)) {
     cmp(`pillars.${name}.mean`, c.mean, m.mean);
     cmp(`pillars.${name}.ci_low`, c.ci_low, m.ci_low);
     cmp(`pillars.${name}.ci_high`, c.ci_high, m.ci_high);
     cmp(`pillars.${name}.tracks`, c.tracks, m.tracks);
   }
-  for (const name of union(s.tracks, metrics.tracks)) {
-    const c = s.tracks[name];
-    const m = metrics.tracks[name];
-    if (!c || !m) {
-      out.push(`scores.tracks.${name}: ${c ? "in the card, not in the rescored results" : "in the rescored results, not in the card"}`);
-      continue;
-    }
+  for (const [name, c, m] of both("tracks", s.tracks, metrics.tracks, out)) {
     if (c.headline.metric !== m.headline.metric) out.push(`scores.tracks.${name}.headline.metric: card records ${c.headline.metric}, the results files score ${m.headline.metric}`);
     cmp(`tracks.${name}.headline.value`, c.headline.value, m.headline.value);
     cmp(`tracks.${name}.headline.ci_low`, c.headline.ci_low, m.headline.ci_low);
@@ -56,8 +44,14 @@ export function scoreDifferences(card: RunCard, metrics: MetricsJson, v1Interval
   return out;
 }
 
-function union(a: object, b: object): string[] {
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+/** Each name (sorted) in both the card's and the rescored map, with both entries; a name in one only is reported. */
+function* both<C, M>(what: string, card: Record<string, C>, rescored: Record<string, M>, out: string[]): Generator<[string, C, M]> {
+  for (const name of [...new Set([...Object.keys(card), ...Object.keys(rescored)])].sort()) {
+    const c = card[name];
+    const m = rescored[name];
+    if (c && m) yield [name, c, m];
+    else out.push(`scores.${what}.${name}: ${c ? "in the card, not in the rescored results" : "in the rescored results, not in the card"}`);
+  }
 }
 
 function fmt(x: unknown): string {
