@@ -45,6 +45,16 @@ function open(port: number, request?: string): Promise<{ socket: Socket; text: (
   });
 }
 
+/** Waits until the server has accepted `n` connections (a client's connect resolves before the server's accept). */
+async function accepted(n: number): Promise<void> {
+  for (const deadline = Date.now() + 10_000; ; ) {
+    const count = await new Promise<number>((r) => server!.getConnections((_, c) => r(c)));
+    if (count >= n) return;
+    if (Date.now() > deadline) throw new Error(`the server accepted ${count} connections, not ${n}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 const until = async (cond: () => boolean) => {
   for (let i = 0; i < 100 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
 };
@@ -54,7 +64,7 @@ describe("limitHttpServer", () => {
     const port = await start(2);
     const a = await open(port);
     await open(port);
-    await new Promise((r) => setTimeout(r, 100));
+    await accepted(2);
     const res = await fetch(`http://127.0.0.1:${port}/`);
     expect(res.status).toBe(200);
     await a.closed;

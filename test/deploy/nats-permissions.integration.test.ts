@@ -14,7 +14,7 @@ import { NatsBus } from "../../common/bus/nats.js";
 import { createLogger } from "../../common/log.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { REPO_ROOT, spawnCli, type CliProcess } from "../support/cli-process.js";
-import { NATS_MISSING_MESSAGE, natsTestMode, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
+import { acksOnServer, NATS_MISSING_MESSAGE, natsTestMode, startNatsServer, type RunningNatsServer } from "../support/nats-server.js";
 import { toolMode } from "../support/real-tool.js";
 import { extractHelm } from "./helm-binary.js";
 
@@ -138,11 +138,12 @@ describe.skipIf(mode !== "run" || tools.mode === "skip").each([
     };
     const first = await consume();
     await expect.poll(() => first.got, { timeout: 10_000 }).toEqual(["vihsd:q1", "vihsd:q2"]);
-    await new Promise((r) => setTimeout(r, 300));
+    await acksOnServer(server.url, `${runId}_scorer`, 2, { user: "udm-coordinator", pass: PASS.coordinator });
     await first.c.stop();
     expect(await coordinator.publishResult(runId, "vihsd", line(3))).toMatchObject({ ok: true });
     const second = await consume();
     await expect.poll(() => second.got, { timeout: 10_000 }).toEqual(["vihsd:q3"]);
+    // Past the ack wait (1 s): nothing acked before may come back.
     await new Promise((r) => setTimeout(r, 1500));
     expect(second.got, "acked lines are not redelivered").toEqual(["vihsd:q3"]);
     await second.c.stop();

@@ -3,11 +3,13 @@
 // dir so a test can show what survives a server restart.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { acceptsNatsClients } from "../../bench/nats-probe.js";
 import { underCi } from "./real-tool.js";
+import { freePort } from "../../bench/bench-args.js";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
 
 export interface NatsServerAuth {
   token?: string;
@@ -81,17 +83,6 @@ export function natsTestMode(): "run" | "skip" | "fail" {
   return "skip";
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -169,4 +160,23 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Run
       await start();
     },
   };
+}
+
+/**
+ * Waits until the server holds the first `count` acks of the results consumer `name` (acks go
+ * without a reply, so a consumer stopped right after acking may not have delivered them yet).
+ */
+export async function acksOnServer(url: string, name: string, count: number, auth: { user?: string; pass?: string } = {}): Promise<void> {
+  const nc = await connect({ servers: url, ...auth });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (const deadline = Date.now() + 20_000; ; ) {
+      const info = await jsm.consumers.info("UDM_RESULTS", name);
+      if (info.ack_floor.consumer_seq >= count) return;
+      if (Date.now() > deadline) throw new Error(`acks of ${name} not on the server: ack floor ${info.ack_floor.consumer_seq}, not ${count}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await nc.close();
+  }
 }

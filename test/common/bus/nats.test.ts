@@ -9,27 +9,11 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { createLogger } from "../../../common/log.js";
 import { openBus } from "../../../cli/open-bus.js";
-import { natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../../support/nats-server.js";
+import { acksOnServer, natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../../support/nats-server.js";
 import { makeTestCerts, skipWithoutOpenssl } from "../../support/test-certs.js";
 import { describeBusContract, line, newRunId, sleep, waitFor } from "./bus-contract.js";
 
 const mode = natsTestMode();
-
-/** Waits until the server has the first `count` acks of the results consumer `name` (acks are sent without a reply). */
-async function acksOnServer(url: string, name: string, count: number): Promise<void> {
-  const nc = await connect({ servers: url });
-  try {
-    const jsm = await jetstreamManager(nc);
-    for (const deadline = Date.now() + 20_000; ; ) {
-      const info = await jsm.consumers.info("UDM_RESULTS", name);
-      if (info.ack_floor.consumer_seq >= count) return;
-      if (Date.now() > deadline) throw new Error(`acks of ${name} not on the server: ack floor ${info.ack_floor.consumer_seq}, not ${count}`);
-      await sleep(20);
-    }
-  } finally {
-    await nc.close();
-  }
-}
 
 describe("reconnectDelayMs", () => {
   it.each([
