@@ -70,12 +70,30 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/* The token Secret: auth.existingSecret, else the chart's (auth.token, or a random token). Never empty. */}}
 {{- define "udm-orch.tokenSecretName" -}}
 {{- if .Values.auth.existingSecret }}
 {{- .Values.auth.existingSecret }}
-{{- else if .Values.auth.token }}
+{{- else }}
 {{- printf "%s-token" (include "udm-orch.fullname" .) }}
 {{- end }}
+{{- end }}
+
+{{/*
+The token the chart's Secret holds: auth.token, else the one the live Secret already holds (an
+upgrade keeps it: lookup), else a new random one. Memoized in .Values so every object of one render
+sees the same value.
+*/}}
+{{- define "udm-orch.tokenValue" -}}
+{{- if not (hasKey .Values "__udmToken") }}
+{{- $token := .Values.auth.token }}
+{{- if not $token }}
+{{- $live := lookup "v1" "Secret" .Release.Namespace (include "udm-orch.tokenSecretName" .) | default dict }}
+{{- $token = dig "data" "token" "" $live | b64dec }}
+{{- end }}
+{{- $_ := set .Values "__udmToken" (default (randAlphaNum 40) $token) }}
+{{- end }}
+{{- get .Values "__udmToken" }}
 {{- end }}
 
 {{- define "udm-orch.tokenSecretKey" -}}
@@ -213,7 +231,7 @@ Computed once per render (memoized in .Values) so every object gets the same val
 {{- $rev = dig "metadata" "resourceVersion" "unknown" $live }}
 {{- else }}
 {{- $prev := dig "metadata" "annotations" "udm-orch/token-revision" "" $live }}
-{{- $same := eq (dig "data" "token" "" $live) (.Values.auth.token | b64enc) }}
+{{- $same := eq (dig "data" "token" "" $live) (include "udm-orch.tokenValue" . | b64enc) }}
 {{- $rev = ternary $prev (randAlphaNum 16 | lower) (and $same (ne $prev "")) }}
 {{- end }}
 {{- end }}
@@ -249,4 +267,38 @@ credentials cannot publish results (nats.yaml's permissions).
       name: {{ . }}
       key: {{ get $ctx.Values.nats.auth (printf "%sPasswordKey" $.role) }}
 {{- end }}
+{{- end }}
+
+{{/* Job mode of the coordinator and the scorer: run.afterComplete exit, or a sweep (which exits when done). */}}
+{{- define "udm-orch.jobMode" -}}
+{{- if or (eq .Values.run.afterComplete "exit") .Values.sweep.enabled }}true{{ end }}
+{{- end }}
+
+{{/* priorityClassName and runtimeClassName of a pod: (dict "ctx" . "priority" $c.priorityClassName "runtime" "..."). */}}
+{{- define "udm-orch.podClasses" -}}
+{{- with default .ctx.Values.priorityClassName .priority }}
+priorityClassName: {{ . | quote }}
+{{- end }}
+{{- with default .ctx.Values.runtimeClassName .runtime }}
+runtimeClassName: {{ . | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+How a Job treats its pods' failures (restartPolicy Never): an eviction, preemption or node drain
+(DisruptionTarget) is retried without counting; exit code 2 (bad flags or input, refused
+credentials) fails the Job at once, as a retry would fail the same way; any other failure counts
+against backoffLimit, and the new pod resumes from what is committed. (dict "container" "agent").
+*/}}
+{{- define "udm-orch.podFailurePolicy" -}}
+podFailurePolicy:
+  rules:
+    - action: Ignore
+      onPodConditions:
+        - type: DisruptionTarget
+    - action: FailJob
+      onExitCodes:
+        containerName: {{ .container }}
+        operator: In
+        values: [2]
 {{- end }}
