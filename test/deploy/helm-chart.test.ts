@@ -37,6 +37,26 @@ function podLabels(obj: K8sObject): Record<string, string> {
   return obj.kind === "Pod" ? (obj.metadata.labels ?? {}) : (obj.spec?.template?.metadata?.labels ?? {});
 }
 
+/** Regular and init (sidecar) containers of a pod or a workload's pod template. */
+function containersOf(obj: K8sObject): Any[] {
+  const spec = podSpec(obj);
+  return [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
+}
+
+/** The agents' Job: <release>-udm-orch-agent-<digest of its pod template>. */
+function agentJob(objs: K8sObject[]): K8sObject {
+  const jobs = objs.filter((o) => o.kind === "Job" && /-udm-orch-agent-[0-9a-f]{8}$/.test(o.metadata.name));
+  expect(jobs.length, objs.map((o) => `${o.kind}/${o.metadata.name}`).join(", ")).toBe(1);
+  return jobs[0]!;
+}
+
+/** A sweep agent's --vllm-cmd as vLLM's argv: "vllm serve {model} '--host' '127.0.0.1' ..." split at the quotes. */
+function vllmCmdArgs(agent: Any): string[] {
+  const cmd = flagValue(agent.args, "--vllm-cmd")!;
+  expect(cmd.startsWith("vllm serve {model} "), cmd).toBe(true);
+  return [...cmd.slice("vllm serve {model} ".length).matchAll(/'((?:[^']|'\\'')*)'/g)].map((m) => m[1]!.replaceAll("'\\''", "'"));
+}
+
 const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([k, v]) => labels[k] === v);
 
@@ -71,10 +91,10 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it("is helm v4 and the ci values cover the small, large-cluster, external-NATS and TLS setups", () => {
+  it("is helm v4 and the ci values cover the small, large-cluster, external-NATS, TLS, Job and sweep setups", () => {
     const version = helm.run(["version", "--short"]);
     expect(version.stdout).toMatch(/^v4\./);
-    expect(CI_VALUES).toEqual(["external-nats-values.yaml", "large-cluster-values.yaml", "small-values.yaml", "tls-values.yaml"]);
+    expect(CI_VALUES).toEqual(["external-nats-values.yaml", "job-values.yaml", "large-cluster-values.yaml", "small-values.yaml", "sweep-values.yaml", "tls-values.yaml"]);
   });
 
   describe.each(CI_VALUES)("ci/%s", (file) => {
@@ -105,8 +125,14 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       const seen = new Set<string>();
       for (const obj of objects()) {
         for (const c of [...(podSpec(obj)?.containers ?? []), ...(podSpec(obj)?.initContainers ?? [])] as Any[]) {
-          if (!String(c.image).includes("udm-orch")) continue;
-          expect(c.command, `${obj.metadata.name}/${c.name}: the image's ENTRYPOINT is udm-orch`).toBeUndefined();
+          // A sweep's agent runs in the vLLM image, udm-orch copied in by the install init container.
+          const copiedIn = JSON.stringify(c.command) === JSON.stringify(["/opt/udm-orch/node", "/opt/udm-orch/app/dist/cli/main.js"]);
+          if (c.name === "udm-orch-install") {
+            expect(c.command.join(" "), "copies node and the app").toBe("sh -c cp -a /usr/local/bin/node /app /opt/udm-orch/");
+            continue;
+          }
+          if (!String(c.image).includes("udm-orch") && !copiedIn) continue;
+          if (!copiedIn) expect(c.command, `${obj.metadata.name}/${c.name}: the image's ENTRYPOINT is udm-orch`).toBeUndefined();
           const args = (c.args as unknown[]).map(String);
           const env: Record<string, string> = {};
           for (const e of (c.env ?? []) as Any[]) env[e.name] = e.value ?? "(from a Secret or the pod)";
@@ -121,9 +147,9 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
           if (parsed.command in METRICS) expect(flagValue(args, "--metrics")).toBe(METRICS[parsed.command as keyof typeof METRICS]);
         }
       }
-      expect(seen).toContain("coordinator");
+      expect([...seen].some((c) => c === "coordinator" || c === "sweep"), [...seen].join(", ")).toBe(true);
       expect(seen).toContain("agent");
-      expect(seen).toContain("status");
+      expect([...seen].some((c) => c === "status" || c === "leaderboard"), [...seen].join(", ")).toBe(true);
     });
 
     it("wires agents to vLLM and the coordinator, and Services, monitors, Secrets and volumes to what exists", () => {
@@ -142,7 +168,7 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
           ...((spec.volumes ?? []) as Any[]).map((v) => v.name),
           ...((w.spec?.volumeClaimTemplates ?? []) as Any[]).map((v) => v.metadata.name),
         ]);
-        for (const c of spec.containers as Any[]) {
+        for (const c of [...spec.containers, ...(spec.initContainers ?? [])] as Any[]) {
           for (const m of (c.volumeMounts ?? []) as Any[]) expect(volumes, `${w.metadata.name}/${c.name} mounts ${m.name}`).toContain(m.name);
           for (const e of (c.env ?? []) as Any[]) {
             const ref = e.valueFrom?.secretKeyRef;
@@ -161,23 +187,27 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       for (const svc of services) {
         const pods = workloads.filter((w) => w.kind !== "Pod" && selects(svc.spec.selector, podLabels(w)));
         expect(pods.length, `Service ${svc.metadata.name} selects no pods`).toBeGreaterThan(0);
-        const portNames = pods.flatMap((p) => (podSpec(p).containers as Any[]).flatMap((c) => ((c.ports ?? []) as Any[]).map((x) => x.name)));
+        const portNames = pods.flatMap((p) => containersOf(p).flatMap((c) => ((c.ports ?? []) as Any[]).map((x) => x.name)));
         for (const p of svc.spec.ports as Any[]) expect(portNames, `Service ${svc.metadata.name} port ${p.name}`).toContain(p.targetPort ?? p.name);
       }
 
-      // Agents: vLLM (official image) on GPUs with /dev/shm in memory and a /health startup probe; the agent beside it.
-      const agents = byKind("StatefulSet").find((s) => s.metadata.name === `${RELEASE}-udm-orch-agent`)!;
-      const [vllm, agent] = ["vllm", "agent"].map((n) => (podSpec(agents).containers as Any[]).find((c) => c.name === n));
+      // Agents: vLLM (official image) on GPUs with /dev/shm in memory and a /health startup probe; the agent beside it
+      // (a sweep: the agent in the vLLM image, starting vLLM itself).
+      const agents = agentJob(objs);
+      const sweep = byKind("ConfigMap").some((c) => c.metadata.name === `${RELEASE}-udm-orch-sweep`);
+      const agent = (podSpec(agents).containers as Any[]).find((c) => c.name === "agent");
+      const vllm = sweep ? { ...agent, args: vllmCmdArgs(agent) } : (podSpec(agents).initContainers as Any[]).find((c) => c.name === "vllm");
       expect(vllm.image).toMatch(/^vllm\/vllm-openai:/);
       expect(Object.entries(vllm.resources.limits).find(([k]) => k.endsWith("/gpu"))?.[1]).toBeGreaterThanOrEqual(1);
       // vLLM's API (no auth) listens on the pod's loopback only; the kubelet cannot reach that, so
       // its probes run in the container, and no port or PodMonitor endpoint names it.
       expect(flagValue(vllm.args, "--host")).toBe("127.0.0.1");
-      for (const probe of ["startupProbe", "livenessProbe"]) {
+      // In a sweep the agent's own /healthz keeps the container alive while vLLM restarts between models.
+      for (const probe of sweep ? ["readinessProbe"] : ["startupProbe", "livenessProbe", "readinessProbe"]) {
         expect(vllm[probe].httpGet, probe).toBeUndefined();
         expect(vllm[probe].exec.command.join(" "), probe).toContain(`http://127.0.0.1:${flagValue(vllm.args, "--port")}/health`);
       }
-      expect(vllm.ports).toBeUndefined();
+      expect((vllm.ports ?? []).filter((p: Any) => p.name === "vllm-http")).toEqual([]);
       for (const pm of byKind("PodMonitor")) expect((pm.spec.podMetricsEndpoints as Any[]).map((e) => e.port)).toEqual(["metrics"]);
       const shm = (podSpec(agents).volumes as Any[]).find((v) => v.name === (vllm.volumeMounts as Any[]).find((m) => m.mountPath === "/dev/shm").name);
       expect(shm.emptyDir.medium).toBe("Memory");
@@ -189,9 +219,9 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       expect(flagValue(agent.args, "--coordinator")).toBe(`${coordinatorSvc.metadata.name}.${NAMESPACE}.svc:${grpcPort}`);
 
       // NATS: the chart's own server, or the external URL; coordinator and scorer use the same one.
-      const coordinator = byKind("StatefulSet").find((s) => s.metadata.name === `${RELEASE}-udm-orch-coordinator`)!;
+      const coordinator = objs.find((s) => ["StatefulSet", "Job"].includes(s.kind) && s.metadata.name === `${RELEASE}-udm-orch-coordinator`)!;
       const natsUrl = flagValue(podSpec(coordinator).containers[0].args, "--nats");
-      const scorer = byKind("StatefulSet").find((s) => s.metadata.name === `${RELEASE}-udm-orch-scorer`);
+      const scorer = objs.find((s) => ["StatefulSet", "Job"].includes(s.kind) && s.metadata.name === `${RELEASE}-udm-orch-scorer`);
       if (scorer) expect(flagValue(podSpec(scorer).containers[0].args, "--nats")).toBe(natsUrl);
       const natsSvc = services.find((s) => s.metadata.name === `${RELEASE}-udm-orch-nats`);
       if (natsSvc) {
@@ -248,21 +278,29 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       for (const pm of byKind("PodMonitor")) {
         const pods = workloads.filter((w) => selects(pm.spec.selector.matchLabels, podLabels(w)));
         expect(pods.length).toBeGreaterThan(0);
-        const portNames = pods.flatMap((p) => (podSpec(p).containers as Any[]).flatMap((c) => ((c.ports ?? []) as Any[]).map((x) => x.name)));
+        const portNames = pods.flatMap((p) => containersOf(p).flatMap((c) => ((c.ports ?? []) as Any[]).map((x) => x.name)));
         for (const ep of pm.spec.podMetricsEndpoints as Any[]) expect(portNames, `PodMonitor port ${ep.port}`).toContain(ep.port);
       }
 
-      // The helm test hook asks the coordinator Service for its status.
+      // The helm test hook asks the coordinator Service for its status (serve), or reads the results
+      // volume (Job mode: the coordinator is gone once the run is over).
       const test = byKind("Pod").find((p) => p.metadata.annotations?.["helm.sh/hook"] === "test")!;
-      expect(test.spec.containers[0].args.slice(0, 3)).toEqual(["status", "--coordinator", flagValue(agent.args, "--coordinator")]);
+      if (coordinator.kind === "StatefulSet") {
+        expect(test.spec.containers[0].args.slice(0, 3)).toEqual(["status", "--coordinator", flagValue(agent.args, "--coordinator")]);
+      } else {
+        expect(test.spec.containers[0].args).toEqual(sweep ? ["leaderboard", "/results"] : ["status", "--out", "/results"]);
+        expect(test.spec.volumes.find((v: Any) => v.name === "results").persistentVolumeClaim).toEqual({ claimName: `${RELEASE}-udm-orch-results`, readOnly: true });
+        expect(byKind("PersistentVolumeClaim").map((p) => p.metadata.name)).toContain(`${RELEASE}-udm-orch-results`);
+      }
     });
   });
 
   it("large cluster: 32 agent pods of 2 GPUs (tensor parallel), monitors with additionalLabels, existing Secrets", () => {
     const objs = rendered.get("large-cluster-values.yaml")!;
-    const agents = objs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-agent"))!;
-    expect(agents.spec.replicas).toBe(32);
-    const vllm = (podSpec(agents).containers as Any[]).find((c) => c.name === "vllm");
+    const agents = agentJob(objs);
+    expect(agents.spec.completions).toBe(32);
+    expect(agents.spec.parallelism).toBe(32);
+    const vllm = (podSpec(agents).initContainers as Any[]).find((c) => c.name === "vllm");
     expect(vllm.resources.limits["nvidia.com/gpu"]).toBe(2);
     expect(flagValue(vllm.args, "--tensor-parallel-size")).toBe("2");
     expect(podSpec(agents).volumes.find((v: Any) => v.name === "model-cache").persistentVolumeClaim.claimName).toBe("model-weights");
@@ -271,6 +309,7 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
       expect(m.metadata.labels?.release).toBe("kube-prometheus-stack");
     }
     expect(objs.some((o) => o.kind === "Secret")).toBe(false);
+    expect(objs.some((o) => o.kind === "PersistentVolumeClaim" && o.metadata.name.endsWith("-model-cache"))).toBe(false);
     const coordinator = objs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-coordinator"))!;
     const token = (podSpec(coordinator).containers[0].env as Any[]).find((e) => e.name === "UDM_TOKEN");
     expect(token.valueFrom.secretKeyRef).toEqual({ name: "udm-orch-token", key: "bearer" });
@@ -283,8 +322,8 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     const r = template([join(CHART, "ci", "large-cluster-values.yaml"), valuesFile("open-vllm.yaml", "agents:\n  vllm:\n    host: 0.0.0.0\n")]);
     expect(r.status, r.stderr).toBe(0);
     const objs = parseManifests(r.stdout);
-    const agents = objs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-agent"))!;
-    const vllm = (podSpec(agents).containers as Any[]).find((c) => c.name === "vllm");
+    const agents = agentJob(objs);
+    const vllm = (podSpec(agents).initContainers as Any[]).find((c) => c.name === "vllm");
     expect(flagValue(vllm.args, "--host")).toBe("0.0.0.0");
     expect(vllm.startupProbe.httpGet).toEqual({ path: "/health", port: "vllm-http" });
     expect(vllm.ports.map((p: Any) => p.name)).toEqual(["vllm-http"]);
@@ -296,10 +335,11 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch", () => {
     const coordinator = objs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-coordinator"))!;
     const c = podSpec(coordinator).containers[0];
     expect(c.args).toEqual(expect.arrayContaining(["--tls-cert", "--tls-key", "--tls-ca", "--mtls"]));
-    expect(c.readinessProbe.httpGet.path).toBe("/readyz");
+    // Not /readyz: it answers 503 once the run is over, and a finished run must stay reachable.
+    expect(c.readinessProbe.httpGet.path).toBe("/healthz");
     expect(c.livenessProbe.grpc).toBeUndefined();
     expect(podSpec(coordinator).volumes.find((v: Any) => v.name === "tls").secret.secretName).toBe("udm-orch-coordinator-tls");
-    const agents = objs.find((o) => o.kind === "StatefulSet" && o.metadata.name.endsWith("-agent"))!;
+    const agents = agentJob(objs);
     const agent = (podSpec(agents).containers as Any[]).find((x) => x.name === "agent");
     expect(flagValue(agent.args, "--tls-ca")).toBe("/etc/udm-orch/tls/ca.crt");
     expect(flagValue(agent.args, "--tls-cert")).toBe("/etc/udm-orch/client-tls/tls.crt");
