@@ -3,7 +3,7 @@
 // slurm.integration.test.ts). The stand-in udm-orch starts the agent's --vllm-cmd with sh -c, as
 // the agent does. Names with spaces stay one argument; $(...) in UDM_MODEL runs nothing.
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -22,6 +22,9 @@ SLURM_LOCALID=0 exec "$@"
 const UDM_ORCH = `#!/usr/bin/env bash
 ${RECORD}
 rec udm-orch "$@"
+# What the job gives udm-orch besides its argv: the token, and the file_sd targets while it runs.
+printf '%s\n' "\${UDM_TOKEN:-}" >> "$CALLS.token"
+if [ "$1" = coordinator ] && [ -n "\${UDM_SLURM_FILE_SD_DIR:-}" ]; then cp -r "$UDM_SLURM_FILE_SD_DIR" "$CALLS.sd"; fi
 prev=""
 for a in "$@"; do
   if [ "$prev" = --vllm-cmd ]; then sh -c "$a"; fi
@@ -57,7 +60,7 @@ function stage(): { dir: string; fakes: string; tool: string } {
   return { dir, fakes, tool };
 }
 
-function runScript(dir: string, fakes: string, env: Record<string, string>): { status: number | null; stderr: string; calls: string[] } {
+function runScript(dir: string, fakes: string, env: Record<string, string>): { status: number | null; stdout: string; stderr: string; calls: string[] } {
   const calls = join(dir, "calls.log");
   const r = spawnSync("bash", [SBATCH], {
     cwd: dir,
@@ -74,7 +77,7 @@ function runScript(dir: string, fakes: string, env: Record<string, string>): { s
       ...env,
     },
   });
-  return { status: r.status, stderr: r.stderr, calls: existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n") : [] };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, calls: existsSync(calls) ? readFileSync(calls, "utf8").trim().split("\n") : [] };
 }
 
 describe("udm-orch.sbatch arguments", () => {
@@ -88,7 +91,7 @@ describe("udm-orch.sbatch arguments", () => {
       `udm-orch <coordinator> <--suite> <${dir}/suite dir> <--out> <${dir}/out dir> <--listen> <0.0.0.0:20112> <--after-complete> <exit> <--metrics> <0.0.0.0:20113>`,
     );
     expect(r.calls.find((c) => c.startsWith("vllm "))).toBe(
-      `vllm <serve> <${model}> <--host> <127.0.0.1> <--enable-prefix-caching> <--max-logprobs> <64> <--enable-prompt-tokens-details> <--max-model-len> <16384> <--port> <20115>`,
+      `vllm <serve> <${model}> <--host> <0.0.0.0> <--enable-prefix-caching> <--max-logprobs> <64> <--enable-prompt-tokens-details> <--max-model-len> <16384> <--port> <20115>`,
     );
     expect(r.calls.find((c) => c.startsWith("udm-orch <score>"))).toBe(`udm-orch <score> <--suite> <${dir}/suite dir> <--results> <${dir}/out dir> <--out> <${dir}/out dir/metrics.json>`);
     expect(existsSync(join(dir, "x"))).toBe(false);
@@ -122,5 +125,53 @@ describe("udm-orch.sbatch arguments", () => {
     const r = runScript(dir, fakes, { UDM_SLURM_BIN: join(dir, "no such", "udm-orch"), UDM_MODEL: "org/m" });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/UDM_SLURM_BIN: cannot run/);
+  });
+
+  it("makes a token per run when none is exported, kept in the results for the jobs that resume it; an exported one wins", () => {
+    const { dir, fakes, tool } = stage();
+    const env = { UDM_SLURM_BIN: join(tool, "udm-orch"), UDM_MODEL: "org/m" };
+    const first = runScript(dir, fakes, env);
+    expect(first.status, first.stderr).toBe(0);
+    const file = join(dir, "out dir", ".udm-slurm", "token");
+    const token = readFileSync(file, "utf8");
+    expect(token).toMatch(/^[0-9a-f]{48}$/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(first.stdout).toContain(`the run's token is in ${file}`);
+    // Coordinator, agents and the final score all ran with it.
+    const seen = () => new Set(readFileSync(join(dir, "calls.log.token"), "utf8").trim().split("\n"));
+    expect(seen()).toEqual(new Set([token]));
+    // A requeued or resubmitted job finds it.
+    expect(runScript(dir, fakes, env).status).toBe(0);
+    expect(seen()).toEqual(new Set([token]));
+    expect(readFileSync(file, "utf8")).toBe(token);
+    // UDM_TOKEN exported: that one, and the file is not consulted.
+    expect(runScript(dir, fakes, { ...env, UDM_TOKEN: "mine" }).status).toBe(0);
+    expect(seen()).toEqual(new Set([token, "mine"]));
+  });
+
+  it("writes its endpoints as Prometheus file_sd targets while it runs, and removes them at its end", () => {
+    const { dir, fakes, tool } = stage();
+    const sd = join(dir, "sd dir");
+    const r = runScript(dir, fakes, { UDM_SLURM_BIN: join(tool, "udm-orch"), UDM_MODEL: "org/m", UDM_SLURM_AGENTS_PER_NODE: "2", UDM_SLURM_FILE_SD_DIR: sd });
+    expect(r.status, r.stderr).toBe(0);
+    const seen = join(dir, "calls.log.sd");
+    const read = (role: string) => JSON.parse(readFileSync(join(seen, `7-${role}.json`), "utf8")) as Array<{ targets: string[]; labels: Record<string, string> }>;
+    const labels = (role: string) => ({ udm_role: role, slurm_job_id: "7", udm_out: join(dir, "out dir") });
+    // Ports from PORT_BASE 20112 (job 7): coordinator +1, agent i +2+2i, its vLLM +3+2i.
+    expect(read("coordinator")).toEqual([{ targets: ["node1:20113"], labels: labels("coordinator") }]);
+    expect(read("agents")).toEqual([{ targets: ["node1:20114", "node1:20116"], labels: labels("agents") }]);
+    expect(read("vllm")).toEqual([{ targets: ["node1:20115", "node1:20117"], labels: labels("vllm") }]);
+    expect(readdirSync(sd)).toEqual([]);
+    // vLLM on the loopback: nothing to scrape there, so no vLLM targets.
+    rmSync(seen, { recursive: true });
+    expect(runScript(dir, fakes, { UDM_SLURM_BIN: join(tool, "udm-orch"), UDM_MODEL: "org/m", UDM_SLURM_FILE_SD_DIR: sd, UDM_SLURM_VLLM_HOST: "127.0.0.1" }).status).toBe(0);
+    expect(readdirSync(seen).sort()).toEqual(["7-agents.json", "7-coordinator.json"]);
+    expect(r.calls.find((c) => c.startsWith("vllm "))).toMatch(/<--host> <0\.0\.0\.0>/);
+  });
+
+  it("asks Slurm for the time-limit signal and requeueing", () => {
+    const text = readFileSync(SBATCH, "utf8");
+    expect(text).toMatch(/^#SBATCH --requeue$/m);
+    expect(text).toMatch(/^#SBATCH --signal=B:USR1@\d+$/m);
   });
 });
