@@ -1,6 +1,8 @@
 // deploy/slurm/udm-orch.sbatch on a real single-node Slurm started here, the simulated engine in
 // place of vLLM: a job runs the small suite to the end; a job cancelled mid-run and submitted
-// again resumes, and every record of the suite is in the results exactly once.
+// again resumes, and every record of the suite is in the results exactly once; a job signalled
+// before its time limit (USR1, as --signal=B:USR1@... sends it) drains, requeues itself and resumes,
+// and while it runs its file_sd target files name endpoints that answer /metrics.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -83,7 +85,8 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
       UDM_SLURM_BIN: `${process.execPath} ${BIN}`,
       // Slow enough (about 20 s for the suite on two engines) that a cancel lands mid-run.
       // The engine command records the GPU and port it was given, then becomes the simulated engine.
-      UDM_SLURM_ENGINE_CMD: `sh -c 'echo "job=$SLURM_JOB_ID gpu=$CUDA_VISIBLE_DEVICES $*" >> ${join(dir, "engines.log")}; exec "$0" ${BIN} sim-engine --oracle ${suiteDir} --accuracy 0.8 --tokens-per-s 15000 "$@"' ${process.execPath}`,
+      // On the node's address, as the script starts vLLM (UDM_SLURM_VLLM_HOST's default), so its /metrics can be scraped.
+      UDM_SLURM_ENGINE_CMD: `sh -c 'echo "job=$SLURM_JOB_ID gpu=$CUDA_VISIBLE_DEVICES $*" >> ${join(dir, "engines.log")}; exec "$0" ${BIN} sim-engine --host 0.0.0.0 --oracle ${suiteDir} --accuracy 0.8 --tokens-per-s 15000 "$@"' ${process.execPath}`,
       UDM_SLURM_AGENT_GRACE_S: "10",
       UDM_SLURM_PORT_BASE: String(await freePortRange(6)),
       UDM_SLURM_METRICS: coordHelp.includes("--metrics") ? "on" : "off",
@@ -191,4 +194,60 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
     const run = JSON.parse(readFileSync(join(outDir, "run.json"), "utf8")) as { sessions: number; resumes: number };
     expect(run).toMatchObject({ sessions: 2, resumes: 1 });
   }, 240_000);
+
+  it("a job signalled before its time limit drains, requeues itself and resumes from the same --out; its file_sd targets answer /metrics", async () => {
+    const all = suiteRunIds(suiteDir);
+    const outDir = join(dir, "out-requeue");
+    const job = submit(outDir, "udm-requeue");
+    await waitForState(job, (s) => s === "RUNNING" || finished(s), 30_000, "the job to start");
+    const until = Date.now() + 60_000;
+    while (resultRunIds(outDir).length < 30) {
+      if (finished(cluster!.jobState(job)) || Date.now() > until) throw new Error(`job ${job} ended or stalled before 30 results:\n${jobLog(job)}`);
+      await sleep(100);
+    }
+    if (jobEnv.UDM_SLURM_METRICS === "on") {
+      // The endpoints the job wrote for Prometheus (file_sd) are the ones serving /metrics.
+      const sd = join(outDir, ".udm-slurm", "prometheus");
+      const targets = (role: string) => (JSON.parse(readFileSync(join(sd, `${job}-${role}.json`), "utf8")) as Array<{ targets: string[] }>)[0]!.targets;
+      expect(targets("agents")).toHaveLength(2);
+      expect(targets("vllm")).toHaveLength(2);
+      const token = readFileSync(join(outDir, ".udm-slurm", "token"), "utf8");
+      for (const target of [...targets("coordinator"), ...targets("agents"), ...targets("vllm")]) {
+        expect(target.split(":")[0]).toBe(cluster!.node);
+        const res = await fetch(`http://127.0.0.1:${target.split(":")[1]}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        expect(res.status, `${target}/metrics`).toBe(200);
+      }
+    }
+    // What --signal=B:USR1@<secs> does before the time limit.
+    cluster!.client("scancel", ["--signal=USR1", "--batch", job]);
+    const drained = Date.now() + 45_000;
+    while (!/requeued: it resumes from/.test(jobLog(job))) {
+      if (Date.now() > drained) throw new Error(`job ${job} did not drain and requeue:\n${jobLog(job)}\n${cluster!.logs()}`);
+      await sleep(200);
+    }
+    const beforeRequeue = resultRunIds(outDir).length;
+    expect(beforeRequeue).toBeLessThan(all.length);
+    // Slurm holds a requeued job back for a while before it may start again; let it start now.
+    await sleep(1000);
+    try {
+      cluster!.client("scontrol", ["update", `JobId=${job}`, "StartTime=now"]);
+    } catch {
+      // already eligible
+    }
+    const state = await waitForState(job, (s) => finished(s) && s !== "REQUEUED" && s !== "REQUEUE_FED", 90_000, "the requeued job to finish");
+    const log = jobLog(job);
+    expect(state, log).toBe("COMPLETED");
+    expect(log).toContain("time limit near (USR1): draining the coordinator");
+    expect(log).toMatch(/drained before the time limit \(coordinator exited 1, agents exited 0\)/);
+    expect(log).toContain(", restart 1");
+    const resumed = Number(log.match(/(\d+) records, (\d+) already committed/g)?.at(-1)?.match(/(\d+) already committed/)?.[1]);
+    expect(resumed, log).toBeGreaterThanOrEqual(beforeRequeue);
+    expect(log).toMatch(new RegExp(`complete: ${all.length}/${all.length} records committed \\(${resumed} resumed, 0 with errors\\)`));
+    const ids = resultRunIds(outDir);
+    expect([...ids].sort()).toEqual([...all].sort());
+    const run = JSON.parse(readFileSync(join(outDir, "run.json"), "utf8")) as { sessions: number; resumes: number };
+    expect(run).toMatchObject({ sessions: 2, resumes: 1 });
+    // The job's targets are gone with it.
+    expect(existsSync(join(outDir, ".udm-slurm", "prometheus", `${job}-coordinator.json`))).toBe(false);
+  }, 180_000);
 });
