@@ -146,8 +146,10 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
     if (jobEnv.UDM_SLURM_METRICS === "on") {
       // The ports the script derives from UDM_SLURM_PORT_BASE: coordinator +1, agent i +2+2i.
       const base = Number(jobEnv.UDM_SLURM_PORT_BASE);
+      // No UDM_TOKEN exported: the job made one, and the coordinator's /metrics asks for it.
+      const token = readFileSync(join(outDir, ".udm-slurm", "token"), "utf8");
       for (const port of [base + 1, base + 2, base + 4]) {
-        const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+        const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${token}` } });
         expect(res.status, `metrics on port ${port}`).toBe(200);
         expect(await res.text(), `metrics on port ${port}`).toMatch(/^udm_/m);
       }
