@@ -264,6 +264,9 @@ describe.skipIf(tools.mode === "skip")("helm/udm-orch: completion, sweeps and sa
     for (const w of workloads(objs)) {
       const spec = podSpec(w);
       expect(spec.securityContext?.seccompProfile?.type, w.metadata.name).toBe("RuntimeDefault");
+      // No service-link variables (UDM_<SERVICE>_PORT...) in a process that reads UDM_* and VLLM_* settings.
+      expect(spec.enableServiceLinks, w.metadata.name).toBe(false);
+      expect(spec.automountServiceAccountToken, w.metadata.name).toBe(false);
       if (w.kind !== "Pod") {
         for (const c of longRunning(w)) {
           expect(c.livenessProbe, `${w.metadata.name}/${c.name} liveness`).toBeDefined();
