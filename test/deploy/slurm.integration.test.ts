@@ -7,14 +7,19 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, REPO_ROOT, requireBuild } from "../support/cli-process.js";
 import { startSlurmCluster, type SlurmCluster } from "./slurm-cluster.js";
+import { startPrometheus } from "../support/prometheus.js";
 import { toolMode } from "../support/real-tool.js";
 
 const SBATCH = join(REPO_ROOT, "deploy", "slurm", "udm-orch.sbatch");
-const tools = toolMode(["munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo"], "apt-get install slurm-wlm munge");
+const PROMETHEUS_CONFIG = join(REPO_ROOT, "deploy", "prometheus", "prometheus.yml");
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
+const tools = toolMode(["munged", "slurmctld", "slurmd", "sbatch", "srun", "scontrol", "scancel", "sinfo", "squeue", "prometheus"], "apt-get install slurm-wlm munge prometheus");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A base port whose next `count` ports are all free on 127.0.0.1 and 0.0.0.0 now (the job's ports). */
@@ -152,6 +157,35 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
         const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${token}` } });
         expect(res.status, `metrics on port ${port}`).toBe(200);
         expect(await res.text(), `metrics on port ${port}`).toMatch(/^udm_/m);
+      }
+      // A real Prometheus with deploy/prometheus/prometheus.yml's Slurm jobs (file_sd_configs), pointed at
+      // this job's target files and token, finds every endpoint and scrapes it.
+      const sd = join(outDir, ".udm-slurm", "prometheus");
+      const shipped = (parseYaml(readFileSync(PROMETHEUS_CONFIG, "utf8")) as { scrape_configs: Array<Record<string, Any>> }).scrape_configs.filter((j) => j.job_name.startsWith("udm-slurm-"));
+      expect(shipped.map((j) => j.job_name)).toEqual(["udm-slurm-coordinator", "udm-slurm-agent", "udm-slurm-vllm"]);
+      const jobs = shipped.map((j) => ({
+        ...j,
+        scrape_interval: "500ms",
+        scrape_timeout: "500ms",
+        ...(j.authorization ? { authorization: { ...j.authorization, credentials_file: join(outDir, ".udm-slurm", "token") } } : {}),
+        file_sd_configs: j.file_sd_configs.map((f: Any) => ({ files: f.files.map((g: string) => join(sd, basename(g))) })),
+      }));
+      const prometheus = await startPrometheus(join(dir, "prometheus"), [], { scrapeConfigs: jobs });
+      try {
+        const until = Date.now() + 20_000;
+        for (;;) {
+          // 503 until its storage is ready.
+          const { activeTargets } = await prometheus.get<{ activeTargets: Array<{ labels: Record<string, string>; health: string }> }>("/api/v1/targets").catch(() => ({ activeTargets: [] }));
+          const up = activeTargets.filter((t) => t.health === "up" && t.labels.slurm_job_id === first);
+          if (up.length === 5) {
+            expect(up.map((t) => t.labels.job).sort()).toEqual(["udm-slurm-agent", "udm-slurm-agent", "udm-slurm-coordinator", "udm-slurm-vllm", "udm-slurm-vllm"]);
+            break;
+          }
+          if (Date.now() > until) throw new Error(`Prometheus did not scrape the job's 5 file_sd targets: ${JSON.stringify(activeTargets)}`);
+          await sleep(250);
+        }
+      } finally {
+        await prometheus.stop();
       }
     }
     cluster!.client("scancel", [first]);

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { stringify } from "yaml";
 
 export interface PrometheusJob {
   job: string;
@@ -21,7 +22,12 @@ export interface RunningPrometheus {
   stop(): Promise<void>;
 }
 
-export async function startPrometheus(dir: string, jobs: readonly PrometheusJob[], options: { scrapeMs?: number; ruleFiles?: readonly string[] } = {}): Promise<RunningPrometheus> {
+export async function startPrometheus(
+  dir: string,
+  jobs: readonly PrometheusJob[],
+  /** scrapeConfigs: more scrape_configs entries as they are (e.g. a shipped config's file_sd jobs). */
+  options: { scrapeMs?: number; ruleFiles?: readonly string[]; scrapeConfigs?: readonly unknown[] } = {},
+): Promise<RunningPrometheus> {
   mkdirSync(dir, { recursive: true });
   const interval = `${options.scrapeMs ?? 500}ms`;
   const rules = (options.ruleFiles ?? []).map((f) => {
@@ -39,6 +45,7 @@ export async function startPrometheus(dir: string, jobs: readonly PrometheusJob[
       `    scrape_timeout: ${interval}`,
       ...(j.credentialsFile ? ["    authorization:", "      type: Bearer", `      credentials_file: ${JSON.stringify(j.credentialsFile)}`] : []),
       "    static_configs:", `      - targets: [${j.targets.map((t) => JSON.stringify(t)).join(", ")}]`]),
+    ...(options.scrapeConfigs?.length ? stringify(options.scrapeConfigs).trimEnd().split("\n").map((l) => `  ${l}`) : []),
   ].join("\n");
   writeFileSync(join(dir, "prometheus.yml"), config + "\n");
   const child: ChildProcess = spawn(
