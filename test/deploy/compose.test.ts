@@ -129,6 +129,19 @@ describe("deploy/compose/compose.yaml", () => {
     expect(install.entrypoint.join(" ")).toContain("cp -a /usr/local/bin/node /app /opt/udm-orch/");
     expect(install.volumes).toEqual(["udm-orch-dist:/opt/udm-orch"]);
     expect(install.restart).toBe("no");
+    // What it copies is where the image has it (node's official image: /usr/local/bin/node; the app
+    // in WORKDIR /app), and runs on another image's libc only because no dependency is a native addon.
+    const dockerfile = readFileSync(join(REPO_ROOT, "deploy", "docker", "Dockerfile"), "utf8");
+    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-/m);
+    expect(dockerfile.slice(dockerfile.indexOf("AS runtime"))).toMatch(/^WORKDIR \/app$/m);
+    const require = createRequire(import.meta.url);
+    const deps = Object.keys((JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+    for (const dep of deps) {
+      const pkgJson = join(REPO_ROOT, "node_modules", dep, "package.json");
+      const pkg = JSON.parse(readFileSync(existsSync(pkgJson) ? pkgJson : require.resolve(`${dep}/package.json`), "utf8")) as { gypfile?: boolean };
+      expect(pkg.gypfile, dep).toBeUndefined();
+      expect(existsSync(join(dirname(pkgJson), "binding.gyp")), dep).toBe(false);
+    }
   });
 
   it("refuses to start without UDM_TOKEN, empty or unset, in every service that uses it (Compose's ${VAR:?err})", () => {
