@@ -250,3 +250,8 @@ credentials cannot publish results (nats.yaml's permissions).
       key: {{ get $ctx.Values.nats.auth (printf "%sPasswordKey" $.role) }}
 {{- end }}
 {{- end }}
+
+{{/* The run's name both the coordinator and the scorer are given (--run-name): run.name, else the release name. */}}
+{{- define "udm-orch.runName" -}}
+{{- .Values.run.name | default .Release.Name -}}
+{{- end }}
