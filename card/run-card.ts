@@ -5,9 +5,10 @@ import { z } from "zod";
 /**
  * Bump when the meaning of a field changes. 2: the fingerprint is the named object's with the
  * scope (fingerprint.ts; format 1 cards keep the old rule), `dataset.families`, and the status
- * `complete_with_errors`.
+ * `complete_with_errors`. 3: the fingerprint names what determines the answers (the seeds in, the
+ * batch size out), so every command writes one fingerprint for one setup.
  */
-export const RUN_CARD_FORMAT = 2;
+export const RUN_CARD_FORMAT = 3;
 export const RUN_CARD_FILE = "run-card.json";
 
 /**
@@ -79,7 +80,7 @@ export interface RunCard {
     /** The template or instructions text the agent adds ("" when none). */
     system_prompt: string;
     system_prompt_sha256: string;
-    /** Max units in flight per agent; null when each agent chooses (a cluster run). */
+    /** Max units in flight per agent; null when each agent chooses (a cluster run). Not in the fingerprint from format 3 on. */
     batch_size: number | null;
     tools_enabled: string[];
     method_class: MethodClass;

@@ -4,8 +4,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CheckFailedError, UdmError, UsageError } from "../common/errors.js";
-import { verifyCard, compareHeadlines, reproduceSetupProblem, REPRODUCE_TOLERANCE, sealCard, writeCard, type RunCard } from "../card/index.js";
+import { verifyCard, fingerprintDifferences, compareHeadlines, reproduceSetupProblem, REPRODUCE_TOLERANCE, sealCard, writeCard, type RunCard } from "../card/index.js";
 import { runEmbedded } from "./embedded-run.js";
+import { EMBEDDED_RUN_DEFAULTS } from "../run/index.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { printable } from "../common/printable.js";
@@ -25,6 +26,7 @@ interface ReproduceFlags {
   simOracle?: string;
   simAccuracy?: string;
   gpuHourUsd?: string;
+  engineReadyTimeoutMs?: string;
   metrics: string;
 }
 
@@ -76,6 +78,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", `engines not ready after this long are reported; when none is, the rerun fails (default ${EMBEDDED_RUN_DEFAULTS.engineReadyTimeoutMs})`))
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
       const engines = csv(flags.engine)?.map(engineUrl);
@@ -95,6 +98,7 @@ export function register(program: Command): void {
       const out = resolve(flags.out ?? `${cardDir}-reproduce`);
       if (out === cardDir) throw new UsageError("--out must differ from the card's directory");
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
+      const engineReadyTimeoutMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const metrics = parseMetricsListen(flags.metrics);
       const m = original.method;
       const result = await runEmbedded({
@@ -109,12 +113,18 @@ export function register(program: Command): void {
         methodClass: m.method_class,
         gpuHourUsd: flags.gpuHourUsd !== undefined ? parseGpuHourUsd(flags.gpuHourUsd) : original.totals.gpu_hour_usd,
         printTracks: false,
+        ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
         ...(metrics ? { metrics } : {}),
       });
       const fresh = result.card;
       if (fresh.dataset.sha256 !== original.dataset.sha256) throw new UdmError(`the suite at ${suiteDir} is not the card's (identity ${fresh.dataset.sha256}, card ${original.dataset.sha256})`);
       if (fresh.fingerprint !== original.fingerprint) {
-        process.stdout.write(`note: the rerun's fingerprint ${fresh.fingerprint.slice(0, 12)} differs from the card's ${original.fingerprint.slice(0, 12)} (another model served or harness version)\n`);
+        const diffs = fingerprintDifferences(original, fresh);
+        process.stdout.write(
+          diffs.length > 0
+            ? `note: the rerun's fingerprint ${fresh.fingerprint.slice(0, 12)} differs from the card's ${original.fingerprint.slice(0, 12)}: another setup in ${diffs.length === 1 ? "one field" : `${diffs.length} fields`}:\n${diffs.map((d) => `  ${printable(d)}\n`).join("")}`
+            : `note: the card (format ${original.card_format}) and the rerun (format ${fresh.card_format}) have fingerprints of two rules; every field of the card's rule agrees: the same setup\n`,
+        );
       }
       const cmp = compareHeadlines(original, fresh);
       const reproduced: RunCard = sealCard({

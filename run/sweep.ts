@@ -244,7 +244,7 @@ export class Sweep {
 function planEntry(config: SweepConfig, run: SweepRun, dataset: string, scope: FingerprintScope): SweepRunEntry {
   const out = join(config.outDir, run.name);
   const template = methodTemplate(run.method);
-  const fp = expectedFingerprint(run, dataset, template, SWEEP_BATCH_SIZE, scope);
+  const fp = expectedFingerprint(run, dataset, template, scope);
   const entry: SweepRunEntry = {
     ...run,
     out: run.name,
@@ -262,7 +262,7 @@ function planEntry(config: SweepConfig, run: SweepRun, dataset: string, scope: F
   }
   // A complete card over a wider scope (every requested track, more besides) answers a narrower rerun:
   // its fingerprint is this setup's over its own scope, by the rule of its own format.
-  if (card?.status === "complete" && covers(scopeOfCard(card), scope) && card.fingerprint === expectedFingerprint(run, dataset, template, SWEEP_BATCH_SIZE, scopeOfCard(card), card.card_format)) {
+  if (card?.status === "complete" && covers(scopeOfCard(card), scope) && card.fingerprint === expectedFingerprint(run, dataset, template, scopeOfCard(card), card.card_format)) {
     return { ...entryFromCard(entry, card), status: "skipped", note: "complete card over a scope that covers this one", card: `${run.name}/run-card.json` };
   }
   if (card) {
