@@ -17,4 +17,5 @@ export { fingerprintDifferences } from "./fingerprint-diff.js";
 export { MAX_SWEEP_RUNS, expandSweep, isListenAddress, readSweepConfig, type SweepConfig, type SweepRun } from "./sweep/sweep-config.js";
 export { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "./sweep/sweep-estimate.js";
 export { SWEEP_RECORD_FORMAT, entryFromCard, writeSweepRecord, type SweepRunEntry } from "./sweep/sweep-record.js";
-export { verifyCard } from "./verify-card.js";
+export { verifyCard, type CardVerdict } from "./verify-card.js";
+export { checkSignature, readSigningKey, readTrustedKeys, signCard, signatureTier, type SignatureCheck } from "./card-signature.js";

@@ -1,6 +1,7 @@
 // run-card.json (docs/run-card.md): the sealed record of one run's setup, quality, cost and speed,
 // written beside metrics.json. The types here are the file's shape; build-card.ts fills them.
 import { z } from "zod";
+import type { CardSignature } from "./card-signature.js";
 
 /**
  * Bump when the meaning of a field changes. 2: the fingerprint is the named object's with the
@@ -158,6 +159,8 @@ export interface RunCard {
   };
   fingerprint: string;
   run_card_hash: string;
+  /** Optional ed25519 signature of run_card_hash (card-signature.ts); left out of the hash. */
+  signature?: CardSignature;
 }
 
 export type QualityTierName = "Baseline" | "Emerging" | "Functional" | "Deployable" | "Fluent";

@@ -13,7 +13,7 @@ import { opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
 import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
-import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
+import { cardOptions, parseMethodClass, signKeyFrom } from "./flags/card-flags.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ACCESS_FLAGS, METRICS_TOKEN_FLAGS, metricsTokenFrom, serverTlsFrom } from "./flags/access-flags.js";
@@ -77,6 +77,7 @@ export function register(program: Command): void {
     if (natsFlags && !access.token) logger.warn("--nats without --token: results on the bus are not signed (a scorer cannot tell them from forged ones)");
     const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
     const methodClass = parseMethodClass(flags.methodClass);
+    const signKey = signKeyFrom(flags as { signKey?: string });
     const runName = flags.runName !== undefined ? checkRunName(flags.runName) : undefined;
     if (runName !== undefined && !natsFlags) logger.warn("--run-name without --nats: the name is kept in run.json, but no scorer can follow it");
     const afterComplete = parseAfterComplete(flags.afterComplete ?? "serve");
@@ -110,6 +111,7 @@ export function register(program: Command): void {
         perAgentMetrics,
         gpuHourUsd,
         methodClass,
+        ...(signKey ? { signKey } : {}),
         logger,
       });
       let failure: unknown;
