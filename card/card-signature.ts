@@ -7,7 +7,6 @@ import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyOb
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../common/errors.js";
-import type { RunCard } from "./run-card.js";
 
 export const SIGNATURE_ALGORITHM = "ed25519";
 
@@ -43,7 +42,7 @@ export function keyIdOf(publicKey: KeyObject): string {
 }
 
 /** The card (sealed) with its signature by `key`; the run_card_hash is unchanged. */
-export function signCard<T extends RunCard>(card: T, key: KeyObject): T {
+export function signCard<T extends { run_card_hash: string }>(card: T, key: KeyObject): T & { signature: CardSignature } {
   const pub = createPublicKey(key);
   const signature: CardSignature = {
     algorithm: SIGNATURE_ALGORITHM,
