@@ -63,6 +63,8 @@ describe("an all-errors run", () => {
     const card = cardAt(join(dir, "broken"));
     expect(card.status, run.out).toBe("complete_with_errors");
     expect(card.scores.errors).toBe(card.dataset.entry_count);
+    // No records per minute for records that were only attempted.
+    expect(card.timing.entries_per_minute).toBeNull();
 
     const v = await cli(["card", "verify", join(dir, "broken", "run-card.json")]);
     expect(v.code, v.out).toBe(1);
