@@ -56,8 +56,11 @@ export interface LeaderboardRow {
   repeats: number;
   /** Why a card is unverified. */
   problems: string[];
-  /** The card's status (null: no card); a row not `complete` is ranked after every complete one. */
+  /** The card's status (null: no card); a row not `complete` is listed unranked after the ranked ones. */
   status: string | null;
+  /** Records of the card whose result errored, and records in scope (null: no card). */
+  records_errored: number | null;
+  records: number | null;
 }
 
 export interface LeaderboardGroup {
@@ -150,6 +153,8 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
         repeats: 1,
         problems: e.problems,
         status: c.status,
+        records_errored: c.scores.errors,
+        records: c.dataset.entry_count,
       },
     };
   }
@@ -188,12 +193,15 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
       repeats: 1,
       problems: [],
       status: null,
+      records_errored: null,
+      records: null,
     },
   };
 }
 
-/** The rank as shown: a row listed apart says why, with no rank ("- (complete_with_errors)", "- (unverified)"). */
+/** The rank as shown: a row listed apart says why, with no rank ("- (complete_with_errors: 5 of 5 records errored)", "- (unverified)"). */
 export function rankText(r: LeaderboardRow): string {
+  if (r.status === "complete_with_errors") return `- (complete_with_errors: ${r.records_errored} of ${r.records} records errored)`;
   if (r.status !== null && r.status !== "complete") return `- (${r.status})`;
   if (r.problems.length > 0) return "- (unverified)";
   return String(r.rank);

@@ -33,13 +33,13 @@ describe("leaderboard", () => {
       ["ok", 2, "complete"],
       ["errored", null, "complete_with_errors"],
     ]);
-    expect(rankText(rows[2]!)).toBe("- (complete_with_errors)");
+    expect(rankText(rows[2]!)).toBe("- (complete_with_errors: 14 of 14 records errored)");
   });
 
   it("never ranks an all-errors card first, even alone in its group", () => {
     const rows = buildLeaderboard([{ kind: "card", source: "errored", card: card("sim/broken", 0, 14), problems: [] }]).groups[0]!.rows;
     expect(rows[0]!.rank).toBeNull();
-    expect(rankText(rows[0]!)).toBe("- (complete_with_errors)");
+    expect(rankText(rows[0]!)).toBe("- (complete_with_errors: 14 of 14 records errored)");
   });
 
   it("sums up repeats of one setup: mean, sample spread and n over the ranked cards", () => {
