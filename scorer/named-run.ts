@@ -30,9 +30,18 @@ export interface NamedRunOptions {
 export async function waitForNamedRun(o: NamedRunOptions): Promise<string> {
   const deadline = o.timeoutMs === undefined ? Infinity : Date.now() + o.timeoutMs;
   let said = false;
+  let unreachable = false;
   for (;;) {
     if (o.signal?.aborted) throw new UsageError(`stopped while waiting for run ${JSON.stringify(o.name)} on the bus`);
-    const named = (await o.bus.listStatuses()).filter((s) => runNameOf(s) === o.name);
+    let statuses: RunStatusRecord[] = [];
+    try {
+      statuses = await o.bus.listStatuses();
+    } catch (err) {
+      // NATS restarting while the scorer waits: keep waiting, as through any outage.
+      if (!unreachable) o.log?.warn("cannot read the runs on the bus; still waiting", { name: o.name, error: (err as Error).message });
+      unreachable = true;
+    }
+    const named = statuses.filter((s) => runNameOf(s) === o.name);
     const chosen = pick(named, o.stateRunId);
     if (chosen) {
       if (said || named.length > 1) o.log?.info("named run found on the bus", { name: o.name, run: chosen.runId, state: chosen.state, same_name: named.length });
