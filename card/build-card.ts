@@ -81,14 +81,15 @@ export function buildRunCard(i: RunCardInputs): RunCard {
   const gpuSeconds = totals?.gpuSeconds ?? null;
   const cost = gpuSeconds !== null && setup.gpuHourUsd > 0 ? (gpuSeconds * setup.gpuHourUsd) / 3600 : null;
   const tokens = totals?.promptTokens !== null && totals?.promptTokens !== undefined && totals.completionTokens !== null ? totals.promptTokens + totals.completionTokens : null;
+  // Every record has a line but some errored: not a complete run (docs/run-card.md "Status").
+  const status: RunCardStatus = i.status === "complete" && i.results.errorRecords > 0 ? "complete_with_errors" : i.status;
   const card: RunCard = {
     card_format: RUN_CARD_FORMAT,
     run_id: run.run_id,
     harness_version: VERSION,
     timestamp: run.created_at,
     finished: i.finished,
-    // Every record has a line but some errored: not a complete run (docs/run-card.md "Status").
-    status: i.status === "complete" && i.results.errorRecords > 0 ? "complete_with_errors" : i.status,
+    status,
     elapsed_seconds: round(elapsed, 3),
     method: {
       model_slug: run.method.model || servedModels[0] || "",
@@ -136,7 +137,8 @@ export function buildRunCard(i: RunCardInputs): RunCard {
       median_latency_seconds: totals?.latency ? round(totals.latency.p50, 6) : null,
       p95_latency_seconds: totals?.latency ? round(totals.latency.p95, 6) : null,
       timed_records: totals?.latency ? totals.latency.count : null,
-      entries_per_minute: elapsed > 0 && i.status === "complete" ? round((setup.entryCount / elapsed) * 60, 3) : null,
+      // Only a complete run's rate: records that errored were not processed, only attempted.
+      entries_per_minute: elapsed > 0 && status === "complete" ? round((setup.entryCount / elapsed) * 60, 3) : null,
       tokens_per_second: elapsed > 0 && tokens !== null ? round(tokens / elapsed, 3) : null,
     },
     cluster: {

@@ -9,6 +9,8 @@ import { sealResults, trackResultsPath } from "../common/results/index.js";
 import type { MetricsJson } from "../scorer/index.js";
 import { buildRunCard, type CardSetup, type RunManifestView } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
+import type { KeyObject } from "node:crypto";
+import { signCard } from "./card-signature.js";
 import { fileSha256 } from "../common/sha256.js";
 import type { RunCard, RunCardStatus } from "./run-card.js";
 import { snapshotOf, type CardStatus, type CardTotals, type ClusterView, type RunSnapshot } from "./run-snapshot.js";
@@ -40,6 +42,8 @@ export interface CardRecorderOptions {
   now?: () => number;
   /** The scorer's interval of the v1 mean over the tracks scored so far (the card's scores.v1_ci). */
   v1Interval?: () => { ci_low: number; ci_high: number } | null;
+  /** Sign every card written with this ed25519 private key (--sign-key); unsigned when absent. */
+  signKey?: KeyObject;
 }
 
 export class CardRecorder {
@@ -222,9 +226,10 @@ export class CardRecorder {
       elapsedSeconds: elapsed,
       v1Interval: this.metrics ? (this.options.v1Interval?.() ?? null) : null,
     });
-    writeCard(this.path, card);
-    this.last = card;
-    return card;
+    const written = this.options.signKey ? signCard(card, this.options.signKey) : card;
+    writeCard(this.path, written);
+    this.last = written;
+    return written;
   }
 }
 

@@ -1,7 +1,10 @@
 // The setup's fingerprint (docs/run-card.md). From card format 2 on: sha256 of the
-// canonical JSON of one named object (the eight components and the scope), so no two setups can
-// write the same bytes. Cards of format 1 keep the rule they were sealed with (legacyFingerprint),
-// so they still verify; nothing new is written with it.
+// canonical JSON of one named object, so no two setups can write the same bytes. Format 3 names
+// only what determines the answers (dataset, model, condition, prompt, temperature, seeds,
+// harness, tools, scope): the batch size (units an agent holds at once: `run`'s --capacity, null
+// where agents choose) is scheduling, so `run`, `coordinator`, `sweep` and `card reproduce` of
+// one setup write one fingerprint. Older cards keep the rule they were sealed with (format 2:
+// batch size in, seeds out; format 1: legacyFingerprint), so they still verify.
 import { canonicalJson } from "../common/canonical-json.js";
 import { sha256Hex } from "../common/sha256.js";
 
@@ -21,6 +24,9 @@ export interface FingerprintComponents {
   systemPromptSha256: string;
   temperature: number;
   harnessVersion: string;
+  /** Label-permutation seeds (format 3 on; ignored by the older rules). */
+  seeds: readonly number[];
+  /** Only the format 1 and 2 rules read it. */
   batchSize: number | null;
   toolsEnabled: readonly string[];
   /** Ignored by the format 1 rule. */
@@ -29,10 +35,28 @@ export interface FingerprintComponents {
 
 /** The first card format whose fingerprint is the named object's. */
 export const NAMED_FINGERPRINT_FORMAT = 2;
+/** The first card format whose fingerprint names only what determines the answers (seeds in, batch size out). */
+export const ANSWERS_FINGERPRINT_FORMAT = 3;
 
 export function fingerprint(c: FingerprintComponents): string {
   if (c.cardFormat < NAMED_FINGERPRINT_FORMAT) return legacyFingerprint(c);
   const sorted = (xs: readonly string[]) => [...new Set(xs)].sort();
+  if (c.cardFormat >= ANSWERS_FINGERPRINT_FORMAT) {
+    return sha256Hex(
+      canonicalJson({
+        dataset_sha256: c.datasetSha256,
+        model_slug: c.modelSlug,
+        condition: c.condition,
+        system_prompt_sha256: c.systemPromptSha256,
+        temperature: c.temperature,
+        // Averaged per question: their order does not change an answer, their set does.
+        seeds: [...new Set(c.seeds)].sort((a, b) => a - b),
+        harness_version: c.harnessVersion,
+        tools_enabled: sorted(c.toolsEnabled),
+        scope: { tracks: sorted(c.scope.tracks), families: sorted(c.scope.families), limit: c.scope.limit },
+      }),
+    );
+  }
   return sha256Hex(
     canonicalJson({
       dataset_sha256: c.datasetSha256,
@@ -53,11 +77,11 @@ export function fingerprint(c: FingerprintComponents): string {
  * `sim/pseudosystemone` with condition "" equals `sim/pseudo` with `systemone`) and blind to
  * scope; kept so the cards sealed with it still verify.
  */
-export function legacyFingerprint(c: Omit<FingerprintComponents, "cardFormat" | "scope">): string {
+export function legacyFingerprint(c: Omit<FingerprintComponents, "cardFormat" | "scope" | "seeds">): string {
   return sha256Hex(legacyFingerprintParts(c).sort().join(""));
 }
 
-export function legacyFingerprintParts(c: Omit<FingerprintComponents, "cardFormat" | "scope">): string[] {
+export function legacyFingerprintParts(c: Omit<FingerprintComponents, "cardFormat" | "scope" | "seeds">): string[] {
   return [
     c.datasetSha256,
     c.modelSlug,
@@ -79,7 +103,7 @@ export function scopeOfCard(card: { dataset: { tracks?: readonly string[]; famil
 export function componentsOfCard(card: {
   card_format: number;
   harness_version: string;
-  method: { model_slug: string; condition: string; system_prompt_sha256: string; temperature: number; batch_size: number | null; tools_enabled: readonly string[] };
+  method: { model_slug: string; condition: string; system_prompt_sha256: string; temperature: number; seeds?: readonly number[]; batch_size: number | null; tools_enabled: readonly string[] };
   dataset: { sha256: string; tracks?: readonly string[]; families?: readonly string[] };
 }): FingerprintComponents {
   return {
@@ -90,6 +114,7 @@ export function componentsOfCard(card: {
     systemPromptSha256: card.method.system_prompt_sha256,
     temperature: card.method.temperature,
     harnessVersion: card.harness_version,
+    seeds: card.method.seeds ?? [],
     batchSize: card.method.batch_size,
     toolsEnabled: card.method.tools_enabled,
     scope: scopeOfCard(card),

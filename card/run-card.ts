@@ -1,13 +1,15 @@
 // run-card.json (docs/run-card.md): the sealed record of one run's setup, quality, cost and speed,
 // written beside metrics.json. The types here are the file's shape; build-card.ts fills them.
 import { z } from "zod";
+import type { CardSignature } from "./card-signature.js";
 
 /**
  * Bump when the meaning of a field changes. 2: the fingerprint is the named object's with the
  * scope (fingerprint.ts; format 1 cards keep the old rule), `dataset.families`, and the status
- * `complete_with_errors`.
+ * `complete_with_errors`. 3: the fingerprint names what determines the answers (the seeds in, the
+ * batch size out), so every command writes one fingerprint for one setup.
  */
-export const RUN_CARD_FORMAT = 2;
+export const RUN_CARD_FORMAT = 3;
 export const RUN_CARD_FILE = "run-card.json";
 
 /**
@@ -79,7 +81,7 @@ export interface RunCard {
     /** The template or instructions text the agent adds ("" when none). */
     system_prompt: string;
     system_prompt_sha256: string;
-    /** Max units in flight per agent; null when each agent chooses (a cluster run). */
+    /** Max units in flight per agent; null when each agent chooses (a cluster run). Not in the fingerprint from format 3 on. */
     batch_size: number | null;
     tools_enabled: string[];
     method_class: MethodClass;
@@ -157,6 +159,8 @@ export interface RunCard {
   };
   fingerprint: string;
   run_card_hash: string;
+  /** Optional ed25519 signature of run_card_hash (card-signature.ts); left out of the hash. */
+  signature?: CardSignature;
 }
 
 export type QualityTierName = "Baseline" | "Emerging" | "Functional" | "Deployable" | "Fluent";

@@ -12,6 +12,8 @@ import { readCardFile } from "./card-file.js";
 import { scoreDifferences } from "./card-scores.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
 import type { RunCard } from "./run-card.js";
+import type { KeyObject } from "node:crypto";
+import { checkSignature, type SignatureCheck } from "./card-signature.js";
 
 export interface CardVerdict {
   path: string;
@@ -23,11 +25,15 @@ export interface CardVerdict {
   resultsPresent: boolean;
   /** True when the scores were recomputed from the results files against a suite and agree. */
   scoresRecomputed: boolean;
+  /** The card's signature (an invalid one is also among the problems). */
+  signature: SignatureCheck;
 }
 
 export interface VerifyOptions {
   /** Suite to rescore the card's results files against; without it only seals are checked. */
   suiteDir?: string;
+  /** Public keys (by key id) whose signatures count as trusted (readTrustedKeys). */
+  trustedKeys?: ReadonlyMap<string, KeyObject>;
 }
 
 export async function verifyCard(path: string, options: VerifyOptions = {}): Promise<CardVerdict> {
@@ -35,7 +41,7 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
   try {
     parsed = readCardFile(path);
   } catch (err) {
-    return { path, card: undefined, problems: [(err as Error).message], filesChecked: 0, resultsPresent: false, scoresRecomputed: false };
+    return { path, card: undefined, problems: [(err as Error).message], filesChecked: 0, resultsPresent: false, scoresRecomputed: false, signature: { state: "unsigned" } };
   }
   const { raw, card } = parsed;
   const problems: string[] = [];
@@ -43,6 +49,9 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
   if (fp !== card.fingerprint) problems.push(`fingerprint: recorded ${card.fingerprint}, recomputed ${fp} (a method or dataset field was changed)`);
   const hash = runCardHash(raw);
   if (hash !== card.run_card_hash) problems.push(`run_card_hash: recorded ${card.run_card_hash}, recomputed ${hash} (the card was changed after it was sealed)`);
+  // Checked against the recomputed hash: a signature of the recorded one proves nothing of an edited card.
+  const signature = checkSignature(raw, hash, options.trustedKeys);
+  if (signature.state === "invalid") problems.push(signature.problem);
 
   const dir = dirname(path);
   const listed = Object.entries(card.results_files);
@@ -87,7 +96,7 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
       }
     }
   }
-  return { path, card, problems, filesChecked, resultsPresent, scoresRecomputed };
+  return { path, card, problems, filesChecked, resultsPresent, scoresRecomputed, signature };
 }
 
 function safeResultFiles(dir: string): string[] {

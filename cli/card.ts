@@ -1,16 +1,17 @@
-// udm-orch card verify | reproduce: checks a run card's seal, and reruns its setup to see whether
-// the result reproduces within the protocol's ±2%.
+// udm-orch card verify | sign | reproduce: checks a run card's seal (and signature), signs a sound
+// card, and reruns its setup to see whether the result reproduces within the protocol's ±2%.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { CheckFailedError, UdmError, UsageError } from "../common/errors.js";
-import { verifyCard, compareHeadlines, reproduceSetupProblem, REPRODUCE_TOLERANCE, sealCard, writeCard, type RunCard } from "../card/index.js";
+import { verifyCard, fingerprintDifferences, compareHeadlines, reproduceSetupProblem, REPRODUCE_TOLERANCE, sealCard, signCard, writeCard, readTrustedKeys, signatureTier, type RunCard, type SignatureCheck } from "../card/index.js";
 import { runEmbedded } from "./embedded-run.js";
+import { EMBEDDED_RUN_DEFAULTS } from "../run/index.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { printable } from "../common/printable.js";
 import { engineUrl } from "./engine-methods.js";
-import { parseGpuHourUsd } from "./flags/card-flags.js";
+import { parseGpuHourUsd, signKeyFrom, signKeyOption } from "./flags/card-flags.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
 
@@ -25,6 +26,8 @@ interface ReproduceFlags {
   simOracle?: string;
   simAccuracy?: string;
   gpuHourUsd?: string;
+  engineReadyTimeoutMs?: string;
+  signKey?: string;
   metrics: string;
 }
 
@@ -32,15 +35,18 @@ export function register(program: Command): void {
   const card = program.command("card").description("run cards: verify their seal, reproduce their result");
   card
     .command("verify")
-    .description("recompute each card's fingerprint and run_card_hash and rehash its results files; exit 1 naming what differs")
+    .description("recompute each card's fingerprint and run_card_hash, rehash its results files and check its signature; exit 1 naming what differs, or when the run is not complete")
     .argument("<files...>", "run-card.json files")
     .addOption(opt("--suite <dir>", "also recompute every score of the card from its results files against this suite (exit 1 naming each score that differs)"))
-    .action(async (files: string[], flags: { suite?: string }) => {
+    .addOption(opt("--trusted-keys <dir>", "ed25519 public keys (*.pem) whose signatures are trusted: a card not signed by one of them fails (exit 1)"))
+    .addOption(opt("--allow-incomplete", "a sound card of a run that is not complete (complete_with_errors, running, cancelled, failed) passes (exit 0) with a note"))
+    .action(async (files: string[], flags: { suite?: string; trustedKeys?: string; allowIncomplete?: boolean }) => {
       if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
+      const trustedKeys = flags.trustedKeys !== undefined ? readTrustedKeys(flags.trustedKeys) : undefined;
       const problems: string[] = [];
       const invalid: string[] = [];
       for (const file of files) {
-        const v = await verifyCard(file, flags.suite !== undefined ? { suiteDir: flags.suite } : {});
+        const v = await verifyCard(file, { ...(flags.suite !== undefined ? { suiteDir: flags.suite } : {}), ...(trustedKeys ? { trustedKeys } : {}) });
         if (!v.card) {
           // No run card (bad JSON, a field of the wrong type or out of range): one line naming the file and field.
           invalid.push(printable(v.problems.join("; ")));
@@ -51,16 +57,52 @@ export function register(program: Command): void {
           process.stdout.write(
             `${file}: verifies (fingerprint ${c.fingerprint.slice(0, 12)}, hash ${c.run_card_hash.slice(0, 12)}, ` +
               `${v.resultsPresent ? `${v.filesChecked} results files rehashed` : "results files not beside the card: hash only"}` +
-              `${v.scoresRecomputed ? `, scores recomputed against ${flags.suite}` : ""})\n`,
+              `${v.scoresRecomputed ? `, scores recomputed against ${flags.suite}` : ""}, ${signatureText(v.signature)})\n`,
           );
-          // The seal is sound, but the run it seals is not a complete one: say so (the exit stays 0).
-          if (c.status !== "complete") process.stdout.write(`  note: status ${c.status}${c.status === "complete_with_errors" ? ` (${c.scores.errors} of ${c.dataset.entry_count} records errored)` : ""}: not a complete run\n`);
+          // The seal is sound, but the run it seals is not a complete one: a failed check unless allowed.
+          if (c.status !== "complete") {
+            const line = `status ${c.status}${c.status === "complete_with_errors" ? ` (${c.scores.errors} of ${c.dataset.entry_count} records errored)` : ""}: not a complete run`;
+            if (flags.allowIncomplete) process.stdout.write(`  note: ${line} (--allow-incomplete)\n`);
+            else {
+              process.stdout.write(`  NOT COMPLETE: ${line}\n`);
+              problems.push(`${file}: ${line}`);
+            }
+          }
+          if (trustedKeys && !(v.signature.state === "valid" && v.signature.trusted)) {
+            const line = v.signature.state === "valid" ? `signed by key ${v.signature.keyId.slice(0, 16)}, which is not in --trusted-keys ${flags.trustedKeys}` : `not signed (--trusted-keys ${flags.trustedKeys} asks for a trusted signature)`;
+            process.stdout.write(`  UNTRUSTED: ${line}\n`);
+            problems.push(`${file}: ${line}`);
+          }
         } else {
           process.stdout.write(`${printable(file)}: DOES NOT VERIFY\n${v.problems.map((p) => `  - ${printable(p)}`).join("\n")}\n`);
           problems.push(...v.problems.map((p) => `${file}: ${p}`));
         }
       }
       if (invalid.length > 0) throw new UsageError(invalid.join("\n"));
+      if (problems.length > 0) throw new CheckFailedError(problems.map(printable));
+    });
+
+  card
+    .command("sign")
+    .description("sign run cards that verify with an ed25519 private key (the signature goes into the card; its run_card_hash is unchanged)")
+    .argument("<files...>", "run-card.json files")
+    .addOption(opt("--sign-key <file>", "ed25519 private key in PEM (openssl genpkey -algorithm ed25519 -out key.pem)").makeOptionMandatory())
+    .action(async (files: string[], flags: { signKey: string }) => {
+      const key = signKeyFrom(flags)!;
+      const problems: string[] = [];
+      for (const file of files) {
+        const v = await verifyCard(file);
+        if (!v.card) throw new UsageError(printable(v.problems.join("; ")));
+        // Only a sound card is signed: a signature vouches for what the card says.
+        if (v.problems.length > 0) {
+          problems.push(...v.problems.map((p) => `${file}: ${p}`));
+          process.stdout.write(`${printable(file)}: DOES NOT VERIFY, not signed\n${v.problems.map((p) => `  - ${printable(p)}`).join("\n")}\n`);
+          continue;
+        }
+        const signed = signCard(v.card, key);
+        writeCard(file, signed);
+        process.stdout.write(`${file}: signed by key ${signed.signature!.key_id.slice(0, 16)} (hash ${signed.run_card_hash.slice(0, 12)})\n`);
+      }
       if (problems.length > 0) throw new CheckFailedError(problems.map(printable));
     });
 
@@ -76,9 +118,12 @@ export function register(program: Command): void {
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
+    .addOption(opt("--engine-ready-timeout-ms <ms>", `engines not ready after this long are reported; when none is, the rerun fails (default ${EMBEDDED_RUN_DEFAULTS.engineReadyTimeoutMs})`))
+    .addOption(signKeyOption())
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
       const engines = csv(flags.engine)?.map(engineUrl);
+      const signKey = signKeyFrom(flags);
       const verdict = await verifyCard(file);
       if (!verdict.card) throw new UsageError(printable(verdict.problems.join("; ")));
       if (verdict.problems.length > 0) throw new UdmError(`${file} does not verify; a changed card cannot be reproduced:\n${verdict.problems.map((p) => `  - ${printable(p)}`).join("\n")}`);
@@ -95,6 +140,7 @@ export function register(program: Command): void {
       const out = resolve(flags.out ?? `${cardDir}-reproduce`);
       if (out === cardDir) throw new UsageError("--out must differ from the card's directory");
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
+      const engineReadyTimeoutMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const metrics = parseMetricsListen(flags.metrics);
       const m = original.method;
       const result = await runEmbedded({
@@ -109,15 +155,22 @@ export function register(program: Command): void {
         methodClass: m.method_class,
         gpuHourUsd: flags.gpuHourUsd !== undefined ? parseGpuHourUsd(flags.gpuHourUsd) : original.totals.gpu_hour_usd,
         printTracks: false,
+        ...(engineReadyTimeoutMs !== undefined ? { engineReadyTimeoutMs } : {}),
+        ...(signKey ? { signKey } : {}),
         ...(metrics ? { metrics } : {}),
       });
       const fresh = result.card;
       if (fresh.dataset.sha256 !== original.dataset.sha256) throw new UdmError(`the suite at ${suiteDir} is not the card's (identity ${fresh.dataset.sha256}, card ${original.dataset.sha256})`);
       if (fresh.fingerprint !== original.fingerprint) {
-        process.stdout.write(`note: the rerun's fingerprint ${fresh.fingerprint.slice(0, 12)} differs from the card's ${original.fingerprint.slice(0, 12)} (another model served or harness version)\n`);
+        const diffs = fingerprintDifferences(original, fresh);
+        process.stdout.write(
+          diffs.length > 0
+            ? `note: the rerun's fingerprint ${fresh.fingerprint.slice(0, 12)} differs from the card's ${original.fingerprint.slice(0, 12)}: another setup in ${diffs.length === 1 ? "one field" : `${diffs.length} fields`}:\n${diffs.map((d) => `  ${printable(d)}\n`).join("")}`
+            : `note: the card (format ${original.card_format}) and the rerun (format ${fresh.card_format}) have fingerprints of two rules; every field of the card's rule agrees: the same setup\n`,
+        );
       }
       const cmp = compareHeadlines(original, fresh);
-      const reproduced: RunCard = sealCard({
+      const resealed: RunCard = sealCard({
         ...fresh,
         verification_tier: cmp.within ? "reproduced" : fresh.verification_tier,
         reproduction: {
@@ -130,6 +183,7 @@ export function register(program: Command): void {
           within: cmp.within,
         },
       });
+      const reproduced = signKey ? signCard(resealed, signKey) : resealed;
       writeCard(result.cardPath, reproduced);
       process.stdout.write(
         `compared ${cmp.compared} headlines of ${file} with the rerun in ${out}: ` +
@@ -139,6 +193,11 @@ export function register(program: Command): void {
       );
       if (!cmp.within) throw new UdmError(`not reproduced: ${cmp.outside.map((o) => o.track).join(", ")} outside ±${REPRODUCE_TOLERANCE * 100}%`);
     });
+}
+
+function signatureText(s: SignatureCheck): string {
+  if (s.state === "valid") return `${signatureTier(s)}: key ${s.keyId.slice(0, 16)}`;
+  return signatureTier(s);
 }
 
 function fmt(x: number | null): string {

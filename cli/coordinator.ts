@@ -13,13 +13,14 @@ import { opt, portArg } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
 import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
-import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
+import { cardOptions, parseMethodClass, signKeyFrom } from "./flags/card-flags.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ACCESS_FLAGS, METRICS_TOKEN_FLAGS, metricsTokenFrom, serverTlsFrom } from "./flags/access-flags.js";
 import { CLUSTER_METHOD_FLAGS } from "./flags/method-flags.js";
 import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
 import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
+import { checkRunName } from "../common/bus/index.js";
 import { Run } from "../run/index.js";
 import { onShutdownSignals } from "./signals.js";
 import { afterCompleteOption, parseAfterComplete, untilStopped } from "./after-complete.js";
@@ -28,6 +29,7 @@ interface CoordinatorFlags extends NatsFlagValues {
   out: string;
   listen: string;
   force?: boolean;
+  runName?: string;
   methodClass?: string;
   drainAgents?: boolean;
   afterComplete?: string;
@@ -47,6 +49,7 @@ export function register(program: Command): void {
   for (const o of flagOptions(CLUSTER_METHOD_FLAGS)) command.addOption(o);
   for (const o of flagOptions(COORDINATOR_FLAGS)) command.addOption(o);
   command.addOption(opt("--force", "resume even when run.json names another suite, tracks or method"));
+  command.addOption(opt("--run-name <name>", "name the run (kept in run.json, published on the bus) so a scorer given the same --run-name scores it and no other (default: the name run.json records, if any)"));
   command.addOption(opt("--drain-agents", "on SIGTERM/SIGINT tell the agents to stop (default: while the run is not complete they reattach to the next coordinator; a second signal stops them)"));
   command.addOption(afterCompleteOption("the live page, /api/status and the final /metrics (needs --metrics)"));
   // --nats: committed results, run events and status also go to NATS JetStream (NATS may be down: results still go to disk).
@@ -74,6 +77,9 @@ export function register(program: Command): void {
     if (natsFlags && !access.token) logger.warn("--nats without --token: results on the bus are not signed (a scorer cannot tell them from forged ones)");
     const { metrics: metricsListen, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
     const methodClass = parseMethodClass(flags.methodClass);
+    const signKey = signKeyFrom(flags as { signKey?: string });
+    const runName = flags.runName !== undefined ? checkRunName(flags.runName) : undefined;
+    if (runName !== undefined && !natsFlags) logger.warn("--run-name without --nats: the name is kept in run.json, but no scorer can follow it");
     const afterComplete = parseAfterComplete(flags.afterComplete ?? "serve");
     // Nothing is committed while the suite is read: a signal then just stops (the next start
     // takes over the lock and removes the payload spill left behind).
@@ -98,12 +104,14 @@ export function register(program: Command): void {
         method: { ...method, seeds: [...method.seeds] },
         ...timing,
         force: Boolean(flags.force),
+        ...(runName !== undefined ? { runName } : {}),
         ...(nats ? { nats } : {}),
         ...(metricsListen ? { metrics: metricsListen } : {}),
         ...(metricsToken ? { metricsToken } : {}),
         perAgentMetrics,
         gpuHourUsd,
         methodClass,
+        ...(signKey ? { signKey } : {}),
         logger,
       });
       let failure: unknown;

@@ -9,7 +9,7 @@ import { UsageError } from "../common/errors.js";
 import { writeFileAtomic } from "../common/atomic-file.js";
 import { openSuite } from "../common/suite/index.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
-import { verifyCard, RUN_CARD_FILE, buildLeaderboard, type InvalidCard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
+import { verifyCard, readTrustedKeys, RUN_CARD_FILE, buildLeaderboard, type InvalidCard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
 import { opt } from "./options.js";
 import { printable } from "../common/printable.js";
 import { DATASET_ID } from "../run/index.js";
@@ -23,6 +23,7 @@ interface LeaderboardFlags {
   suite?: string;
   json?: string;
   html?: string;
+  trustedKeys?: string;
   format: string;
 }
 
@@ -48,15 +49,17 @@ export function register(program: Command): void {
     .addOption(opt("--format <fmt>", "what to print: markdown or json", "markdown"))
     .addOption(opt("--json <file>", "also write the leaderboard as JSON"))
     .addOption(opt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
+    .addOption(opt("--trusted-keys <dir>", "ed25519 public keys (*.pem): a card signed by one of them shows signed-trusted (else signed-untrusted or unsigned)"))
     .action(async (args: string[], flags: LeaderboardFlags) => {
       if (flags.format !== "markdown" && flags.format !== "json") throw new UsageError(`--format must be markdown or json, got ${JSON.stringify(flags.format)}`);
       if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
+      const trustedKeys = flags.trustedKeys !== undefined ? readTrustedKeys(flags.trustedKeys) : undefined;
       const entries: LeaderboardEntry[] = [];
       const invalid: InvalidCard[] = [];
       for (const arg of args) {
         for (const item of expand(arg)) {
           if ("card" in item) {
-            const v = await verifyCard(item.card, flags.suite !== undefined ? { suiteDir: flags.suite } : {});
+            const v = await verifyCard(item.card, { ...(flags.suite !== undefined ? { suiteDir: flags.suite } : {}), ...(trustedKeys ? { trustedKeys } : {}) });
             if (!v.card) {
               // One bad card (a hand-edited one in a sweep directory) is skipped, not the whole board.
               const problem = v.problems.join("; ");
@@ -64,7 +67,7 @@ export function register(program: Command): void {
               process.stderr.write(`leaderboard: skipped ${printable(problem)}\n`);
               continue;
             }
-            entries.push({ kind: "card", source: item.card, card: v.card, problems: v.problems });
+            entries.push({ kind: "card", source: item.card, card: v.card, problems: v.problems, signature: v.signature });
           } else {
             if (!flags.suite) throw new UsageError(`${item.results} has no ${RUN_CARD_FILE}: give --suite to score its results on the fly`);
             // scoreResults refuses a results line whose run_id matches no row of the suite.

@@ -9,7 +9,7 @@ import { DEFAULT_RETRY_POLICY } from "../agent/index.js";
 import { csv, intArg, numberArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
-import { cardOptions, parseMethodClass } from "./flags/card-flags.js";
+import { cardOptions, parseMethodClass, signKeyFrom } from "./flags/card-flags.js";
 import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
@@ -87,6 +87,7 @@ export function register(program: Command): void {
       const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
       const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
       const metricsToken = metricsTokenFrom({ ...(token ? { token } : {}), ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
+      const signKey = signKeyFrom(flags as { signKey?: string });
       const result = await runEmbedded({
         suiteDir: scope.suiteDir!,
         outDir: flags.out,
@@ -114,6 +115,7 @@ export function register(program: Command): void {
         ...(metricsToken ? { metricsToken } : {}),
         gpuHourUsd,
         methodClass: parseMethodClass(flags.methodClass),
+        ...(signKey ? { signKey } : {}),
         perAgentMetrics,
       });
       const o = result.outcome;

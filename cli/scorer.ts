@@ -10,6 +10,7 @@ import { createLogger } from "../common/log.js";
 import { natsCliOptions, type NatsFlagValues } from "./nats-options.js";
 import { openBus } from "./open-bus.js";
 import { Scorer } from "../scorer/index.js";
+import { checkRunName } from "../common/bus/index.js";
 import { intArg, opt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { formatReport } from "./score.js";
@@ -26,6 +27,8 @@ const TOKEN_FLAGS = tokenFlags("the run's token (the coordinator's --token): sco
 interface ScorerFlags extends NatsFlagValues {
   out: string;
   run?: string;
+  runName?: string;
+  waitRunMs?: string;
   progressMs?: string;
   ackWaitMs?: string;
   metrics: string;
@@ -39,7 +42,9 @@ export function register(program: Command): void {
   for (const o of flagOptions(SUITE_FLAGS)) command.addOption(o);
   command
     .addOption(opt("--out <dir>", "where metrics.json, the scorer's journal and state go (a restart with the same --out resumes)").makeOptionMandatory())
-    .addOption(opt("--run <id>", "run id (default: the only, or most recently updated, run in NATS KV udm_runs)"))
+    .addOption(opt("--run <id>", "run id (default: the run named --run-name, else the only, or most recently updated, run in NATS KV udm_runs)"))
+    .addOption(opt("--run-name <name>", "score the run whose coordinator was given this --run-name, waiting for it to appear on the bus; runs of other names are never scored"))
+    .addOption(opt("--wait-run-ms <ms>", "give up (exit 2) when the run (--run or --run-name) is not on the bus after this long (default: wait until stopped)"))
     .addOption(opt("--progress-ms <ms>", "running metrics of tracks in progress, this often (default 3000)"))
     .addOption(opt("--ack-wait-ms <ms>", "redelivery delay of results a dead scorer did not ack (default 30000; fixed when --out is new)"))
     .addOption(opt("--metrics <host:port>", "serve Prometheus metrics on /metrics (off: none)", DEFAULT_SCORER_METRICS))
@@ -50,12 +55,16 @@ export function register(program: Command): void {
     if (flags.nats === undefined || flags.nats.trim() === "") throw new UsageError("--nats <url> is required: the scorer reads the run's results from NATS JetStream");
     const progressEveryMs = intArg("progress-ms", flags.progressMs, 100);
     const ackWaitMs = intArg("ack-wait-ms", flags.ackWaitMs, 100);
+    const waitRunMs = intArg("wait-run-ms", flags.waitRunMs, 0);
+    if (flags.run !== undefined && flags.runName !== undefined) throw new UsageError("give --run or --run-name, not both");
+    const runName = flags.runName !== undefined ? checkRunName(flags.runName) : undefined;
     ensureWritableDir("out", flags.out);
     const metricsListen = parseMetricsListen(flags.metrics);
     const afterComplete = parseAfterComplete(flags.afterComplete ?? "serve");
     const { suiteDir } = optionsFromFlags(SUITE_FLAGS, flags);
     const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
     const log = createLogger("scorer");
+    if (flags.run === undefined && runName === undefined) log.warn("no --run-name (or --run): scoring whichever run is on the bus; give the coordinator and the scorer the same --run-name");
     if (!token) log.warn("no --token: results on the bus are not authenticated (anyone who can publish on NATS can change the scores)");
     // Installed before the bus is open: a signal while NATS is awaited stops with the documented
     // exit code and one line, not by the signal's default action.
@@ -70,6 +79,8 @@ export function register(program: Command): void {
         suiteDir: suiteDir!,
         outDir: flags.out,
         ...(flags.run !== undefined ? { runId: flags.run } : {}),
+        ...(runName !== undefined ? { runName } : {}),
+        ...(waitRunMs !== undefined ? { waitRunMs } : {}),
         ...(progressEveryMs !== undefined ? { progressEveryMs } : {}),
         ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
         ...(metricsListen ? { metrics: metricsListen } : {}),

@@ -4,6 +4,7 @@
 // changes. Runs whose card is complete with the same fingerprint are skipped, so rerunning the
 // command resumes an interrupted sweep. --dry-run prints the matrix with estimates. The sweep itself
 // is run/sweep.ts.
+import { signKeyFrom, signKeyOption } from "./flags/card-flags.js";
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { estimateRun, isListenAddress, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/index.js";
@@ -43,9 +44,11 @@ export function register(program: Command): void {
     .addOption(opt("--tokens-per-gpu-s <n>", "--dry-run: tokens (prompt + completion) one GPU processes per second", "5000"))
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live page of the run in progress on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .addOption(opt("--per-agent-metrics <bool>", "export per-agent gauges from heartbeats (false for very large clusters)", "true"))
-    .action(async (flags: SweepFlags) => {
+    .addOption(signKeyOption())
+    .action(async (flags: SweepFlags & { signKey?: string }) => {
       if (flags.listen !== undefined && !isListenAddress(flags.listen)) throw new UsageError(`--listen must be HOST:PORT (port 0..65535), got ${JSON.stringify(flags.listen)}`);
       if (flags.engine !== undefined) flags.engine = engineUrl(flags.engine);
+      const signKey = signKeyFrom(flags);
       const plan = await planSweep(flags.config);
       if (flags.dryRun) return dryRun(plan, flags);
       const metricsListen = parseMetricsListen(flags.metrics);
@@ -56,6 +59,7 @@ export function register(program: Command): void {
         ...(flags.token ? { token: flags.token } : {}),
         ...(metricsListen ? { metrics: metricsListen } : {}),
         perAgentMetrics: perAgent,
+        ...(signKey ? { signKey } : {}),
       });
       const uninstall = onShutdownSignals((signal) => sweep.shutdown(signal));
       try {

@@ -22,6 +22,12 @@ export interface CoordinatorOptions {
    * @default "127.0.0.1:0"
    */
   listen?: string;
+  /**
+   * The run's name, kept in run.json (`run_name`) and published in its bus status, so a scorer
+   * given the same name (`scorer --run-name`) scores this run and no other. Not given: the name
+   * run.json records, if any.
+   */
+  runName?: string;
   /** Bearer token agents and status clients must send as `authorization: Bearer <token>`. */
   token?: string;
   tls?: TlsOptions;

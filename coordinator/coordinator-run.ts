@@ -123,7 +123,10 @@ export class CoordinatorRun implements ServedRun {
           runId: this.runId,
           outDir: options.outDir,
           tracks: index.tracks.map((t) => ({ track: t.track, family: t.family })),
-          status: () => busStatusOf(this.status(), new Date().toISOString()),
+          status: () => {
+            const s = busStatusOf(this.status(), new Date().toISOString());
+            return parts.manifest.run_name !== undefined ? { ...s, runName: parts.manifest.run_name } : s;
+          },
           log,
         })
       : undefined;

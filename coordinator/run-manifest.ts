@@ -28,6 +28,8 @@ const RunManifestSchema = z.looseObject({
   suite_root: z.string().optional(),
   tracks: z.array(z.string()),
   method: MethodConfigSchema,
+  /** The run's name (`--run-name`), published in its bus status so a scorer can follow it; absent: none. */
+  run_name: z.string().optional(),
   created_at: z.string(),
   updated_at: z.string(),
   sessions: z.number().int(),
@@ -48,7 +50,7 @@ export interface RunIdentity {
  * track selection or method is a UsageError unless `force`, which adopts the new values and keeps
  * the run_id.
  */
-export function openRunManifest(outDir: string, id: RunIdentity, options: { force?: boolean; logger?: Logger } = {}): RunManifest {
+export function openRunManifest(outDir: string, id: RunIdentity, options: { force?: boolean; logger?: Logger; runName?: string } = {}): RunManifest {
   const path = join(outDir, "run.json");
   const now = new Date().toISOString();
   const tracks = [...id.tracks].sort();
@@ -61,6 +63,7 @@ export function openRunManifest(outDir: string, id: RunIdentity, options: { forc
       suite_root: id.suiteRoot,
       tracks,
       method: id.method,
+      ...(options.runName !== undefined ? { run_name: options.runName } : {}),
       created_at: now,
       updated_at: now,
       sessions: 1,
@@ -80,12 +83,17 @@ export function openRunManifest(outDir: string, id: RunIdentity, options: { forc
       );
     }
     if (changed.length > 0) options.logger?.warn("run.json mismatch overridden by --force", { changed });
+    // A name given to a resumed run replaces its old one (a scorer told the new name follows it); none given keeps it.
+    if (options.runName !== undefined && old.run_name !== undefined && old.run_name !== options.runName) {
+      options.logger?.info("run renamed", { run_id: old.run_id, from: old.run_name, to: options.runName });
+    }
     manifest = {
       ...old,
       suite_identity: id.suiteIdentity,
       suite_root: id.suiteRoot,
       tracks,
       method: id.method,
+      ...(options.runName !== undefined ? { run_name: options.runName } : {}),
       updated_at: now,
       sessions: old.sessions + 1,
       resumes: old.resumes + 1,

@@ -86,7 +86,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     const manifest = openRunManifest(
       options.outDir,
       { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), method },
-      { force: options.force, logger: log },
+      { force: options.force, logger: log, ...(options.runName !== undefined ? { runName: options.runName } : {}) },
     );
     const store = await storeOpening;
 

@@ -1,6 +1,7 @@
 // One machine, one process: the coordinator, one agent per engine (or per in-process simulated
 // engine) and the scorer of the coordinator's committed results (scorer/commit-scorer.ts). What
 // `run`, `demo` and `card reproduce` build. Rerunning with the same outDir resumes.
+import type { KeyObject } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { oracleFromSuite, startSimEngine, type SimEngine, type SimEngineOptions } from "../sim/index.js";
 import { createLogger, type Logger, type LogLevel } from "../common/log.js";
@@ -59,6 +60,8 @@ export interface EmbeddedRunOptions {
   perAgentMetrics?: boolean;
   /** The protocol's method class for the run card. @default "raw-llm" */
   methodClass?: MethodClass;
+  /** Sign the run card with this ed25519 private key (--sign-key); unsigned when absent. */
+  signKey?: KeyObject;
   logger?: Logger;
   /** Aborting it is shutdown(reason), also while create() is still starting the run. */
   signal?: AbortSignal;
@@ -227,6 +230,7 @@ export class EmbeddedRun {
       batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
       methodClass: options.methodClass,
       gpuHourUsd: options.gpuHourUsd,
+      ...(options.signKey ? { signKey: options.signKey } : {}),
     });
     if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
 

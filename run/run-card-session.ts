@@ -3,6 +3,7 @@
 // the coordinator's committed results (metrics.json), in a thread of its own when built; `run`
 // brings its own. The card follows each
 // scored track (run-card.json) and is final when the coordinator is done.
+import type { KeyObject } from "node:crypto";
 import type { Logger } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/index.js";
 import type { CommittedLine } from "../common/results/index.js";
@@ -28,6 +29,8 @@ export interface CardFlags {
   batchSize: number | null;
   methodClass: MethodClass;
   gpuHourUsd: number;
+  /** Sign each card written with this ed25519 private key (--sign-key). */
+  signKey?: KeyObject;
 }
 
 /** The coordinator options that feed a session's scorer: a scorer thread's feed, or callbacks in this thread. */
@@ -121,7 +124,8 @@ export class RunCardSession {
     }
     this.recorder = new CardRecorder({
       outDir: this.options.outDir,
-      setup: cardSetup({ suiteDir: this.options.suiteDir, entryCount: status.recordsTotal, ...flags }),
+      setup: cardSetup({ suiteDir: this.options.suiteDir, entryCount: status.recordsTotal, method: flags.method, batchSize: flags.batchSize, methodClass: flags.methodClass, gpuHourUsd: flags.gpuHourUsd }),
+      ...(flags.signKey ? { signKey: flags.signKey } : {}),
       status: () => coordinator.status(),
       v1Interval: () => (this.scorer ? this.scorer.v1Interval() : (this.options.v1Interval?.() ?? null)),
     });

@@ -2,6 +2,7 @@
 // live page and /metrics, the scorer of its committed results (metrics.json) and the run card.
 // create() starts it and prints the listen address; run() waits for the outcome, prints it and seals
 // the card; shutdown() drains (agents finish what they hold, results are flushed).
+import type { KeyObject } from "node:crypto";
 import { UdmError } from "../common/errors.js";
 import { createLogger, type Logger } from "../common/log.js";
 import { createProcessRegistry, type ListenAddress } from "../common/metrics/index.js";
@@ -25,6 +26,8 @@ export interface RunOptions extends Omit<WorkerCoordinatorOptions, "metrics" | "
   gpuHourUsd?: number;
   /** The protocol's method class for the run card. */
   methodClass: MethodClass;
+  /** Sign the run card with this ed25519 private key (--sign-key); unsigned when absent. */
+  signKey?: KeyObject;
   logger?: Logger;
   /** Where the address, the outcome and the card's path are printed (default stdout). */
   print?: (text: string) => void;
@@ -41,7 +44,7 @@ export class Run {
 
   /** Starts the page (it and /healthz answer while the suite is read), the coordinator and the `running` card. */
   static async create(options: RunOptions): Promise<Run> {
-    const { maxHeapMb, scorerMaxHeapMb, metrics, metricsToken, perAgentMetrics, gpuHourUsd = 0, methodClass, logger = createLogger("coordinator"), print = (t: string) => void process.stdout.write(t), ...coordinatorOptions } = options;
+    const { maxHeapMb, scorerMaxHeapMb, metrics, metricsToken, perAgentMetrics, gpuHourUsd = 0, methodClass, signKey, logger = createLogger("coordinator"), print = (t: string) => void process.stdout.write(t), ...coordinatorOptions } = options;
     const method = options.method ?? {};
     const web = metrics
       ? await startObservabilityServer({
@@ -76,7 +79,7 @@ export class Run {
     try {
       coordinator = await Coordinator.create({ ...worker, logger, ...(maxHeapMb !== undefined ? { maxHeapMb } : {}) });
       web?.attach(coordinator.handle, coordinator.runId);
-      await cardSession.started(coordinator.handle, { method: method.method ?? "", batchSize: null, methodClass, gpuHourUsd });
+      await cardSession.started(coordinator.handle, { method: method.method ?? "", batchSize: null, methodClass, gpuHourUsd, ...(signKey ? { signKey } : {}) });
     } catch (err) {
       // Whatever was started stops with it: the scorer's thread (and its port to the coordinator's)
       // and the page's server would otherwise keep the process alive after its fatal error.

@@ -4,6 +4,7 @@
 // `--method any` follow it. planSweep() skips the runs whose card is complete with the same
 // fingerprint; create() starts the page; run() runs the rest and writes sweep.json; shutdown()
 // drains the run in progress (a rerun resumes).
+import type { KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { UdmError } from "../common/errors.js";
@@ -72,6 +73,8 @@ export interface SweepOptions {
   metrics?: ListenAddress;
   /** Per-agent gauges from heartbeats (with `metrics`). */
   perAgentMetrics?: boolean;
+  /** Sign each run's card with this ed25519 private key (--sign-key); unsigned when absent. */
+  signKey?: KeyObject;
 }
 
 export class Sweep {
@@ -204,7 +207,7 @@ export class Sweep {
       if (k === 0) process.stdout.write(`sweep coordinator listening on ${coordinator.address}\n`);
       listen = coordinator.address; // later runs on the same address, which the agents dial
       try {
-        await session.started(coordinator, { method: run.method, batchSize: SWEEP_BATCH_SIZE, methodClass: config.method_class, gpuHourUsd: config.gpu_hour_usd });
+        await session.started(coordinator, { method: run.method, batchSize: SWEEP_BATCH_SIZE, methodClass: config.method_class, gpuHourUsd: config.gpu_hour_usd, ...(this.options.signKey ? { signKey: this.options.signKey } : {}) });
         if (this.interrupted) void coordinator.shutdown();
         const outcome = await coordinator.run().finally(() => web?.server.detach());
         web?.server.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
@@ -244,7 +247,7 @@ export class Sweep {
 function planEntry(config: SweepConfig, run: SweepRun, dataset: string, scope: FingerprintScope): SweepRunEntry {
   const out = join(config.outDir, run.name);
   const template = methodTemplate(run.method);
-  const fp = expectedFingerprint(run, dataset, template, SWEEP_BATCH_SIZE, scope);
+  const fp = expectedFingerprint(run, dataset, template, scope);
   const entry: SweepRunEntry = {
     ...run,
     out: run.name,
@@ -262,7 +265,7 @@ function planEntry(config: SweepConfig, run: SweepRun, dataset: string, scope: F
   }
   // A complete card over a wider scope (every requested track, more besides) answers a narrower rerun:
   // its fingerprint is this setup's over its own scope, by the rule of its own format.
-  if (card?.status === "complete" && covers(scopeOfCard(card), scope) && card.fingerprint === expectedFingerprint(run, dataset, template, SWEEP_BATCH_SIZE, scopeOfCard(card), card.card_format)) {
+  if (card?.status === "complete" && covers(scopeOfCard(card), scope) && card.fingerprint === expectedFingerprint(run, dataset, template, scopeOfCard(card), card.card_format)) {
     return { ...entryFromCard(entry, card), status: "skipped", note: "complete card over a scope that covers this one", card: `${run.name}/run-card.json` };
   }
   if (card) {

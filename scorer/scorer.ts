@@ -3,19 +3,24 @@
 // opens the bus; run() scores until every track of the run is (a durable consumer, so a restart with
 // the same outDir resumes); shutdown() stops (applied results are acked, the rest stays with the
 // durable consumer).
-import { type Bus, checkToken } from "../common/bus/index.js";
+import { type Bus, checkRunName, checkToken } from "../common/bus/index.js";
 import { UdmError } from "../common/errors.js";
 import { createLogger, type Logger } from "../common/log.js";
 import { createProcessRegistry, startMetricsServer, type ListenAddress, type MetricsServer } from "../common/metrics/index.js";
 import { registerScorerMetrics } from "./scorer-metrics.js";
-import { chooseRun, StreamingScorer, type StreamingScorerResult } from "./streaming-scorer.js";
+import { chooseRun, STATE_FILE, StreamingScorer, type StreamingScorerResult } from "./streaming-scorer.js";
+import { stateRunIdOf, waitForNamedRun } from "./named-run.js";
 
 export interface ScorerOptions {
   suiteDir: string;
   /** Where metrics.json, the scorer's journal and state go. */
   outDir: string;
-  /** The run to score (default: the only, or most recently updated, run on the bus). */
+  /** The run to score (default: the run named runName, else the only, or most recently updated, run on the bus). */
   runId?: string;
+  /** Score the run whose coordinator was given this name (`--run-name`), waiting for it to appear on the bus. */
+  runName?: string;
+  /** How long to wait for the run (runId's status, or runName's run) to appear on the bus. @default forever */
+  waitRunMs?: number;
   progressEveryMs?: number;
   ackWaitMs?: number;
   /** Serve Prometheus metrics on /metrics at this address; none when absent. */
@@ -83,7 +88,12 @@ export class Scorer {
     const { options, bus, log, print } = this;
     let keep = false;
     try {
-      const runId = options.runId !== undefined ? checkToken("--run", options.runId) : chooseRun(await bus.listStatuses(), log).runId;
+      const runId =
+        options.runId !== undefined
+          ? checkToken("--run", options.runId)
+          : options.runName !== undefined
+            ? await waitForNamedRun({ bus, name: checkRunName(options.runName), stateRunId: stateRunIdOf(options.outDir, STATE_FILE), ...(options.waitRunMs !== undefined ? { timeoutMs: options.waitRunMs } : {}), log, signal: this.stopping.signal })
+            : chooseRun(await bus.listStatuses(), log).runId;
       const scorer = new StreamingScorer({
         bus,
         runId,
@@ -91,12 +101,13 @@ export class Scorer {
         outDir: options.outDir,
         ...(options.progressEveryMs !== undefined ? { progressEveryMs: options.progressEveryMs } : {}),
         ...(options.ackWaitMs !== undefined ? { ackWaitMs: options.ackWaitMs } : {}),
+        ...(options.waitRunMs !== undefined ? { statusTimeoutMs: options.waitRunMs } : {}),
         log,
         onEmitted: (_track, seconds) => this.scorerMetrics.emitted(seconds),
         onTrackFinal: (track, m) => print(`track ${track} scored: ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)} (${m.records} records)\n`),
       });
       this.scorer = scorer;
-      print(`scorer: run ${runId}: scoring into ${scorer.metricsPath}\n`);
+      print(`scorer: run ${runId}${options.runId === undefined && options.runName !== undefined ? ` (named ${options.runName})` : ""}: scoring into ${scorer.metricsPath}\n`);
       await scorer.start();
       const metrics = await scorer.done;
       const r = scorer.result();
@@ -115,6 +126,8 @@ export class Scorer {
   }
 
   private kept = false;
+  /** Aborted by shutdown(): a wait for the named run ends. */
+  private readonly stopping = new AbortController();
 
   /** /metrics stays up after run() (keepMetrics and every track scored) until close(). */
   get metricsKept(): boolean {
@@ -129,6 +142,7 @@ export class Scorer {
 
   /** Stops scoring and closes the bus: applied results are acked, the rest stays with the durable consumer. */
   async shutdown(reason = "shutdown"): Promise<void> {
+    this.stopping.abort();
     this.log.info(`${reason}: stopping (applied results are acked; the rest stays with the durable consumer)`);
     await (this.scorer?.stop() ?? Promise.resolve()).finally(() => this.bus.close());
   }

@@ -384,6 +384,8 @@ function runTracks(status: RunStatusRecord): Array<{ track: string; records: num
 export function chooseRun(statuses: readonly RunStatusRecord[], log?: Logger): RunStatusRecord {
   if (statuses.length === 0) throw new UsageError("no run on the bus (NATS KV udm_runs is empty): start a coordinator with --nats, or give --run");
   const sorted = [...statuses].sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
-  if (sorted.length > 1) log?.info("several runs on the bus; scoring the most recently updated (give --run to choose)", { run: sorted[0]!.runId, others: sorted.length - 1 });
+  if (sorted.length > 1) log?.info("several runs on the bus; scoring the most recently updated (give --run-name or --run to choose)", { run: sorted[0]!.runId, others: sorted.length - 1 });
+  // Maybe an older run, not the one about to start: said, so a wrong pick is not silent.
+  if (ENDED_STATES.has(sorted[0]!.state)) log?.warn("the run chosen has already ended; if a new run is starting, give its coordinator and this scorer the same --run-name", { run: sorted[0]!.runId, state: sorted[0]!.state, updated: sorted[0]!.updatedAt });
   return sorted[0]!;
 }

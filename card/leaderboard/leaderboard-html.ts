@@ -29,8 +29,11 @@ function columns(pillars: readonly string[]): Column[] {
     { key: "cost_adjusted", label: "cost-adjusted", text: (r) => num(r.cost_adjusted_score, 3), sort: (r) => r.cost_adjusted_score },
     { key: "quality_tier", label: "quality tier", text: (r) => (r.quality_tier ? `${r.quality_tier} (provisional)` : "n/a"), sort: (r) => r.quality_tier },
     { key: "verification", label: "verification", text: (r) => r.verification_tier, sort: (r) => r.verification_tier },
+    { key: "signature", label: "signature", text: (r) => r.signature, sort: (r) => r.signature },
     { key: "date", label: "date", text: (r) => (r.date ? r.date.slice(0, 10) : "n/a"), sort: (r) => r.date },
-    { key: "fingerprint", label: "fingerprint", text: (r) => r.fingerprint ?? "n/a", sort: (r) => r.fingerprint },
+    { key: "fingerprint", label: "fingerprint", text: (r) => (r.fingerprint === null ? "n/a" : r.repeats > 1 ? `${r.fingerprint} (×${r.repeats})` : r.fingerprint), sort: (r) => r.fingerprint },
+    { key: "run_id", label: "run id", text: (r) => (r.run_id === null ? "n/a" : r.run_id.slice(0, 8)), sort: (r) => r.run_id },
+    { key: "directory", label: "directory", text: (r) => r.directory, sort: (r) => r.directory },
   ];
 }
 

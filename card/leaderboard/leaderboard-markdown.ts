@@ -34,7 +34,7 @@ export function renderMarkdown(board: Leaderboard): string {
   for (const g of board.groups) {
     out.push(`## ${mdCell(g.dataset)} (sha256 ${mdCell(g.dataset_sha256.slice(0, 16))}, ${g.scope.length} tracks in scope)`, "");
     const pillars = pillarNames(g.rows);
-    const head = ["rank", "model", "condition", "method class", "v1 mean [CI]", ...pillars.map(mdCell), "cost / 1k records", "records / min", "p95 latency s", "cost-adjusted", "quality tier", "verification", "date", "fingerprint"];
+    const head = ["rank", "model", "condition", "method class", "v1 mean [CI]", ...pillars.map(mdCell), "cost / 1k records", "records / min", "p95 latency s", "cost-adjusted", "quality tier", "verification", "signature", "date", "fingerprint", "run id", "directory"];
     out.push(`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`);
     for (const r of g.rows) {
       const cells = [
@@ -50,12 +50,20 @@ export function renderMarkdown(board: Leaderboard): string {
         num(r.cost_adjusted_score, 3),
         r.quality_tier ? `${r.quality_tier} (provisional)` : "n/a",
         r.verification_tier,
+        r.signature,
         r.date ? r.date.slice(0, 10) : "n/a",
-        r.fingerprint ?? "n/a",
+        r.fingerprint === null ? "n/a" : r.repeats > 1 ? `${r.fingerprint} (×${r.repeats})` : r.fingerprint,
+        r.run_id === null ? "n/a" : r.run_id.slice(0, 8),
+        r.directory,
       ];
       out.push(`| ${cells.map(mdCell).join(" | ")} |`);
     }
     out.push("");
+    if (g.repeats.length > 0) {
+      out.push("Repeats of one setup (ranked cards with one fingerprint):", "", "| fingerprint | model | condition | n | v1 mean | sd | min - max |", "|---|---|---|---|---|---|---|");
+      for (const s of g.repeats) out.push(`| ${[s.fingerprint, s.model, s.condition, String(s.n), num(s.v1_mean), num(s.v1_sd), `${num(s.v1_min)} - ${num(s.v1_max)}`].map(mdCell).join(" | ")} |`);
+      out.push("");
+    }
   }
   if (board.invalid.length > 0) {
     out.push("Skipped, not valid run cards:", "");

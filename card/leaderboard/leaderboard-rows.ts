@@ -1,6 +1,10 @@
 // The leaderboard's rows (docs/run-card.md "Leaderboard"): one per run card (or plain
 // results directory scored on the fly), ranked by v1 mean within groups of the same dataset and
-// scope, never across them.
+// scope, never across them. A card that is not complete, does not verify or carries a signature
+// that does not check is listed after the ranked rows, unranked; repeats of one setup (cards with
+// one fingerprint) are summed up per group (mean, spread, n).
+import { dirname } from "node:path";
+import { signatureTier, type SignatureCheck } from "../card-signature.js";
 import { rankingMean } from "../quality-tier.js";
 import type { RunCard } from "../run-card.js";
 import type { MetricsJson } from "../../scorer/index.js";
@@ -20,8 +24,13 @@ export interface LeaderboardTrack {
 }
 
 export interface LeaderboardRow {
-  rank: number;
+  /** Rank within the group; null: listed apart, unranked (not complete, unverified). */
+  rank: number | null;
   source: string;
+  /** The card's run_id (null: a results directory without a card). */
+  run_id: string | null;
+  /** The run's directory (the card's, or the results directory). */
+  directory: string;
   model: string;
   condition: string;
   method_class: string;
@@ -41,10 +50,17 @@ export interface LeaderboardRow {
   date: string | null;
   fingerprint: string | null;
   tracks: LeaderboardTrack[];
+  /** The card's signature: unsigned, signed-untrusted, signed-trusted (against --trusted-keys), invalid signature; `no card`. */
+  signature: string;
+  /** Cards of this group with this row's fingerprint, this one included (1: no repeat). */
+  repeats: number;
   /** Why a card is unverified. */
   problems: string[];
-  /** The card's status (null: no card); a row not `complete` is ranked after every complete one. */
+  /** The card's status (null: no card); a row not `complete` is listed unranked after the ranked ones. */
   status: string | null;
+  /** Records of the card whose result errored, and records in scope (null: no card). */
+  records_errored: number | null;
+  records: number | null;
 }
 
 export interface LeaderboardGroup {
@@ -52,6 +68,22 @@ export interface LeaderboardGroup {
   dataset: string;
   scope: string[];
   rows: LeaderboardRow[];
+  /** Each setup run more than once among the ranked rows: its v1 means' mean, spread and count. */
+  repeats: RepeatSummary[];
+}
+
+export interface RepeatSummary {
+  /** First 12 hex digits, as the rows show it. */
+  fingerprint: string;
+  n: number;
+  model: string;
+  condition: string;
+  v1_mean: number;
+  /** Sample standard deviation of the runs' v1 means (n - 1 in the denominator). */
+  v1_sd: number;
+  v1_min: number;
+  v1_max: number;
+  run_ids: string[];
 }
 
 export interface Leaderboard {
@@ -69,7 +101,7 @@ export interface InvalidCard {
 }
 
 export type LeaderboardEntry =
-  | { kind: "card"; source: string; card: RunCard; problems: string[] }
+  | { kind: "card"; source: string; card: RunCard; problems: string[]; signature?: SignatureCheck }
   | { kind: "results"; source: string; metrics: MetricsJson; datasetLabel: string; v1Interval: { ci_low: number; ci_high: number } | null };
 
 function tracksOf(tracks: Record<string, { family: string; pillar: string; headline: { metric: string; value: number | null; ci_low: number | null; ci_high: number | null } }>): LeaderboardTrack[] {
@@ -98,6 +130,8 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
       row: {
         rank: 0,
         source: e.source,
+        run_id: c.run_id,
+        directory: dirname(e.source),
         model: c.method.model_slug,
         condition: c.method.condition,
         method_class: c.method.method_class,
@@ -115,8 +149,12 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
         date: c.finished ?? c.timestamp,
         fingerprint: c.fingerprint.slice(0, 12),
         tracks: tracksOf(c.scores.tracks),
+        signature: signatureTier(e.signature ?? { state: "unsigned" }),
+        repeats: 1,
         problems: e.problems,
         status: c.status,
+        records_errored: c.scores.errors,
+        records: c.dataset.entry_count,
       },
     };
   }
@@ -132,6 +170,8 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
     row: {
       rank: 0,
       source: e.source,
+      run_id: null,
+      directory: e.source,
       model: e.source,
       condition: "unknown",
       method_class: "unknown",
@@ -149,36 +189,77 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
       date: null,
       fingerprint: null,
       tracks: tracksOf(m.tracks),
+      signature: "no card",
+      repeats: 1,
       problems: [],
       status: null,
+      records_errored: null,
+      records: null,
     },
   };
 }
 
-/** A card that is not complete (errored records, running, cancelled, failed) or does not verify is ranked apart, after the complete verified ones. */
-/** The rank as shown: a row ranked apart says why ("4 (complete_with_errors)", "5 (unverified)"). */
+/** The rank as shown: a row listed apart says why, with no rank ("- (complete_with_errors: 5 of 5 records errored)", "- (unverified)"). */
 export function rankText(r: LeaderboardRow): string {
-  if (r.status !== null && r.status !== "complete") return `${r.rank} (${r.status})`;
-  return r.problems.length > 0 ? `${r.rank} (unverified)` : String(r.rank);
+  if (r.status === "complete_with_errors") return `- (complete_with_errors: ${r.records_errored} of ${r.records} records errored)`;
+  if (r.status !== null && r.status !== "complete") return `- (${r.status})`;
+  if (r.problems.length > 0) return "- (unverified)";
+  return String(r.rank);
 }
 
+/** Not complete (errored records, running, cancelled, failed) or not verifying: listed after the ranked rows, unranked. */
 const apart = (r: LeaderboardRow) => ((r.status !== null && r.status !== "complete") || r.problems.length > 0 ? 1 : 0);
 
-/** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank); cards not complete after. */
+/** Groups by dataset and scope, ranks each group by v1 mean (no mean last; ties share a rank); rows apart unranked after. */
 export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date(), invalid: readonly InvalidCard[] = []): Leaderboard {
   const groups = new Map<string, LeaderboardGroup>();
   for (const e of entries) {
     const { key, dataset, datasetSha, scope, row } = rowOf(e);
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { dataset_sha256: datasetSha, dataset, scope, rows: [] }));
+    if (!g) groups.set(key, (g = { dataset_sha256: datasetSha, dataset, scope, rows: [], repeats: [] }));
     g.rows.push(row);
   }
   for (const g of groups.values()) {
     g.rows.sort((a, b) => apart(a) - apart(b) || (b.v1_mean ?? -Infinity) - (a.v1_mean ?? -Infinity) || (a.source < b.source ? -1 : 1));
     g.rows.forEach((r, i) => {
+      if (apart(r)) return void (r.rank = null);
       const prev = g.rows[i - 1];
-      r.rank = prev && prev.v1_mean === r.v1_mean && apart(prev) === apart(r) ? prev.rank : i + 1;
+      r.rank = prev && prev.rank !== null && prev.v1_mean === r.v1_mean ? prev.rank : i + 1;
+    });
+    g.repeats = repeatsOf(g.rows);
+  }
+  return { format: LEADERBOARD_FORMAT, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()], invalid: [...invalid] };
+}
+
+/** 2: rows carry run_id, directory, signature and repeats; a row listed apart has rank null; groups carry repeats. */
+export const LEADERBOARD_FORMAT = 2;
+
+/** Repeats of one setup among a group's cards: every row gets its count; ranked rows with a mean are summed up. */
+function repeatsOf(rows: LeaderboardRow[]): RepeatSummary[] {
+  const byFp = new Map<string, LeaderboardRow[]>();
+  for (const r of rows) {
+    if (r.fingerprint === null) continue;
+    byFp.set(r.fingerprint, [...(byFp.get(r.fingerprint) ?? []), r]);
+  }
+  const out: RepeatSummary[] = [];
+  for (const [fp, same] of byFp) {
+    for (const r of same) r.repeats = same.length;
+    const ranked = same.filter((r) => r.rank !== null && r.v1_mean !== null);
+    if (ranked.length < 2) continue;
+    const means = ranked.map((r) => r.v1_mean!);
+    const mean = means.reduce((a, b) => a + b, 0) / means.length;
+    const sd = Math.sqrt(means.reduce((a, x) => a + (x - mean) ** 2, 0) / (means.length - 1));
+    out.push({
+      fingerprint: fp,
+      n: ranked.length,
+      model: ranked[0]!.model,
+      condition: ranked[0]!.condition,
+      v1_mean: mean,
+      v1_sd: sd,
+      v1_min: Math.min(...means),
+      v1_max: Math.max(...means),
+      run_ids: ranked.map((r) => r.run_id ?? r.source),
     });
   }
-  return { format: 1, generated_at: now.toISOString(), cost_adjusted_formula: COST_ADJUSTED_FORMULA, groups: [...groups.values()], invalid: [...invalid] };
+  return out.sort((a, b) => b.v1_mean - a.v1_mean || (a.fingerprint < b.fingerprint ? -1 : 1));
 }

@@ -1,6 +1,6 @@
 // The fingerprint a sweep run will have, known before it runs: so a rerun of the sweep skips runs
 // whose card is already complete with it (the same dataset, model, condition, prompt, temperature,
-// harness, batch size and scope).
+// seeds, harness and scope).
 import { decompressedSha256, openSuite, selectFiles, suiteIdentity } from "../../common/suite/index.js";
 import { VERSION } from "../../common/version.js";
 import { conditionOf } from "../build-card.js";
@@ -28,7 +28,6 @@ export function expectedFingerprint(
   run: SweepRun,
   datasetSha: string,
   template: { templateVersion: string | null; systemPrompt: string },
-  batchSize: number | null,
   scope: FingerprintScope,
   cardFormat: number = RUN_CARD_FORMAT,
 ): string {
@@ -40,7 +39,9 @@ export function expectedFingerprint(
     systemPromptSha256: sha256Hex(template.systemPrompt),
     temperature: run.temperature,
     harnessVersion: VERSION,
-    batchSize,
+    seeds: run.seeds,
+    // Read by the format 2 rule only: a sweep's cards recorded null (each agent chooses).
+    batchSize: null,
     toolsEnabled: [],
     scope,
   });

@@ -2,7 +2,9 @@
 // cli/metrics-flags.ts) and their checks, with usage errors that name the flag.
 import type { Option } from "commander";
 import { UsageError } from "../../common/errors.js";
-import { METHOD_CLASSES, type MethodClass } from "../../card/index.js";
+import type { KeyObject } from "node:crypto";
+import { METHOD_CLASSES, readSigningKey, type MethodClass } from "../../card/index.js";
+import { opt } from "../options.js";
 import { flagGroup, flagOptions } from "../flag-group.js";
 
 /** What the run card's flags set. */
@@ -17,9 +19,19 @@ export const CARD_FLAGS = flagGroup<CardFlagOptions>(CARD_FLAG_DEFAULTS, [
   { key: "methodClass", flags: "--method-class <class>", description: `the protocol's method class for the run card (${METHOD_CLASSES.join(", ")})`, parse: (raw) => parseMethodClass(raw) },
 ]);
 
-/** --method-class; the card's price is --gpu-hour-usd (cli/metrics-flags.ts). */
+/** --method-class and --sign-key; the card's price is --gpu-hour-usd (cli/metrics-flags.ts). */
 export function cardOptions(): Option[] {
-  return flagOptions(CARD_FLAGS);
+  return [...flagOptions(CARD_FLAGS), signKeyOption()];
+}
+
+/** --sign-key FILE: sign the run card (each write of it) with an ed25519 private key in PEM. */
+export function signKeyOption(): Option {
+  return opt("--sign-key <file>", "sign the run card with this ed25519 private key (PEM; e.g. openssl genpkey -algorithm ed25519 -out key.pem); card verify --trusted-keys checks it");
+}
+
+/** The key of --sign-key, read (and checked) before anything runs. */
+export function signKeyFrom(flags: { signKey?: string }): KeyObject | undefined {
+  return flags.signKey === undefined ? undefined : readSigningKey(flags.signKey);
 }
 
 export function parseMethodClass(value: string | undefined): MethodClass {

@@ -78,6 +78,17 @@ export function checkToken(kind: string, value: string): string {
   return value;
 }
 
+/**
+ * A run name (`--run-name`): how a coordinator and a scorer started apart agree on one run before
+ * its id exists (a Helm release, a Compose project). Sent in the run's bus status as `runName`.
+ */
+export function checkRunName(value: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value)) {
+    throw new UsageError(`--run-name ${JSON.stringify(value)} must be 1-128 letters, digits, ".", "-" or "_", starting with a letter or digit`);
+  }
+  return value;
+}
+
 // ---- Events --------------------------------------------------------------------------------
 
 export const BusEventSchema = z.discriminatedUnion("type", [
@@ -127,6 +138,8 @@ export interface BusRunStatus extends RunStatusInput {
   agents: number;
   recordsPerSecond: number;
   tracks: Array<{ track: string; family: string; records: number; committed: number; complete: boolean }>;
+  /** The run's name (run.json `run_name`, `--run-name`), when it has one: a scorer follows it. */
+  runName?: string;
 }
 
 /** The bus's form of a run status (its KV record), stamped `updatedAt`. */

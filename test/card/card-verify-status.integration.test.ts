@@ -1,5 +1,5 @@
-// `card verify` on a card whose run ended with errored records: the seal verifies (exit 0) and
-// the output says that the run is not complete.
+// `card verify` on a card whose run ended with errored records: the seal verifies, but the run is
+// not complete: a failed check (exit 1, a line that says so), unless --allow-incomplete.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ const dir = mkdtempSync(join(tmpdir(), "udm-verify-status-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("card verify", () => {
-  it("says a complete_with_errors card is not a complete run, and still exits 0", async () => {
+  it("says a complete_with_errors card is not a complete run: exit 1, or 0 with --allow-incomplete", async () => {
     const card = buildRunCard({
       run: { run_id: "r1", suite_identity: "d".repeat(64), tracks: ["vihsd"], method: { method: "systemone", seeds: [], temperature: 0, model: "sim/broken" }, created_at: "2026-01-01T00:00:00.000Z", sessions: 1, resumes: 0 },
       metrics: undefined,
@@ -28,8 +28,11 @@ describe("card verify", () => {
     writeCard(path, card);
     const p = spawnCli(["card", "verify", path]);
     const { code } = await p.exited;
-    expect(code, p.output()).toBe(0);
+    expect(code, p.output()).toBe(1);
     expect(p.output()).toMatch(/: verifies \(fingerprint [0-9a-f]{12}/);
-    expect(p.output()).toMatch(/note: status complete_with_errors \(14 of 14 records errored\): not a complete run/);
+    expect(p.output()).toMatch(/NOT COMPLETE: status complete_with_errors \(14 of 14 records errored\): not a complete run/);
+    const allowed = spawnCli(["card", "verify", "--allow-incomplete", path]);
+    expect((await allowed.exited).code, allowed.output()).toBe(0);
+    expect(allowed.output()).toMatch(/note: status complete_with_errors \(14 of 14 records errored\): not a complete run \(--allow-incomplete\)/);
   });
 });

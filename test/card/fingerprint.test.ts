@@ -12,10 +12,14 @@ const BASE: FingerprintComponents = {
   systemPromptSha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
   temperature: 0,
   harnessVersion: "0.1.0",
+  seeds: [],
   batchSize: null,
   toolsEnabled: [],
   scope: { tracks: ["vihsd", "aiv-nli500"], families: ["toxicity", "nli"], limit: null },
 };
+
+/** BASE under the format 3 rule (checked against Python's hashlib as the format 2 digests were). */
+const FORMAT3_DIGEST = "be39b40748076f81bf7b4242d6a2fc367fbd010857df6b3a53cb914a8b32ec47";
 
 describe("fingerprint", () => {
   // The digests were checked against Python's hashlib over json.dumps(sort_keys=True, separators=(",", ":")).
@@ -36,6 +40,17 @@ describe("fingerprint", () => {
   it("format 2: the scope is part of it (a sweep widened from one track to two is another setup)", () => {
     const narrow = { ...BASE, scope: { tracks: ["vihsd"], families: ["toxicity"], limit: null } };
     expect(fingerprint(narrow)).not.toBe(fingerprint(BASE));
+  });
+
+  it("format 3: the batch size is not in it (scheduling), the seeds are (in any order)", () => {
+    const f3 = { ...BASE, cardFormat: 3 };
+    expect(fingerprint(f3)).toBe(FORMAT3_DIGEST);
+    expect(fingerprint({ ...f3, batchSize: 8 })).toBe(fingerprint(f3));
+    expect(fingerprint({ ...f3, seeds: [2, 0, 1] })).toBe(fingerprint({ ...f3, seeds: [0, 1, 2] }));
+    expect(fingerprint({ ...f3, seeds: [0, 1, 2] })).not.toBe(fingerprint(f3));
+    // Format 2 cards keep their rule: the batch size in, the seeds out.
+    expect(fingerprint({ ...BASE, batchSize: 8 })).not.toBe(fingerprint(BASE));
+    expect(fingerprint({ ...BASE, seeds: [0, 1, 2] })).toBe(fingerprint(BASE));
   });
 
   it("format 1 cards are recomputed by the format 1 rule: their recorded digest still verifies", () => {

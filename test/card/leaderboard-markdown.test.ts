@@ -7,14 +7,14 @@ import type { Leaderboard, LeaderboardRow } from "../../card/leaderboard/leaderb
 
 function row(model: string, condition = "systemone"): LeaderboardRow {
   return {
-    rank: 1, source: "x/run-card.json", model, condition, method_class: "raw-llm", v1_mean: 0.5, v1_partial: false, v1_ci_low: null, v1_ci_high: null,
+    rank: 1, source: "x/run-card.json", run_id: "r1", directory: "x", signature: "unsigned", repeats: 1, model, condition, method_class: "raw-llm", v1_mean: 0.5, v1_partial: false, v1_ci_low: null, v1_ci_high: null,
     pillars: { p: 0.5 }, cost_per_1k_records_usd: null, records_per_minute: null, p95_latency_seconds: null, cost_adjusted_score: null,
-    quality_tier: "Functional", verification_tier: "self-benchmarked", date: "2026-01-01T00:00:00Z", fingerprint: "abc", tracks: [], problems: [], status: "complete",
+    quality_tier: "Functional", verification_tier: "self-benchmarked", date: "2026-01-01T00:00:00Z", fingerprint: "abc", tracks: [], problems: [], status: "complete", records_errored: 0, records: 1,
   };
 }
 
 function board(rows: LeaderboardRow[], dataset = "udm-eval-v1 r1"): Leaderboard {
-  return { format: 1, generated_at: "2026-01-01T00:00:00Z", cost_adjusted_formula: "f", groups: [{ dataset_sha256: "0".repeat(64), dataset, scope: ["t"], rows }], invalid: [] };
+  return { format: 1, generated_at: "2026-01-01T00:00:00Z", cost_adjusted_formula: "f", groups: [{ dataset_sha256: "0".repeat(64), dataset, scope: ["t"], rows, repeats: [] }], invalid: [] };
 }
 
 const tableRows = (md: string) => md.split("\n").filter((l) => l.startsWith("|"));

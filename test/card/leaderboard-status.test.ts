@@ -1,8 +1,8 @@
-// A card that is not complete (here: every record errored, the mean of nothing is 0) is ranked
-// apart, after every complete card of its group, whatever its mean; its status is in the row.
+// A card that is not complete (here: every record errored, the mean of nothing is 0) is listed
+// apart, unranked, after every complete card of its group, whatever its mean; its status is in the row.
 import { describe, expect, it } from "vitest";
 import { buildRunCard } from "../../card/build-card.js";
-import { buildLeaderboard } from "../../card/leaderboard/leaderboard-rows.js";
+import { buildLeaderboard, rankText } from "../../card/leaderboard/leaderboard-rows.js";
 import type { RunCard } from "../../card/run-card.js";
 
 function card(model: string, mean: number, errors: number): RunCard {
@@ -31,7 +31,34 @@ describe("leaderboard", () => {
     expect(rows.map((r) => [r.source, r.rank, r.status])).toEqual([
       ["ok2", 1, "complete"],
       ["ok", 2, "complete"],
-      ["errored", 3, "complete_with_errors"],
+      ["errored", null, "complete_with_errors"],
     ]);
+    expect(rankText(rows[2]!)).toBe("- (complete_with_errors: 14 of 14 records errored)");
+  });
+
+  it("never ranks an all-errors card first, even alone in its group", () => {
+    const rows = buildLeaderboard([{ kind: "card", source: "errored", card: card("sim/broken", 0, 14), problems: [] }]).groups[0]!.rows;
+    expect(rows[0]!.rank).toBeNull();
+    expect(rankText(rows[0]!)).toBe("- (complete_with_errors: 14 of 14 records errored)");
+  });
+
+  it("sums up repeats of one setup: mean, sample spread and n over the ranked cards", () => {
+    const a = { ...card("sim/pseudo", 0.4, 0), run_id: "a" };
+    const b = { ...card("sim/pseudo", 0.6, 0), run_id: "b" };
+    const board = buildLeaderboard([
+      { kind: "card", source: "runs/a/run-card.json", card: a, problems: [] },
+      { kind: "card", source: "runs/b/run-card.json", card: b, problems: [] },
+      { kind: "card", source: "runs/c/run-card.json", card: card("sim/oracle", 0.9, 0), problems: [] },
+    ]);
+    const g = board.groups[0]!;
+    expect(g.rows.map((r) => [r.run_id, r.directory, r.repeats])).toEqual([
+      ["sim/oracle", "runs/c", 1],
+      ["b", "runs/b", 2],
+      ["a", "runs/a", 2],
+    ]);
+    expect(g.repeats).toHaveLength(1);
+    expect(g.repeats[0]).toMatchObject({ n: 2, model: "sim/pseudo", run_ids: ["b", "a"], v1_min: 0.4, v1_max: 0.6 });
+    expect(g.repeats[0]!.v1_mean).toBeCloseTo(0.5, 12);
+    expect(g.repeats[0]!.v1_sd).toBeCloseTo(Math.SQRT2 * 0.1, 12);
   });
 });

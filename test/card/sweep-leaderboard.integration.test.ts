@@ -188,7 +188,7 @@ describe("sweep", () => {
     for (const condition of ["systemone", "decisions"]) {
       const oracle = rows.find((r) => r.condition === condition && r.model === "sim/oracle")!;
       const pseudo = rows.find((r) => r.condition === condition && r.model === "sim/pseudo")!;
-      expect(oracle.rank).toBeLessThan(pseudo.rank);
+      expect(oracle.rank!).toBeLessThan(pseudo.rank!);
       expect(oracle.v1_mean!).toBeGreaterThan(pseudo.v1_mean!);
     }
     expect(rows.map((r) => r.verification_tier)).toEqual(["self-benchmarked", "self-benchmarked", "self-benchmarked", "self-benchmarked"]);

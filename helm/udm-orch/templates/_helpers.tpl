@@ -302,3 +302,8 @@ podFailurePolicy:
         operator: In
         values: [2]
 {{- end }}
+
+{{/* The run's name both the coordinator and the scorer are given (--run-name): run.name, else the release name. */}}
+{{- define "udm-orch.runName" -}}
+{{- .Values.run.name | default .Release.Name -}}
+{{- end }}
