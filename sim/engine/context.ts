@@ -13,6 +13,7 @@ import { PseudoModel } from "./model/pseudo-model.js";
 import { readPrompts, type ReadPrompt } from "./model/read-prompt.js";
 import { TokenModel, type LabelTarget } from "./model/token-model.js";
 import { SimTokenizer } from "./model/tokenizer.js";
+import { withCacheDrift } from "./model/cache-drift.js";
 import { contextLengthFailure } from "./protocol/failure.js";
 import { admissionFailure, decisionOverflowFailure, type VllmProfile } from "./vllm-profile.js";
 import type { GenerationLimits } from "./protocol/generation-requests.js";
@@ -271,6 +272,15 @@ export class EngineContext {
       }
     }
     return this.runReads(res, reads);
+  }
+
+  /**
+   * One decision read's probabilities as the engine answers them: on the current profile a read
+   * that hit the prefix cache drifts from the cold read (model/cache-drift.ts); other profiles
+   * are bit-exact, as the sim always was.
+   */
+  answeredProbs(probs: number[], outcome: ReadOutcome | undefined, stateText: string, questionId: string): number[] {
+    return this.profile === "current" && outcome ? withCacheDrift(probs, outcome.cachedTokens, this.seed, stateText, questionId) : probs;
   }
 
   /** Adds a request's reads to the stats and metrics; its token totals. */
