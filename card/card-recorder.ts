@@ -51,6 +51,7 @@ export class CardRecorder {
   private readonly agents = new Map<string, ClusterView["agents"][number]>();
   private readonly sealed = new Map<string, string>();
   private errorRecords = 0;
+  private answeredBy: Record<string, number> = {};
   private metrics: MetricsJson | undefined;
   private timer: NodeJS.Timeout | undefined;
   private poller: NodeJS.Timeout | undefined;
@@ -169,6 +170,7 @@ export class CardRecorder {
     this.sealed.clear();
     for (const [k, v] of Object.entries(seal.files)) this.sealed.set(k, v);
     this.errorRecords = seal.errorRecords;
+    this.answeredBy = seal.answeredBy;
     return this.write(status);
   }
 
@@ -214,7 +216,7 @@ export class CardRecorder {
       run,
       metrics: this.metrics,
       totals,
-      results: { files: Object.fromEntries(this.sealed), errorRecords: this.errorRecords },
+      results: { files: Object.fromEntries(this.sealed), errorRecords: this.errorRecords, answeredBy: this.answeredBy },
       cluster,
       setup: this.setup,
       status,
