@@ -239,7 +239,7 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   private get labelRead(): LabelReadMethod {
     if (!this.labelReadMethod) {
       const { maxQuestionsPerRequest: _max, labelRead: _given, ...shared } = this.options;
-      this.labelReadMethod = new LabelReadMethod({ ...shared, retry: this.policy });
+      this.labelReadMethod = new LabelReadMethod({ ...shared, retry: this.policy, stateFit: this.stateFit });
       this.labelReadMethod.applyRunParams({ seeds: this.seeds.current });
     }
     return this.labelReadMethod;
