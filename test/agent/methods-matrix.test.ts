@@ -43,7 +43,7 @@ const METHODS: readonly MethodCell[] = [
 const tmp = tempDirs("udm-matrix-");
 let suite: string;
 let oracle: Oracle;
-const engines = new Map<string, SimEngine>();
+const engines = new Map<string, Promise<SimEngine>>();
 
 beforeAll(async () => {
   suite = tmp();
@@ -52,17 +52,17 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([...engines.values()].map((e) => e.close()));
+  await Promise.all([...engines.values()].map(async (e) => (await e).close()));
 });
 
-/** The one engine of a profile and tokenizer. */
-async function engineFor(profile: VllmProfile, tokenizer: string): Promise<SimEngine> {
+/** The one engine of a profile and tokenizer (started by the first of its runs). */
+function engineFor(profile: VllmProfile, tokenizer: string): Promise<SimEngine> {
   const key = `${profile}/${tokenizer}`;
   let e = engines.get(key);
   if (!e) {
     // Given by name once the sim has more than its built-in tokenizer (SimEngineOptions.tokenizer).
     const tokenizerOption = tokenizer === "builtin" ? {} : { tokenizer };
-    e = await startSimEngine({ model: "oracle", seed: 3, maxModelLen: 32768, oracle, accuracy: 1, vllm: profile, ...tokenizerOption } as SimEngineOptions);
+    e = startSimEngine({ model: "oracle", seed: 3, maxModelLen: 32768, oracle, accuracy: 1, vllm: profile, ...tokenizerOption } as SimEngineOptions);
     engines.set(key, e);
   }
   return e;
@@ -78,7 +78,8 @@ function expectedAnswerers(cell: MethodCell, profile: VllmProfile): { must: stri
 describe.each(TOKENIZERS)("methods x vLLM profiles x seeds, tokenizer %s", (tokenizer) => {
   describe.each(PROFILES)("profile %s", (profile) => {
     const cells = METHODS.flatMap((m) => SEED_SETS.map((seeds) => ({ ...m, seeds })));
-    it.each(cells.map((c) => [`${c.name}, seeds [${c.seeds.join(",")}]`, c] as const))("%s: an oracle at accuracy 1 scores 1, no errors, the card names who answered", async (_label, cell) => {
+    // Concurrent: a run mostly waits (gRPC, timers), and the runs of a profile share only the engine.
+    it.concurrent.each(cells.map((c) => [`${c.name}, seeds [${c.seeds.join(",")}]`, c] as const))("%s: an oracle at accuracy 1 scores 1, no errors, the card names who answered", async (_label, cell) => {
       const engine = await engineFor(profile, tokenizer);
       const run = await EmbeddedRun.create({
         suiteDir: suite,
