@@ -60,3 +60,33 @@ describe("sim --vllm", () => {
     expect(c.body.usage.prompt_tokens_details).toBeNull();
   });
 });
+
+describe("sim --vllm current: no seed on /v1/systemone, cached reads drift", () => {
+  const body = (seed: number | undefined) => ({ state: { text: "a state long enough to fill a cache block or two of sixteen tokens each" }, questions: { a: choiceQuestion(5) }, ...(seed === undefined ? {} : { seed }) });
+  const probs = async (url: string, seed?: number): Promise<number[]> => {
+    const r = await postJson(`${url}/v1/systemone`, body(seed));
+    expect(r.status).toBe(200);
+    return Object.values(r.body.answers.a.probabilities as Record<string, number>);
+  };
+  const largest = (a: number[], b: number[]) => Math.max(...a.map((p, i) => Math.abs(p - b[i]!)));
+
+  it("current: a seed is accepted and ignored; the cold read and the warm ones differ by at most 0.026, the warm ones not at all", async () => {
+    const e = await engine({ vllm: "current" });
+    const cold = await probs(e.url, 1);
+    const warm = await probs(e.url, 1);
+    const otherSeed = await probs(e.url, 2);
+    const garbageSeed = await postJson(`${e.url}/v1/systemone`, { ...body(undefined), seed: "not a number" });
+    expect(garbageSeed.status).toBe(200);
+    expect(largest(cold, warm)).toBeGreaterThan(1e-3);
+    expect(largest(cold, warm)).toBeLessThanOrEqual(0.026);
+    expect(otherSeed).toEqual(warm);
+    expect(warm.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+  });
+
+  it("structured-seed: bit-exact cold and warm reads; another seed moves the answer", async () => {
+    const e = await engine();
+    const cold = await probs(e.url, 1);
+    expect(await probs(e.url, 1)).toEqual(cold);
+    expect(largest(cold, await probs(e.url, 2))).toBeGreaterThan(0.05);
+  });
+});
