@@ -23,8 +23,8 @@ import { tempDirs } from "../support/temp-dirs.js";
 /** The sim's tokenizers the matrix runs with; the real ones (qwen3, llama3.1, gemma3) join when the sim has them. */
 const TOKENIZERS = ["builtin"] as const;
 const PROFILES: readonly VllmProfile[] = ["legacy", "structured-seed", "current"];
-/** A 3-way choice, a yes/no and a 5-way choice in one record, an 11-way choice, a 60-way choice (over 26: label-read). */
-const TRACKS = ["aiv-sa24-easy", "deepedu", "deepedubench-grading-score", "massive-vi-vn"];
+/** A 3-way choice; a yes/no and a 5-way choice in one record; a 60-way choice (over 26: label-read). */
+const TRACKS = ["aiv-sa24-easy", "deepedu", "massive-vi-vn"];
 const OVER_26 = "massive-vi-vn";
 const SEED_SETS: ReadonlyArray<readonly number[]> = [[], [0, 1, 2]];
 
