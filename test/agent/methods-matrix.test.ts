@@ -121,28 +121,30 @@ const makers: Record<string, (o: MethodOptions) => EngineMethod> = {
 };
 
 describe("current: a state over the context", () => {
-  it.each(Object.keys(makers))("%s: skipped in exactly one request (the /tokenize that refuses it)", async (name) => {
-    const engine = await startSimEngine({ model: "tiny", vllm: "current", maxModelLen: 96 });
-    try {
-      const method = makers[name]!({ baseUrl: engine.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 } });
-      await method.info();
-      const questions = {
-        label: { type: "choice" as const, instructions: "Which?", criteria: { a: "one", b: "two", c: "three" } },
-        flag: { type: "noul" as const, instructions: "Is it?", criteria: {} },
-      };
-      // A record that fits first: label-read tokenizes its labels once per model, not per record.
-      const fits = await method.answer({ recordKey: "t:r0", id: "r0", state: { text: "short" }, questions, payloadSha256: "x" }, new AbortController().signal);
-      expect(fits.errors).toEqual({});
-      const before = engine.stats();
-      const out = await method.answer({ recordKey: "t:r1", id: "r1", state: { text: "lorem ipsum dolor sit amet ".repeat(40) }, questions, payloadSha256: "x" }, new AbortController().signal);
-      const after = engine.stats();
-      expect(out.errors).toEqual({});
-      expect(out.skipped.sort()).toEqual(["flag", "label"]);
-      expect(out.usage.requests).toBe(1);
-      expect(after.tokenizeRequests - before.tokenizeRequests).toBe(1);
-      expect(after.requests - before.requests).toBe(0);
-    } finally {
-      await engine.close();
+  it("is skipped in exactly one request (the /tokenize that refuses it) by every method", async () => {
+    for (const [name, make] of Object.entries(makers)) {
+      const engine = await startSimEngine({ model: "tiny", vllm: "current", maxModelLen: 96 });
+      try {
+        const method = make({ baseUrl: engine.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 } });
+        await method.info();
+        const questions = {
+          label: { type: "choice" as const, instructions: "Which?", criteria: { a: "one", b: "two", c: "three" } },
+          flag: { type: "noul" as const, instructions: "Is it?", criteria: {} },
+        };
+        // A record that fits first: label-read tokenizes its labels once per model, not per record.
+        const fits = await method.answer({ recordKey: "t:r0", id: "r0", state: { text: "short" }, questions, payloadSha256: "x" }, new AbortController().signal);
+        expect(fits.errors, name).toEqual({});
+        const before = engine.stats();
+        const out = await method.answer({ recordKey: "t:r1", id: "r1", state: { text: "lorem ipsum dolor sit amet ".repeat(40) }, questions, payloadSha256: "x" }, new AbortController().signal);
+        const after = engine.stats();
+        expect(out.errors, name).toEqual({});
+        expect(out.skipped.sort(), name).toEqual(["flag", "label"]);
+        expect(out.usage.requests, name).toBe(1);
+        expect(after.tokenizeRequests - before.tokenizeRequests, name).toBe(1);
+        expect(after.requests - before.requests, name).toBe(0);
+      } finally {
+        await engine.close();
+      }
     }
   });
 });
