@@ -14,7 +14,8 @@
 //   decisions/strategies.py); usage.prompt_tokens_details is null unless
 //   --enable-prompt-tokens-details (vllm/entrypoints/openai/completion/serving.py); /v1/systemone has
 //   no `seed` (accepted and ignored); and a read that hits the prefix cache drifts from the cold
-//   read by up to 2.6e-2 at temperature 0 (model/cache-drift.ts, vLLM issue 40896, PR 52701).
+//   read by up to 2.6e-2 at temperature 0, structured decisions and completion/chat logprobs alike
+//   (model/cache-drift.ts, vLLM issue 40896, PR 52701).
 import { errorBody } from "../../common/engine-protocol/index.js";
 import { badRequest, type Failure } from "./protocol/failure.js";
 
