@@ -66,6 +66,15 @@ export function isRetryableEngineError(err: unknown): boolean {
   return err instanceof EngineUnreachableError || err instanceof EngineTimeoutError;
 }
 
+/**
+ * A request body already written as JSON text, sent as is: for a body whose key order matters
+ * where JSON.stringify would change it (integer-like keys go first in a JavaScript object, while
+ * vLLM reads a Python dict in the order sent).
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface EngineRequest {
   method: "GET" | "POST";
   body?: unknown;
@@ -156,7 +165,7 @@ function requestTextOnce(url: string, req: EngineRequest): Promise<string> {
   }
   const isHttps = target.protocol === "https:";
   if (!isHttps && target.protocol !== "http:") return Promise.reject(new EngineUnreachableError(url, new Error(`unsupported protocol ${target.protocol}`)));
-  const body = req.body !== undefined ? Buffer.from(JSON.stringify(req.body), "utf8") : undefined;
+  const body = req.body === undefined ? undefined : Buffer.from(req.body instanceof JsonText ? req.body.text : JSON.stringify(req.body), "utf8");
   return new Promise<string>((resolve, reject) => {
     let settled = false;
     const settle = (err: unknown, text?: string) => {

@@ -4,6 +4,7 @@
 //
 //   node dist/bench/methods-bench.js --suite DIR [--per-track N] [--concurrency 16] [--kv-cache-tokens N]
 //                                    [--methods systemone,label-read] [--bos] [--out bench/out/methods.json]
+//                                    [--profiles legacy,structured-seed,current]
 //
 // DIR is a full-scale suite (`udm-orch suite make --scale full`). Records are a stratified sample:
 // the first N records of every track (all 44), so every question shape is in it; figures are per
@@ -13,12 +14,16 @@
 // client can get for these prompts. The sim's token rate is 0 here (no GPU time): the figures are
 // counts, not speed; wall time is the agent's and the sim's own overhead on this machine. --bos
 // simulates a BOS-adding tokenizer (Llama, Gemma), where label-read's deeper reads must carry BOS
-// to hit the cache.
+// to hit the cache. --profiles runs every method (systemone, decisions, label-read over completions
+// and over chat, each without and with seeds 0,1,2) against each of the sim's vLLM profiles
+// (sim/engine/vllm-profile.ts); without it, the default profile and the methods as before. Each
+// method first does what an agent does at startup (info(): the endpoint probe, the seed probe),
+// counted apart as probe_requests; the per-record figures are the records' own.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname } from "node:path";
 import { openSuite, readTrackRecords } from "../common/suite/index.js";
-import { startSimEngine, type SimEngineOptions } from "../sim/index.js";
+import { startSimEngine, VLLM_PROFILES, isVllmProfile, type SimEngineOptions, type VllmProfile } from "../sim/index.js";
 import { SystemOneMethod, DecisionsMethod, LabelReadMethod, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION, type EngineMethod, type RecordPayload } from "../agent/index.js";
 import { arg, optionalArg } from "./bench-args.js";
 
@@ -51,6 +56,8 @@ type Maker = (baseUrl: string) => EngineMethod;
 
 interface RunFigures {
   wall_s: number;
+  /** Requests of the startup probes (info()): once per agent and engine, not per record. */
+  probe_requests: number;
   inference_requests_per_record: number;
   tokenize_requests_per_record: number;
   requests_by_endpoint_per_record: Record<string, number>;
@@ -67,6 +74,9 @@ interface RunFigures {
 async function run(make: Maker, sample: Sample, engineOptions: SimEngineOptions, concurrency: number): Promise<RunFigures> {
   const engine = await startSimEngine({ model: "bench", seed: 1, tokensPerS: 0, maxModelLen: 32768, ...engineOptions });
   const method = make(engine.url);
+  await method.info();
+  const probe = engine.stats();
+  const probeRequests = probe.requests + probe.tokenizeRequests + probe.detokenizeRequests;
   let next = 0;
   let answered = 0;
   let skipped = 0;
@@ -88,12 +98,21 @@ async function run(make: Maker, sample: Sample, engineOptions: SimEngineOptions,
     }),
   );
   const wall = (performance.now() - started) / 1000;
-  const s = engine.stats();
+  const after = engine.stats();
   await engine.close();
+  // The records' own: what the startup probes sent is taken off.
+  const s = {
+    requests: after.requests - probe.requests,
+    tokenizeRequests: after.tokenizeRequests - probe.tokenizeRequests,
+    byEndpoint: Object.fromEntries(Object.entries(after.byEndpoint).map(([k, v]) => [k, v - (probe.byEndpoint[k] ?? 0)]).filter(([, v]) => (v as number) > 0)) as Record<string, number>,
+    promptTokens: after.promptTokens - probe.promptTokens,
+    cachedTokens: after.cachedTokens - probe.cachedTokens,
+  };
   const n = sample.records.length;
   const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
   return {
     wall_s: round(wall),
+    probe_requests: probeRequests,
     inference_requests_per_record: round(s.requests / n),
     tokenize_requests_per_record: round(s.tokenizeRequests / n),
     requests_by_endpoint_per_record: Object.fromEntries(Object.entries(s.byEndpoint).map(([k, v]) => [k, round(v / n)])),
@@ -121,10 +140,30 @@ const only = optionalArg("methods")?.split(",");
 const kvCacheTokens = optionalArg("kv-cache-tokens") ? Number(optionalArg("kv-cache-tokens")) : undefined;
 /** A BOS-adding tokenizer in the sim (Llama, Gemma). */
 const bos = process.argv.includes("--bos");
+/** vLLM profiles of the sim to run every method against; none: the default profile, the methods as before. */
+const profileArg = optionalArg("profiles");
+const profiles: VllmProfile[] | undefined = profileArg?.split(",").map((p) => {
+  if (!isVllmProfile(p)) {
+    process.stderr.write(`--profiles: ${JSON.stringify(p)} is not one of ${VLLM_PROFILES.join(", ")}\n`);
+    process.exit(2);
+  }
+  return p;
+});
 const sample = await loadSample(suiteDir, perTrack);
 process.stderr.write(`sample: ${sample.records.length} records (${sample.questions} questions) of ${sample.suiteRecords}, ${sample.tracks} tracks\n`);
 
-const methods: Record<string, Maker> = {
+const SEEDS = [0, 1, 2];
+const profileMethods: Record<string, Maker> = {
+  systemone: (baseUrl) => new SystemOneMethod({ baseUrl }),
+  "systemone seeds 0,1,2": (baseUrl) => new SystemOneMethod({ baseUrl, seeds: SEEDS }),
+  decisions: (baseUrl) => new DecisionsMethod({ baseUrl }),
+  "decisions seeds 0,1,2": (baseUrl) => new DecisionsMethod({ baseUrl, seeds: SEEDS }),
+  "label-read": (baseUrl) => new LabelReadMethod({ baseUrl }),
+  "label-read seeds 0,1,2": (baseUrl) => new LabelReadMethod({ baseUrl, seeds: SEEDS }),
+  "label-read chat": (baseUrl) => new LabelReadMethod({ baseUrl, api: "chat" }),
+  "label-read chat seeds 0,1,2": (baseUrl) => new LabelReadMethod({ baseUrl, api: "chat", seeds: SEEDS }),
+};
+const methods: Record<string, Maker> = profiles ? profileMethods : {
   systemone: (baseUrl) => new SystemOneMethod({ baseUrl }),
   decisions: (baseUrl) => new DecisionsMethod({ baseUrl }),
   "label-read": (baseUrl) => new LabelReadMethod({ baseUrl }),
@@ -133,14 +172,16 @@ const methods: Record<string, Maker> = {
 };
 const engineFor: Record<string, SimEngineOptions> = { "label-read, older vLLM (top-k)": { logprobTokenIds: false } };
 
-const results: Array<{ method: string; realistic: RunFigures; best: RunFigures }> = [];
-for (const [name, make] of Object.entries(methods)) {
-  if (only && !only.some((o) => name.startsWith(o))) continue;
-  const extra: SimEngineOptions = { ...(engineFor[name] ?? {}), ...(bos ? { bos: true } : {}) };
-  const realistic = await run(make, sample, { ...extra, ...(kvCacheTokens ? { kvCacheTokens } : {}) }, concurrency);
-  const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
-  results.push({ method: name, realistic, best });
-  process.stderr.write(`${name}: ${JSON.stringify({ req: realistic.inference_requests_per_record, tok: realistic.tokenize_requests_per_record, prompt: realistic.prompt_tokens_per_record, hit: realistic.prefix_cache_hit_rate, best: best.prefix_cache_hit_rate, wall: realistic.wall_s })}\n`);
+const results: Array<{ profile: VllmProfile | "structured-seed"; method: string; realistic: RunFigures; best: RunFigures }> = [];
+for (const profile of profiles ?? [undefined]) {
+  for (const [name, make] of Object.entries(methods)) {
+    if (only && !only.some((o) => name.startsWith(o))) continue;
+    const extra: SimEngineOptions = { ...(engineFor[name] ?? {}), ...(bos ? { bos: true } : {}), ...(profile ? { vllm: profile } : {}) };
+    const realistic = await run(make, sample, { ...extra, ...(kvCacheTokens ? { kvCacheTokens } : {}) }, concurrency);
+    const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
+    results.push({ profile: profile ?? "structured-seed", method: name, realistic, best });
+    process.stderr.write(`${profile ?? "default"} ${name}: ${JSON.stringify({ req: realistic.inference_requests_per_record, tok: realistic.tokenize_requests_per_record, prompt: realistic.prompt_tokens_per_record, hit: realistic.prefix_cache_hit_rate, best: best.prefix_cache_hit_rate, probe: realistic.probe_requests, by: realistic.answered_by, errors: realistic.errors, wall: realistic.wall_s })}\n`);
+  }
 }
 
 const figures = {
@@ -154,6 +195,7 @@ const figures = {
   concurrency,
   kv_cache_tokens: kvCacheTokens ?? 1_000_000,
   bos,
+  profiles: profiles ?? null,
   label_read_template: { version: LABEL_READ_TEMPLATE_VERSION, sha256: LABEL_READ_TEMPLATE_SHA256 },
   results,
 };

@@ -45,7 +45,8 @@ export interface RunCardInputs {
   run: RunManifestView;
   metrics: MetricsJson | undefined;
   totals: CardTotals | undefined;
-  results: { files: Record<string, string>; errorRecords: number };
+  /** answeredBy: engine method -> questions answered over the records' last lines (sealResults); absent or empty: none known. */
+  results: { files: Record<string, string>; errorRecords: number; answeredBy?: Readonly<Record<string, number>> };
   cluster: ClusterView;
   setup: CardSetup;
   status: RunCardStatus;
@@ -104,6 +105,7 @@ export function buildRunCard(i: RunCardInputs): RunCard {
       batch_size: setup.batchSize,
       tools_enabled: [...setup.toolsEnabled].sort(),
       method_class: setup.methodClass,
+      ...answeredByOf(i.results.answeredBy),
     },
     dataset: {
       id: setup.datasetId,
@@ -160,6 +162,14 @@ export function buildRunCard(i: RunCardInputs): RunCard {
   };
   card.fingerprint = fingerprint(componentsOfCard(card));
   return sealCard(card);
+}
+
+/** The card's method.answered_by: questions and share per method, in name order; nothing when none answered. */
+export function answeredByOf(counts: Readonly<Record<string, number>> | undefined): { answered_by?: RunCard["method"]["answered_by"] } {
+  const entries = Object.entries(counts ?? {}).filter(([, n]) => n > 0).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const total = entries.reduce((sum, [, n]) => sum + n, 0);
+  if (total === 0) return {};
+  return { answered_by: Object.fromEntries(entries.map(([m, n]) => [m, { questions: n, share: round(n / total, 6) }])) };
 }
 
 function familiesOf(tracks: readonly string[], trackFamilies: Readonly<Record<string, string>> | undefined): string[] {

@@ -55,6 +55,7 @@ export class CardRecorder {
   private readonly agents = new Map<string, ClusterView["agents"][number]>();
   private readonly sealed = new Map<string, string>();
   private errorRecords = 0;
+  private answeredBy: Record<string, number> = {};
   private metrics: MetricsJson | undefined;
   private timer: NodeJS.Timeout | undefined;
   private poller: NodeJS.Timeout | undefined;
@@ -173,6 +174,7 @@ export class CardRecorder {
     this.sealed.clear();
     for (const [k, v] of Object.entries(seal.files)) this.sealed.set(k, v);
     this.errorRecords = seal.errorRecords;
+    this.answeredBy = seal.answeredBy;
     return this.write(status);
   }
 
@@ -218,7 +220,7 @@ export class CardRecorder {
       run,
       metrics: this.metrics,
       totals,
-      results: { files: Object.fromEntries(this.sealed), errorRecords: this.errorRecords },
+      results: { files: Object.fromEntries(this.sealed), errorRecords: this.errorRecords, answeredBy: this.answeredBy },
       cluster,
       setup: this.setup,
       status,

@@ -49,6 +49,12 @@ export interface CardTrack {
   missing: number;
 }
 
+export interface AnsweredShare {
+  questions: number;
+  /** questions / all questions answered, rounded to 6 digits. */
+  share: number;
+}
+
 export interface CardPillar {
   mean: number | null;
   ci_low: number | null;
@@ -85,6 +91,13 @@ export interface RunCard {
     batch_size: number | null;
     tools_enabled: string[];
     method_class: MethodClass;
+    /**
+     * Engine method -> the questions it answered and their share of all answered, over each
+     * record's last result line (`answered_by`): a batched method hands what its endpoint cannot
+     * read to label-read, so this says which method the numbers are. Absent from cards before it
+     * was added, and while no record has a result.
+     */
+    answered_by?: Record<string, AnsweredShare>;
   };
   dataset: {
     id: string;
@@ -220,6 +233,7 @@ export const RunCardShape = z.looseObject({
     batch_size: z.number().int().min(1).nullable(),
     tools_enabled: z.array(z.string()),
     method_class: z.enum(METHOD_CLASSES),
+    answered_by: z.record(z.string(), z.looseObject({ questions: count, share: score })).optional(),
   }),
   dataset: z.looseObject({ id: z.string(), version: z.string(), sha256: z.string(), entry_count: count, tracks: z.array(z.string()) }),
   scores: z.looseObject({

@@ -5,13 +5,14 @@
 // only the recomputed numbers prove the card's. Results files are read only when they are regular
 // files inside the card's directory (hashResultsFile): a hostile name is refused, never opened.
 import { dirname } from "node:path";
-import { hashResultsFile, relativeKey, resultFiles } from "../common/results/index.js";
+import { hashResultsFile, relativeKey, resultFiles, sealResults } from "../common/results/index.js";
+import { answeredByOf } from "./build-card.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
 import { runCardHash } from "./card-hash.js";
 import { readCardFile } from "./card-file.js";
 import { scoreDifferences } from "./card-scores.js";
 import { componentsOfCard, fingerprint } from "./fingerprint.js";
-import type { RunCard } from "./run-card.js";
+import type { AnsweredShare, RunCard } from "./run-card.js";
 import type { KeyObject } from "node:crypto";
 import { checkSignature, type SignatureCheck } from "./card-signature.js";
 
@@ -80,6 +81,11 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
     for (const [rel, h] of hashed) if ("refused" in h) problems.push(`results file ${rel}: refused: ${h.refused}`);
   }
 
+  // The shares of the methods that answered, when the card records them, are the sealed files' own.
+  if (resultsPresent && card.status !== "running" && problems.length === 0 && card.method.answered_by !== undefined) {
+    problems.push(...answeredByDifferences(card.method.answered_by, answeredByOf(sealResults(dir).answeredBy).answered_by ?? {}));
+  }
+
   let scoresRecomputed = false;
   if (options.suiteDir !== undefined) {
     if (!resultsPresent) problems.push(`scores: the results files are not beside the card, so its scores cannot be recomputed`);
@@ -97,6 +103,19 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
     }
   }
   return { path, card, problems, filesChecked, resultsPresent, scoresRecomputed, signature };
+}
+
+/** Each method whose recorded questions or share differ from the results files' count. */
+function answeredByDifferences(recorded: Readonly<Record<string, AnsweredShare>>, recomputed: Readonly<Record<string, AnsweredShare>>): string[] {
+  const out: string[] = [];
+  for (const m of [...new Set([...Object.keys(recorded), ...Object.keys(recomputed)])].sort()) {
+    const r = recorded[m];
+    const c = recomputed[m];
+    if (r?.questions !== c?.questions || r?.share !== c?.share) {
+      out.push(`method.answered_by.${m}: card records ${r ? `${r.questions} questions (${r.share})` : "none"}, the results files have ${c ? `${c.questions} (${c.share})` : "none"}`);
+    }
+  }
+  return out;
 }
 
 function safeResultFiles(dir: string): string[] {

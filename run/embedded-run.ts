@@ -62,6 +62,8 @@ export interface EmbeddedRunOptions {
   methodClass?: MethodClass;
   /** Sign the run card with this ed25519 private key (--sign-key); unsigned when absent. */
   signKey?: KeyObject;
+  /** label-read's prompts (also the fallback of systemone and decisions): token ids to /v1/completions, or messages to /v1/chat/completions. @default "completions" */
+  labelReadApi?: "completions" | "chat";
   logger?: Logger;
   /** Aborting it is shutdown(reason), also while create() is still starting the run. */
   signal?: AbortSignal;
@@ -73,6 +75,7 @@ export const EMBEDDED_RUN_DEFAULTS = {
   gpuHourUsd: 0,
   perAgentMetrics: true,
   methodClass: "raw-llm",
+  labelReadApi: "completions",
 } as const satisfies Partial<EmbeddedRunOptions>;
 
 /** The options once defaults are applied. */
@@ -88,6 +91,7 @@ export function withEmbeddedRunDefaults(options: EmbeddedRunOptions): EmbeddedRu
     gpuHourUsd: options.gpuHourUsd ?? d.gpuHourUsd,
     perAgentMetrics: options.perAgentMetrics ?? d.perAgentMetrics,
     methodClass: options.methodClass ?? d.methodClass,
+    labelReadApi: options.labelReadApi ?? d.labelReadApi,
   };
 }
 
@@ -245,7 +249,7 @@ export class EmbeddedRun {
         baseUrl: url,
         model: options.method?.model || undefined,
         capacity: options.capacity,
-        api: "completions",
+        api: options.labelReadApi,
         limiter,
         seeds: [...(options.method?.seeds ?? [])],
         retry: { timeoutMs, ...(options.retries !== undefined ? { retries: options.retries } : {}), onTimeout: () => timeouts.record() },

@@ -38,6 +38,7 @@ import type { MethodOptions } from "./method-options.js";
 import { readEngineInfo } from "./model-info.js";
 import { PromiseCache } from "./promise-cache.js";
 import { RunSeeds } from "./run-seeds.js";
+import { StateFit } from "./state-fit.js";
 
 /** vllm/sampling_params.py MAX_LOGPROB_TOKEN_IDS. */
 const MAX_IDS_PER_READ = 128;
@@ -49,6 +50,8 @@ export interface LabelReadOptions extends MethodOptions {
   api?: "completions" | "chat";
   /** The server's max_logprobs until it says otherwise (top-k fallback). Default 20. */
   maxLogprobs?: number;
+  /** The state-length check, shared with a method that hands this one questions (its counts are reused). Default: its own. */
+  stateFit?: StateFit;
 }
 
 /** A question that could not be read, and why. */
@@ -89,6 +92,7 @@ export class LabelReadMethod implements EngineMethod {
   private readonly promptCache = new PromiseCache<number[]>(8192);
   /** Text of a label path's ids (/detokenize), for chat reads that continue it. */
   private readonly pathTexts = new PromiseCache<string>(8192);
+  private readonly stateFit: StateFit;
 
   constructor(private readonly options: LabelReadOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
@@ -98,6 +102,7 @@ export class LabelReadMethod implements EngineMethod {
     this.maxLogprobs = options.maxLogprobs ?? 20;
     this.settings = new EngineSettingsCheck(this.baseUrl, options.logger);
     this.labelTokenizer = new LabelTokenizer(this.api, (body, counters, signal) => this.tokenize(body, counters, signal));
+    this.stateFit = options.stateFit ?? new StateFit(this.baseUrl, options.model, this.policy.timeoutMs);
   }
 
   /** The run's label-permutation seeds (from --seeds or the coordinator's Welcome). */
@@ -131,6 +136,13 @@ export class LabelReadMethod implements EngineMethod {
    */
   async answerQuestions(record: RecordPayload, keys: readonly string[], out: RecordAnswer, signal: AbortSignal): Promise<void> {
     if (keys.length === 0) return;
+    // A state that alone exceeds max_model_len: every prompt holds it (statePrefix and the chat
+    // message carry its JSON text), so every question is skipped after at most one /tokenize,
+    // rather than one refused count per question (current vLLM's /tokenize refuses it, a 400).
+    if (await this.stateFit.cannotFit(record.state, (await this.ensureInfo(signal)).maxModelLen, out, signal)) {
+      out.skipped.push(...keys);
+      return;
+    }
     const ctx: ReadContext = { usage: out.usage, retries: 0, approximate: false };
     const settle = async (key: string): Promise<void> => {
       try {

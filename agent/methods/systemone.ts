@@ -2,11 +2,26 @@
 // own format (state + questions), at most 64 per request; the requests of a record share the state,
 // so the engine's prefix cache prefills it once. Limits and wording follow vLLM
 // (common/engine-protocol/vllm.ts cites the files). The flow is BatchedEndpointMethod's.
+// Seeds go as the request's `seed` where the engine honours it (seed-probe.ts); where it does not
+// (current vLLM: no such field, accepted and ignored), each seed's request lists every choice's
+// options in that seed's order (labelPermutation, as /v1/decisions does): systemone labels
+// options A, B, C... in the order sent, so the label each option gets changes with the seed
+// exactly as the seed field would make it. A yes/no question has no options to reorder and is
+// read once. The answer names options by key, so nothing needs mapping back.
 import { choiceDistribution, noulDistribution } from "./engine-distribution.js";
 import type { Question } from "../../common/suite/index.js";
 import type { Distribution } from "../../common/results/index.js";
-import { SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS, SystemOneResponseSchema, type SystemOneAnswer, type SystemOneRequest, type SystemOneResponse } from "../../common/engine-protocol/index.js";
+import { labelPermutation, SYSTEMONE_MAX_CHOICE_OPTIONS, SYSTEMONE_MAX_QUESTIONS, SystemOneResponseSchema, type SystemOneAnswer, type SystemOneRequest, type SystemOneResponse } from "../../common/engine-protocol/index.js";
 import { BatchedEndpointMethod, type BatchedMethodOptions, type DecisionEndpoint } from "./batched-endpoint-method.js";
+import { OrderedObject, orderedJson } from "./ordered-json.js";
+
+/** A choice's option keys in the order a seed gives them (option i at label position perm[i]). */
+export function optionsInSeedOrder(keys: readonly string[], seed: number): string[] {
+  const positions = labelPermutation(seed, keys.length);
+  const ordered: string[] = new Array<string>(keys.length);
+  keys.forEach((k, i) => (ordered[positions[i]!] = k));
+  return ordered;
+}
 
 export type SystemOneOptions = BatchedMethodOptions;
 
@@ -51,8 +66,24 @@ const SYSTEMONE_ENDPOINT: DecisionEndpoint<SystemOneResponse, SystemOneAnswer> =
     const route = routeSystemOne(question);
     return route.to === "systemone" ? { to: "endpoint" } : route;
   },
-  body(record, keys, { seed, model }): SystemOneRequest {
-    return {
+  seedInvariant: (question, seedAs) => seedAs === "order" && question.type !== "choice",
+  body(record, keys, { seed, seedAs, model }) {
+    if (seedAs === "order" && seed !== null) {
+      // No seed field: the options go in the seed's order, written as JSON text so that the order
+      // holds for integer-like keys too (vLLM labels a dict's keys in the order received).
+      return orderedJson({
+        ...(model ? { model } : {}),
+        state: JSON.stringify(record.state),
+        questions: new OrderedObject(
+          keys.map((k) => {
+            const q = record.questions[k]!;
+            const criteria = q.type === "choice" ? new OrderedObject(optionsInSeedOrder(Object.keys(q.criteria), seed).map((o) => [o, q.criteria[o]])) : q.criteria;
+            return [k, { type: q.type, instructions: q.instructions, criteria }];
+          }),
+        ),
+      });
+    }
+    const request: SystemOneRequest = {
       ...(model ? { model } : {}),
       ...(seed !== null ? { seed } : {}),
       // The state goes as its JSON text, never as an object: the older template-based systemone
@@ -70,6 +101,7 @@ const SYSTEMONE_ENDPOINT: DecisionEndpoint<SystemOneResponse, SystemOneAnswer> =
         }),
       ),
     };
+    return request;
   },
   answerOf: (response, key) => response.answers[key],
   distribution: answerToDistribution,

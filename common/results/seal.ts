@@ -1,6 +1,7 @@
 // The results files a run card seals: every results file below the run's directory (files.ts, what
 // `score` reads, in the same order), each with its sha256, plus the count of records whose last
-// result line has an errored question (docs/run-card.md scores.errors).
+// result line has an errored question (docs/run-card.md scores.errors) and how many questions each
+// engine method answered in those last lines (`answered_by`, docs/run-card.md method.answered_by).
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { sha256Hex } from "../sha256.js";
@@ -10,12 +11,15 @@ export interface ResultsSeal {
   /** Path relative to the run directory (with `/`) -> sha256 of the file's bytes. */
   files: Record<string, string>;
   errorRecords: number;
+  /** Engine method -> questions it answered, over each record's last line (its `answered_by`). */
+  answeredBy: Record<string, number>;
 }
 
 /** Hashes and reads the results files below `dir`; `only` limits it to these relative paths. */
 export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSeal {
   const files: Record<string, string> = {};
   const errored = new Map<string, boolean>();
+  const answered = new Map<string, Record<string, string> | undefined>();
   for (const path of resultFiles(dir)) {
     const key = relativeKey(dir, path);
     if (only && !only.has(key)) continue;
@@ -29,10 +33,14 @@ export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSea
       // Only a line with its newline is whole: a torn last line is parsed (and fails).
       const clean = i < lines.length - 1 ? runIdOfLineWithoutErrors(line) : undefined;
       if (clean !== undefined) {
-        errored.set(clean, false);
-        continue;
+        const by = answeredByOfLine(line);
+        if (by !== "unread") {
+          errored.set(clean, false);
+          answered.set(clean, by);
+          continue;
+        }
       }
-      let row: { run_id?: unknown; errors?: unknown };
+      let row: { run_id?: unknown; errors?: unknown; answered_by?: unknown };
       try {
         row = JSON.parse(line) as typeof row;
       } catch {
@@ -41,11 +49,39 @@ export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSea
       if (typeof row.run_id !== "string") continue;
       const errors = row.errors;
       errored.set(row.run_id, errors !== null && typeof errors === "object" && Object.keys(errors).length > 0);
+      answered.set(row.run_id, isStringRecord(row.answered_by) ? row.answered_by : undefined);
     }
   }
   let errorRecords = 0;
   for (const e of errored.values()) if (e) errorRecords++;
-  return { files, errorRecords };
+  const answeredBy: Record<string, number> = {};
+  for (const by of answered.values()) for (const method of Object.values(by ?? {})) answeredBy[method] = (answeredBy[method] ?? 0) + 1;
+  return { files, errorRecords, answeredBy: Object.fromEntries(Object.entries(answeredBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+}
+
+function isStringRecord(v: unknown): v is Record<string, string> {
+  return v !== null && typeof v === "object" && !Array.isArray(v) && Object.values(v).every((x) => typeof x === "string");
+}
+
+const ANSWERED_BY = ',"answered_by":{';
+
+/**
+ * The answered_by of a line the coordinator wrote (line-writer.ts puts it after the probs, so its
+ * last occurrence is the field), read without parsing the line; undefined when the line has none,
+ * "unread" when it cannot be read this way (the line is then parsed).
+ */
+function answeredByOfLine(line: string): Record<string, string> | undefined | "unread" {
+  const at = line.lastIndexOf(ANSWERED_BY);
+  if (at < 0) return undefined;
+  const from = at + ANSWERED_BY.length - 1;
+  const end = line.indexOf("}", from);
+  if (end < 0) return "unread";
+  try {
+    const by = JSON.parse(line.slice(from, end + 1)) as unknown;
+    return isStringRecord(by) ? by : "unread";
+  } catch {
+    return "unread";
+  }
 }
 
 const RUN_ID_FIRST = '{"run_id":"';

@@ -13,6 +13,8 @@ import { PseudoModel } from "./model/pseudo-model.js";
 import { readPrompts, type ReadPrompt } from "./model/read-prompt.js";
 import { TokenModel, type LabelTarget } from "./model/token-model.js";
 import { SimTokenizer } from "./model/tokenizer.js";
+import { cacheDriftFactor, withCacheDrift } from "./model/cache-drift.js";
+import type { GeneratedToken } from "./protocol/generation-requests.js";
 import { contextLengthFailure } from "./protocol/failure.js";
 import { admissionFailure, decisionOverflowFailure, type VllmProfile } from "./vllm-profile.js";
 import type { GenerationLimits } from "./protocol/generation-requests.js";
@@ -271,6 +273,30 @@ export class EngineContext {
       }
     }
     return this.runReads(res, reads);
+  }
+
+  /**
+   * One decision read's probabilities as the engine answers them: on the current profile a read
+   * that hit the prefix cache drifts from the cold read (model/cache-drift.ts); other profiles
+   * are bit-exact, as the sim always was.
+   */
+  answeredProbs(probs: number[], outcome: ReadOutcome | undefined, stateText: string, questionId: string): number[] {
+    return this.profile === "current" && outcome ? withCacheDrift(probs, outcome.cachedTokens, this.seed, stateText, questionId) : probs;
+  }
+
+  /**
+   * One completion's tokens as the engine reports them: on the current profile a read that hit
+   * the prefix cache reports every logprob drifted from the cold read's (model/cache-drift.ts).
+   */
+  answeredTokens(tokens: GeneratedToken[], outcome: ReadOutcome | undefined, prompt: readonly number[]): GeneratedToken[] {
+    if (this.profile !== "current" || !outcome || outcome.cachedTokens <= 0) return tokens;
+    const key = idsKey(prompt);
+    const drift = (step: number, id: number, logprob: number): number => logprob + Math.log(cacheDriftFactor(outcome.cachedTokens, this.seed, key, step, id));
+    return tokens.map((t, step) => ({
+      ...t,
+      logprob: drift(step, t.id, t.logprob),
+      alternatives: t.alternatives.map((a) => ({ id: a.id, logprob: drift(step, a.id, a.logprob) })),
+    }));
   }
 
   /** Adds a request's reads to the stats and metrics; its token totals. */

@@ -11,8 +11,11 @@
 //   N questions is N engine requests, each taking a queue slot; over the limit a 503,
 //   vllm/v1/engine/async_llm.py's queue check); a structured-decisions read over the context is a
 //   400 without figures ("Winnow decision exceeds the model context", vllm/entrypoints/openai/
-//   decisions/strategies.py); and usage.prompt_tokens_details is null unless
-//   --enable-prompt-tokens-details (vllm/entrypoints/openai/completion/serving.py).
+//   decisions/strategies.py); usage.prompt_tokens_details is null unless
+//   --enable-prompt-tokens-details (vllm/entrypoints/openai/completion/serving.py); /v1/systemone has
+//   no `seed` (accepted and ignored); and a read that hits the prefix cache drifts from the cold
+//   read by up to 2.6e-2 at temperature 0, structured decisions and completion/chat logprobs alike
+//   (model/cache-drift.ts, vLLM issue 40896, PR 52701).
 import { errorBody } from "../../common/engine-protocol/index.js";
 import { badRequest, type Failure } from "./protocol/failure.js";
 

@@ -130,27 +130,37 @@ describe("seed on /v1/systemone", () => {
     await method.info();
     await method.info();
     const probes = proxy.to("/v1/systemone").length;
-    expect(probes).toBe(2);
+    // One probe of the endpoint, then the seed probe's four reads (seed 1 twice, seeds 2 and 3).
+    expect(probes).toBe(5);
     expect(logger.lines.filter((l) => /honours `seed`/.test(l.msg))).toHaveLength(1);
     const out = await method.answer(record(qs), new AbortController().signal);
     expect(out.answeredBy).toEqual({ label: "systemone", flag: "systemone" });
     expect(proxy.to("/v1/systemone").slice(probes).map((r) => (r.body as { seed: number }).seed)).toEqual([0, 1, 2]);
   });
 
-  it("an engine that ignores it (no seed field): warned once, the seeds are read through label-read permutations", async () => {
+  it("an engine that ignores it (no seed field): warned once, the seeds are read by systemone itself with the options reordered per seed", async () => {
     const { proxy } = await engine({}, { request: (path, body) => (path === "/v1/systemone" ? (({ seed: _, ...rest }) => rest)(body) : body) });
     const logger = capture();
     const method = new SystemOneMethod({ baseUrl: proxy.url, seeds: [0, 1, 2], logger, ...fast });
     await method.info();
     const warnings = logger.lines.filter((l) => l.level === "warn" && /ignores `seed`/.test(l.msg));
     expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toMatch(/read by systemone with each question's options reordered per seed/);
     const probes = proxy.to("/v1/systemone").length;
     const out = await method.answer(record(qs), new AbortController().signal);
     expect(out.errors).toEqual({});
-    expect(out.answeredBy).toEqual({ label: "label-read", flag: "label-read" });
-    expect(proxy.to("/v1/systemone")).toHaveLength(probes);
-    const direct = await new LabelReadMethod({ baseUrl: proxy.url, seeds: [0, 1, 2], ...fast }).answer(record(qs), new AbortController().signal);
-    expect(out.probs).toEqual(direct.probs);
+    expect(out.answeredBy).toEqual({ label: "systemone", flag: "systemone" });
+    // Three reads of the choice (one per seed), the yes/no question only in the first: no seed field, options in each seed's order.
+    const sent = proxy.to("/v1/systemone").slice(probes).map((r) => r.body as { seed?: number; questions: Record<string, { criteria: Record<string, string> }> });
+    expect(sent).toHaveLength(3);
+    expect(sent.every((b) => b.seed === undefined)).toBe(true);
+    expect(sent.map((b) => Object.keys(b.questions))).toEqual([["label", "flag"], ["label"], ["label"]]);
+    const orders = sent.map((b) => Object.keys(b.questions.label!.criteria).join(","));
+    expect(new Set(orders).size).toBe(3);
+    // The same numbers as an engine that honours the seed (the label an option gets is what moves).
+    const { proxy: honouring } = await engine();
+    const seeded = await new SystemOneMethod({ baseUrl: honouring.url, seeds: [0, 1, 2], ...fast }).answer(record(qs), new AbortController().signal);
+    for (const [k, d] of Object.entries(seeded.probs.label!)) expect(out.probs.label![k]).toBeCloseTo(d, 12);
     await method.answer(record(qs, undefined, "r2"), new AbortController().signal);
     expect(logger.lines.filter((l) => /ignores `seed`/.test(l.msg))).toHaveLength(1);
   });
@@ -159,11 +169,13 @@ describe("seed on /v1/systemone", () => {
     const { proxy } = await engine({}, { request: (path, body) => (path === "/v1/systemone" ? (({ seed: _, ...rest }) => rest)(body) : body) });
     const method = new SystemOneMethod({ baseUrl: proxy.url, logger: capture(), ...fast });
     await method.info();
-    expect(proxy.to("/v1/systemone")).toHaveLength(0);
+    // The endpoint probe only: no seeds yet, no seed probe.
+    expect(proxy.to("/v1/systemone")).toHaveLength(1);
     method.applyRunParams({ seeds: [0, 1] });
     const out = await method.answer(record(qs), new AbortController().signal);
-    expect(proxy.to("/v1/systemone")).toHaveLength(2);
-    expect(new Set(Object.values(out.answeredBy))).toEqual(new Set(["label-read"]));
+    // The seed probe's four reads, then the record's: both questions under seed 0, the choice under seed 1.
+    expect(proxy.to("/v1/systemone")).toHaveLength(1 + 4 + 2);
+    expect(new Set(Object.values(out.answeredBy))).toEqual(new Set(["systemone"]));
   });
 });
 

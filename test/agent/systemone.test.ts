@@ -182,11 +182,13 @@ describe("SystemOneMethod", () => {
   it("skips every question of a record whose state alone exceeds max_model_len, counting it with /tokenize once", async () => {
     const { engine, method } = await setup({ maxModelLen: 64 });
     await method.info();
+    // The startup probe of /v1/systemone is the only inference request.
+    expect(engine.stats().requests).toBe(1);
     const long = { ...record(questions(3)), state: { text: "lorem ipsum dolor sit amet ".repeat(30) } };
     const out = await method.answer(long, new AbortController().signal);
     expect(out.skipped).toEqual(Object.keys(long.questions));
     expect(out.errors).toEqual({});
-    expect(engine.stats().requests).toBe(0);
+    expect(engine.stats().requests).toBe(1);
     expect(engine.stats().tokenizeRequests).toBe(1);
     await method.answer({ ...long, id: "r2" }, new AbortController().signal);
     expect(engine.stats().tokenizeRequests).toBe(1);

@@ -67,12 +67,13 @@ describe("vLLM profiles: current", () => {
     const e = await engine({ vllm: "current", maxModelLen: 64 });
     const method = new SystemOneMethod({ baseUrl: e.url, retry: RETRY });
     await method.info();
+    const probes = e.stats().requests;
     const long = record(questions(3), "r1", { text: "lorem ipsum dolor sit amet ".repeat(30) });
     const out = await method.answer(long, new AbortController().signal);
     expect(out.errors).toEqual({});
     expect(out.skipped).toEqual(Object.keys(long.questions));
     expect(e.stats().tokenizeRequests).toBe(1);
-    expect(e.stats().requests).toBe(0);
+    expect(e.stats().requests - probes).toBe(0);
     expect(out.usage.requests).toBe(1);
   });
 
@@ -129,5 +130,42 @@ describe("vLLM profiles: current, the engine probe", () => {
       unobserve();
       probe.stop();
     }
+  });
+});
+
+describe("vLLM profiles: the startup probe of the method's own endpoint", () => {
+  for (const Method of [SystemOneMethod, DecisionsMethod]) {
+    it(`${Method.name}: a legacy engine is found out at startup, said once, and its records never reach the endpoint`, async () => {
+      const e = await engine({ vllm: "legacy" });
+      const { logger, lines } = logLines();
+      const method = new Method({ baseUrl: e.url, logger, retry: RETRY });
+      await method.info();
+      expect(lines.filter((l) => /not served by this engine \(HTTP 404\)/.test(l))).toHaveLength(1);
+      await method.info();
+      expect(e.stats().byStatus[404]).toBe(1);
+      const out = await method.answer(record(questions(3)), new AbortController().signal);
+      expect(new Set(Object.values(out.answeredBy))).toEqual(new Set(["label-read"]));
+      expect(e.stats().byStatus[404]).toBe(1);
+      expect(lines.filter((l) => /not served/.test(l))).toHaveLength(1);
+    });
+  }
+
+  it("an engine restarted as a vLLM that serves the endpoint is probed again: its questions go back to the method", async () => {
+    const old = await engine({ vllm: "legacy" });
+    const { logger, lines } = logLines();
+    const infos: string[] = [];
+    logger.info = (m: string) => void infos.push(m);
+    const method = new SystemOneMethod({ baseUrl: old.url, logger, retry: { ...RETRY, retries: 0 } });
+    await method.info();
+    expect(lines.filter((l) => /not served/.test(l))).toHaveLength(1);
+    await old.close();
+    await expect(method.info()).rejects.toThrow();
+    const fresh = await engine({ vllm: "current", port: old.port });
+    await method.info();
+    expect(infos.filter((m) => /served by this engine again/.test(m))).toHaveLength(1);
+    const out = await method.answer(record(questions(3)), new AbortController().signal);
+    expect(out.errors).toEqual({});
+    expect(new Set(Object.values(out.answeredBy))).toEqual(new Set(["systemone"]));
+    expect(fresh.stats().byEndpoint["/v1/systemone"]).toBe(2);
   });
 });

@@ -60,3 +60,52 @@ describe("sim --vllm", () => {
     expect(c.body.usage.prompt_tokens_details).toBeNull();
   });
 });
+
+describe("sim --vllm current: no seed on /v1/systemone, cached reads drift", () => {
+  const body = (seed: number | undefined) => ({ state: { text: "a state long enough to fill a cache block or two of sixteen tokens each" }, questions: { a: choiceQuestion(5) }, ...(seed === undefined ? {} : { seed }) });
+  const probs = async (url: string, seed?: number): Promise<number[]> => {
+    const r = await postJson(`${url}/v1/systemone`, body(seed));
+    expect(r.status).toBe(200);
+    return Object.values(r.body.answers.a.probabilities as Record<string, number>);
+  };
+  const largest = (a: number[], b: number[]) => Math.max(...a.map((p, i) => Math.abs(p - b[i]!)));
+
+  it("current: a seed is accepted and ignored; the cold read and the warm ones differ by at most 0.026, the warm ones not at all (structured-seed: bit-exact, seed honoured)", async () => {
+    const e = await engine({ vllm: "current" });
+    const cold = await probs(e.url, 1);
+    const warm = await probs(e.url, 1);
+    const otherSeed = await probs(e.url, 2);
+    const garbageSeed = await postJson(`${e.url}/v1/systemone`, { ...body(undefined), seed: "not a number" });
+    expect(garbageSeed.status).toBe(200);
+    expect(largest(cold, warm)).toBeGreaterThan(1e-3);
+    expect(largest(cold, warm)).toBeLessThanOrEqual(0.026);
+    expect(otherSeed).toEqual(warm);
+    expect(warm.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 12);
+    // The default profile (structured-seed) stays as it was: bit-exact reads, the seed honoured.
+    const def = await engine();
+    const defCold = await probs(def.url, 1);
+    expect(await probs(def.url, 1)).toEqual(defCold);
+    expect(largest(defCold, await probs(def.url, 2))).toBeGreaterThan(0.05);
+  });
+});
+
+describe("sim --vllm current: cached completion reads drift", () => {
+  const prompt = "a prompt long enough to fill two or three cache blocks of sixteen tokens each, so that a repeat hits the cache";
+  const logprobs = async (url: string): Promise<Record<string, number>> => {
+    const r = await postJson(`${url}/v1/completions`, { prompt, max_tokens: 1, logprobs: 5 });
+    expect(r.status).toBe(200);
+    return r.body.choices[0].logprobs.top_logprobs[0] as Record<string, number>;
+  };
+
+  it("current: a repeat (warm) reports each top token's probability within 0.026 of the cold read, not equal; structured-seed: equal", async () => {
+    const e = await engine({ vllm: "current" });
+    const cold = await logprobs(e.url);
+    const warm = await logprobs(e.url);
+    expect(Object.keys(warm)).toEqual(Object.keys(cold));
+    const moves = Object.keys(cold).map((k) => Math.abs(Math.exp(warm[k]!) - Math.exp(cold[k]!)));
+    expect(Math.max(...moves)).toBeGreaterThan(0);
+    expect(Math.max(...moves)).toBeLessThanOrEqual(0.026);
+    const def = await engine();
+    expect(await logprobs(def.url)).toEqual(await logprobs(def.url));
+  });
+});

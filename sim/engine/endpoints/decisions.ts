@@ -23,7 +23,7 @@ export async function decisions(ctx: EngineContext, req: IncomingMessage, res: S
   const text = stateText(request.state);
   const answers = request.questions.map((q, i) => {
     const read = ctx.pseudo.read(request.state, text, q);
-    return decisionAnswer(specs[i]!, read.probs, read.labelMass);
+    return decisionAnswer(specs[i]!, ctx.answeredProbs(read.probs, outcomes[i], text, q.id), read.labelMass);
   });
   const t = ctx.account(outcomes);
   ctx.http.send(res, 200, {

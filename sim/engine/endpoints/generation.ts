@@ -38,7 +38,7 @@ export async function runGeneration(
   }));
   const outcomes = await ctx.runReads(res, reads);
   if (!outcomes) return undefined;
-  const outputs = plan.prompts.map((ids, i) => generate(ctx.tokenModel, ids, plan, ctx.eos, ctx.labelTarget(ids, plan.texts[i] ?? null)));
+  const outputs = plan.prompts.map((ids, i) => ctx.answeredTokens(generate(ctx.tokenModel, ids, plan, ctx.eos, ctx.labelTarget(ids, plan.texts[i] ?? null)), outcomes[i], ids));
   const t = ctx.account(outcomes);
   const completion = outputs.reduce((a, g) => a + g.length, 0);
   return {

@@ -13,7 +13,16 @@ import { validateSystemOneRequest } from "../protocol/systemone-request.js";
 export async function systemone(ctx: EngineContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const parsed = await ctx.inferenceBody(req, res, "/v1/systemone");
   if (!parsed) return;
-  const validated = validateSystemOneRequest(parsed.body, { servedModel: ctx.model, decisionApi: ctx.decisionApi, maxQuestions: SYSTEMONE_MAX_QUESTIONS, maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS });
+  const validated = validateSystemOneRequest(parsed.body, {
+    servedModel: ctx.model,
+    decisionApi: ctx.decisionApi,
+    maxQuestions: SYSTEMONE_MAX_QUESTIONS,
+    maxOptions: SYSTEMONE_MAX_CHOICE_OPTIONS,
+    // Current vLLM's StructuredDecisionRequest has cache_salt and no seed; OpenAIBaseModel lets
+    // the unknown field through and ignores it (model_config extra="allow"; it only logs "fields
+    // were present in the request but ignored"), vllm/entrypoints/generate/structured_decisions/protocol.py.
+    seedField: ctx.profile !== "current",
+  });
   if (!validated.ok) return ctx.http.fail(res, validated);
   const request = validated.request;
   const outcomes = await ctx.runDecisionReads(res, request);
@@ -21,9 +30,9 @@ export async function systemone(ctx: EngineContext, req: IncomingMessage, res: S
   const text = stateText(request.state);
   const answers: Record<string, unknown> = {};
   const diagnostics: Record<string, unknown> = {};
-  for (const q of request.questions) {
+  for (const [i, q] of request.questions.entries()) {
     const read = ctx.pseudo.read(request.state, text, q, request.seed);
-    answers[q.id] = answerObject(q, read.probs, read.labelMass);
+    answers[q.id] = answerObject(q, ctx.answeredProbs(read.probs, outcomes[i], text, q.id), read.labelMass);
     diagnostics[q.id] = { label_mass: read.labelMass, argmax_is_label: true };
   }
   const t = ctx.account(outcomes);

@@ -47,6 +47,8 @@ export interface ValidationLimits {
   decisionApi: boolean;
   maxQuestions: number;
   maxOptions: number;
+  /** false: a vLLM whose request has no `seed` (current): any value passes and is ignored. Default true. */
+  seedField?: boolean;
 }
 
 export type ValidationResult = { ok: true; request: ParsedRequest } | Failure;
@@ -104,7 +106,7 @@ export function validateSystemOneRequest(body: unknown, limits: ValidationLimits
   if (priority !== undefined && !(typeof priority === "number" && Number.isInteger(priority))) {
     errors.push({ type: "int_type", loc: ["body", "priority"], msg: "Input should be a valid integer", input: priority });
   }
-  const seed = body.seed;
+  const seed = limits.seedField === false ? undefined : body.seed;
   if (seed !== undefined && seed !== null && !(typeof seed === "number" && Number.isInteger(seed))) {
     errors.push({ type: "int_type", loc: ["body", "seed"], msg: "Input should be a valid integer", input: seed });
   }
