@@ -35,6 +35,8 @@ export interface AgentStatus {
   inflightRequests: number;
   engineWaiting: number;
   engineRunning: number;
+  /** Set once the agent has left: it stays listed for a while (coordinator/left-agents.ts). */
+  left?: { reason: string; at: string };
 }
 
 export interface TrackProgress {
@@ -90,7 +92,10 @@ export interface RunStatus {
   leasesExpired: number;
   backupUnits: number;
   recordsPerSecond: number;
+  /** Seconds of the run over every session of its --out (earlier coordinators' time included). */
   elapsedSeconds: number;
+  /** Of elapsedSeconds, what earlier sessions ran before this coordinator started. */
+  elapsedBeforeSeconds: number;
   agents: AgentStatus[];
   tracks: TrackProgress[];
   rejectedByReason: Partial<Record<RejectReason, number>>;
@@ -122,6 +127,7 @@ export function startingStatus(): RunStatus {
     backupUnits: 0,
     recordsPerSecond: 0,
     elapsedSeconds: 0,
+    elapsedBeforeSeconds: 0,
     agents: [],
     tracks: [],
     rejectedByReason: {},

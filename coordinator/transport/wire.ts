@@ -206,6 +206,7 @@ export function runStatusFromWire(w: RunStatus__Output): RunStatus {
     backupUnits: w.backup_units,
     recordsPerSecond: w.records_per_second,
     elapsedSeconds: w.elapsed_seconds,
+    elapsedBeforeSeconds: w.elapsed_before_seconds ?? 0,
     agents: w.agents.map((a) => ({
       agentId: a.agent_id,
       model: a.model,
@@ -218,6 +219,7 @@ export function runStatusFromWire(w: RunStatus__Output): RunStatus {
       inflightRequests: a.inflight_requests,
       engineWaiting: a.engine_waiting,
       engineRunning: a.engine_running,
+      ...(a.left_reason ? { left: { reason: a.left_reason, at: a.left_at } } : {}),
     })),
     tracks: w.tracks.map((p) => ({ track: p.track, family: p.family, records: p.records, committed: p.committed, complete: p.complete })),
     rejectedByReason: { ...(w.rejected_by_reason ?? {}) } as RunStatus["rejectedByReason"],
@@ -254,6 +256,7 @@ export function runStatusToWire(s: RunStatus): RunStatus__Output {
     backup_units: s.backupUnits,
     records_per_second: s.recordsPerSecond,
     elapsed_seconds: s.elapsedSeconds,
+    elapsed_before_seconds: s.elapsedBeforeSeconds,
     agents: s.agents.map((a) => ({
       agent_id: a.agentId,
       model: a.model,
@@ -266,6 +269,8 @@ export function runStatusToWire(s: RunStatus): RunStatus__Output {
       inflight_requests: a.inflightRequests,
       engine_waiting: a.engineWaiting,
       engine_running: a.engineRunning,
+      left_reason: a.left?.reason ?? "",
+      left_at: a.left?.at ?? "",
     })),
     tracks: s.tracks.map((p) => ({ track: p.track, family: p.family, records: p.records, committed: p.committed, complete: p.complete })),
     rejected_by_reason: { ...s.rejectedByReason } as Record<string, number>,

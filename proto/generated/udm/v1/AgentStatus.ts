@@ -18,6 +18,13 @@ export interface AgentStatus {
   'inflight_requests'?: (number);
   'engine_waiting'?: (number | string);
   'engine_running'?: (number | string);
+  /**
+   * Set when the agent has left (its stream ended, it was killed, its lease expired or it was
+   * drained): why, and when (ISO 8601). A left agent is listed for a while after it leaves
+   * (coordinator/left-agents.ts) with ready false and nothing in flight.
+   */
+  'left_reason'?: (string);
+  'left_at'?: (string);
 }
 
 export interface AgentStatus__Output {
@@ -36,4 +43,11 @@ export interface AgentStatus__Output {
   'inflight_requests': (number);
   'engine_waiting': (number);
   'engine_running': (number);
+  /**
+   * Set when the agent has left (its stream ended, it was killed, its lease expired or it was
+   * drained): why, and when (ISO 8601). A left agent is listed for a while after it leaves
+   * (coordinator/left-agents.ts) with ready false and nothing in flight.
+   */
+  'left_reason': (string);
+  'left_at': (string);
 }

@@ -41,6 +41,11 @@ export interface RunStatus {
    * The run's totals (coordinator/run-status.ts RunTotals); absent from coordinators before them.
    */
   'totals'?: (_udm_v1_RunTotals | null);
+  /**
+   * Seconds of this run before this coordinator started (earlier sessions of the same --out),
+   * already counted in elapsed_seconds.
+   */
+  'elapsed_before_seconds'?: (number | string);
 }
 
 export interface RunStatus__Output {
@@ -79,4 +84,9 @@ export interface RunStatus__Output {
    * The run's totals (coordinator/run-status.ts RunTotals); absent from coordinators before them.
    */
   'totals': (_udm_v1_RunTotals__Output | null);
+  /**
+   * Seconds of this run before this coordinator started (earlier sessions of the same --out),
+   * already counted in elapsed_seconds.
+   */
+  'elapsed_before_seconds': (number);
 }
