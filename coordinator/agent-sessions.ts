@@ -33,6 +33,9 @@ export interface AgentSessionsOptions {
   log: Logger;
 }
 
+/** How long after its stream's end an agent's connection may still turn out lost (see open()). */
+const END_SETTLE_MS = 100;
+
 export class AgentSessions {
   private readonly connections = new Map<string, AgentConnection>();
   /** Per connection key: when the agent was last heard from, and when a lease of it last expired. */
@@ -59,6 +62,7 @@ export class AgentSessions {
     const state = this.options.state();
     if (state !== "running") throw new Refusal("unavailable", `coordinator is ${state}`);
     let conn: AgentConnection | undefined;
+    let endTimer: NodeJS.Timeout | undefined;
     return {
       receive: (event) => {
         if (event.kind === "hello") {
@@ -71,7 +75,16 @@ export class AgentSessions {
         this.dispatch(conn.key, event);
       },
       closed: (how) => {
-        if (conn) this.gone(conn, how);
+        if (!conn) return;
+        // A killed agent's stream reads as ended too, then cancelled a moment later: an end is taken
+        // as the agent's own only when no cancel follows within END_SETTLE_MS.
+        if (how === "end") {
+          const c = conn;
+          endTimer ??= setTimeout(() => this.gone(c, "end"), END_SETTLE_MS);
+          return;
+        }
+        clearTimeout(endTimer);
+        this.gone(conn, how);
       },
     };
   }

@@ -72,7 +72,7 @@ export class CoordinatorRun implements ServedRun {
   private readonly startedAt = Date.now();
   /** Elapsed time over every session of this --out (run-clock.json). */
   private readonly clock: RunClock;
-  /** The live events of every session (events.jsonl): replayed at start, appended as they come. */
+  /** The live events of every session (run-events.log): replayed at start, appended as they come. */
   private readonly history: EventHistory;
   private fatal: Error | undefined;
   private resolveDone!: (o: RunOutcome) => void;
@@ -83,7 +83,7 @@ export class CoordinatorRun implements ServedRun {
     const { options, log, index, store } = parts;
     this.runId = parts.manifest.run_id;
     this.clock = new RunClock(options.outDir, this.runId, (err) => log.warn("run-clock.json not written", { error: err.message }));
-    this.history = new EventHistory(options.outDir, (err) => log.warn("events.jsonl not written", { error: err.message }));
+    this.history = new EventHistory(options.outDir, (err) => log.warn("run-events.log not written", { error: err.message }));
     this.done = new Promise<RunOutcome>((r) => (this.resolveDone = r));
 
     const toPlan = index.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.recordKey)) }));
@@ -427,7 +427,7 @@ export class CoordinatorRun implements ServedRun {
     this.liveEvent(resumed);
   }
 
-  /** A live event of this session: kept in events.jsonl (scores are not: metrics.json has them) and shown. */
+  /** A live event of this session: kept in run-events.log (scores are not: metrics.json has them) and shown. */
   private liveEvent(e: LiveEvent): void {
     if (e.type !== "track_scored") this.history.append(e);
     this.emitLive(e);

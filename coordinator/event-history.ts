@@ -1,14 +1,14 @@
-// The live page's event history kept in the --out directory (`<out>/events.jsonl`, one LiveEvent a
-// line), so a restarted coordinator replays what happened before it and `status --out` can show
-// it. Append-only and bounded: past MAX_BYTES the file becomes events.1.jsonl (replacing the one
+// The live page's event history kept in the --out directory (`<out>/run-events.log`, one LiveEvent a
+// line: JSON Lines, named .log because every *.jsonl below the directory is a results file), so a
+// restarted coordinator replays what happened before it. Append-only and bounded: past MAX_BYTES the file becomes run-events.1.log (replacing the one
 // before) and a new one starts, so at most about twice MAX_BYTES stay on disk. Lines are written
 // synchronously: events come a few a second at most (unit-by-unit events are not kept here).
 import { appendFileSync, existsSync, readFileSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { LiveEvent } from "./observability/live-event.js";
 
-export const EVENTS_FILE = "events.jsonl";
-export const EVENTS_ROTATED_FILE = "events.1.jsonl";
+export const EVENTS_FILE = "run-events.log";
+export const EVENTS_ROTATED_FILE = "run-events.1.log";
 export const MAX_BYTES = 1 << 20;
 
 export class EventHistory {

@@ -2,7 +2,7 @@
 // in the status for LEFT_KEEP_MS after they leave so that `status`, the page and the run card show
 // who is gone and why, instead of a row that silently disappears. Bounded in time and in number: a
 // fleet that churns (autoscaled agents, a crash loop) must not grow every status message; the log
-// and the event history (<out>/events.jsonl) keep every departure for good.
+// and the event history (<out>/run-events.log) keep every departure for good.
 export const LEFT_KEEP_MS = 10 * 60_000;
 export const LEFT_KEEP_MAX = 64;
 

@@ -156,7 +156,7 @@ export class Sweep {
           ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
         log: logger.child("scorer"),
-        ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.server.publish(trackScoredEvent(track, m.headline)) } : {}),
+        ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.server.publish(trackScoredEvent(track, m.headline, m.pillar)) } : {}),
       });
       entries[i] = { ...entry, status: "running" };
       save();
@@ -200,7 +200,13 @@ export class Sweep {
         throw err;
       }
       this.current = coordinator;
-      web?.server.attach(coordinator.handle, coordinator.runId, { method: run.method, model: run.model, seeds: run.seeds, gpuHourUsd: config.gpu_hour_usd });
+      web?.server.attach(coordinator.handle, coordinator.runId, {
+        method: run.method,
+        model: run.model,
+        seeds: run.seeds,
+        gpuHourUsd: config.gpu_hour_usd,
+        sweep: { cell: run.name, index: i + 1, of: runs.length },
+      });
       if (k === 0) process.stdout.write(`sweep coordinator listening on ${coordinator.address}\n`);
       listen = coordinator.address; // later runs on the same address, which the agents dial
       try {

@@ -22,7 +22,7 @@ export type LiveEvent = (
       v1?: boolean;
     }
 ) & {
-  /** An event of an earlier session, replayed from <out>/events.jsonl after a restart. */
+  /** An event of an earlier session, replayed from <out>/run-events.log after a restart. */
   replayed?: boolean;
 };
 
