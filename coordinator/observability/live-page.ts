@@ -139,6 +139,8 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     // A sweep serves its runs one after the other on this page: a new run starts the page afresh.
     if (s.run_id && shownRun && s.run_id !== shownRun) { location.reload(); return; }
     if (s.run_id) shownRun = s.run_id;
+    // A page opened before its run was served (the suite still read, a sweep between runs) asks again.
+    if (s.run_id && (!run || run.runId !== s.run_id)) loadRun();
     var committed = num(s.records_committed), total = num(s.records_total);
     $("run-id").textContent = s.run_id || "-";
     var st = $("state"); st.textContent = s.state; st.className = "state " + s.state;
@@ -269,13 +271,20 @@ export const LIVE_PAGE_HTML = `<!doctype html>
       .then(function () { setTimeout(poll, 1000); });
   }
 
-  fetch("api/run", { headers: headers, cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (r) {
+  var loadingRun = false;
+  function loadRun() {
+    if (loadingRun) return;
+    loadingRun = true;
+    fetch("api/run", { headers: headers, cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (r) {
+    loadingRun = false;
     if (!r) return;
     run = r;
     $("model").textContent = modelText(last ? last.agents.filter(function (a) { return !a.left_reason; }) : []);
-    if (r.sweep) $("sweep").innerHTML = "sweep run <b>" + esc(r.sweep.cell) + "</b> (" + fmt(r.sweep.index) + " of " + fmt(r.sweep.of) + ")";
+    $("sweep").innerHTML = r.sweep ? "sweep run <b>" + esc(r.sweep.cell) + "</b> (" + fmt(r.sweep.index) + " of " + fmt(r.sweep.of) + ")" : "";
     $("method").textContent = r.method + (r.seeds && r.seeds.length ? " seeds " + r.seeds.join(",") : "");
-  }).catch(function () {});
+    }).catch(function () { loadingRun = false; });
+  }
+  loadRun();
   var es = new EventSource("api/events" + q);
   $("tracks").addEventListener("click", function (ev) {
     if (!ev.target.closest || !ev.target.closest("#tracks-fold")) return;
