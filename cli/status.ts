@@ -8,7 +8,7 @@ import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import { pem, runStatusFromWire, type RunStatusWire } from "../coordinator/index.js";
 import type { RunStatus } from "../common/run-status/index.js";
 import { readOutDirStatus, type OutDirStatus } from "../run/index.js";
-import { opt, intArg } from "./options.js";
+import { opt, localOpt, intArg } from "./options.js";
 import { flagOptions } from "./flag-group.js";
 import { printable } from "../common/printable.js";
 import { tokenFlags } from "./flags/access-flags.js";
@@ -29,7 +29,7 @@ export function register(program: Command): void {
     .command("status")
     .description("show a coordinator's run status: per-track progress, agents, counters (or, with --out, a run's status from its results directory)")
     .addOption(opt("--coordinator <host:port>", "coordinator address"))
-    .addOption(opt("--out <dir>", "a run's results directory (a coordinator's --out), running, finished or killed: read without a coordinator"));
+    .addOption(localOpt("--out <dir>", "a run's results directory (a coordinator's --out), running, finished or killed: read without a coordinator"));
   for (const o of flagOptions(tokenFlags("bearer token the coordinator expects"))) command.addOption(o);
   command
     .addOption(opt("--json", "print the RunStatus as JSON"))
@@ -37,7 +37,10 @@ export function register(program: Command): void {
     .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
     .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
     .addOption(opt("--timeout-ms <ms>", "deadline of the call (default 10000)"))
-    .action(async (flags: StatusFlags) => {
+    .action(async (flags: StatusFlags, cmd: Command) => {
+      // UDM_COORDINATOR is exported for agents (the chart, Compose, Slurm): --out given on the
+      // command line reads the directory, not the coordinator the environment names.
+      if (flags.out !== undefined && cmd.getOptionValueSource("coordinator") === "env") delete flags.coordinator;
       if ((flags.out === undefined) === (flags.coordinator === undefined)) throw new UsageError("give one of --coordinator <host:port> or --out <dir>");
       if (flags.out !== undefined) {
         const status = readOutDirStatus(flags.out);
