@@ -151,12 +151,12 @@ export function formatStatus(s: RunStatus): string {
     lines.push(`${t.track.padEnd(tw)}  ${t.family.padEnd(fw)}  ${String(t.committed).padStart(9)}  ${String(t.records).padStart(7)}  ${t.complete ? "yes" : pct(t.committed, t.records)}`);
   }
   lines.push("");
-  const attached = s.agents.filter((a) => !a.left);
-  if (s.agents.length === 0) lines.push("no agents attached");
+  const listed = [...s.agents, ...s.agentsLeft];
+  if (listed.length === 0) lines.push("no agents attached");
   else {
-    const agents = s.agents.map((a) => ({ ...a, agentId: p(a.agentId), model: p(a.model) }));
-    const left = agents.length - attached.length;
-    lines.push(`agents ${attached.filter((a) => a.ready).length} ready of ${attached.length} attached${left > 0 ? `, ${left} left lately` : ""}`);
+    const agents = listed.map((a) => ({ ...a, agentId: p(a.agentId), model: p(a.model) }));
+    const left = s.agentsLeft.length;
+    lines.push(`agents ${s.agents.filter((a) => a.ready).length} ready of ${s.agents.length} attached${left > 0 ? `, ${left} left lately` : ""}`);
     const aw = widest(agents, (a) => a.agentId.length, 5);
     lines.push(`${"agent".padEnd(aw)}  ready  units  credit  ${"results".padStart(7)}  rejected  model`);
     for (const a of agents) {

@@ -233,7 +233,7 @@ export class CoordinatorRun implements ServedRun {
       recordsPerSecond: progress.recordsPerSecond(nowMs),
       elapsedSeconds,
       elapsedBeforeSeconds: this.clock.beforeSeconds,
-      agents: [...scheduler.agentList().map((a) => ({
+      agents: scheduler.agentList().map((a) => ({
         agentId: a.info.agentId,
         model: a.info.model,
         ready: a.ready,
@@ -246,7 +246,7 @@ export class CoordinatorRun implements ServedRun {
         engineWaiting: a.engineWaiting,
         engineRunning: a.engineRunning,
       })),
-      ...this.sessions.leftAgents(nowMs).map((a) => ({
+      agentsLeft: this.sessions.leftAgents(nowMs).map((a) => ({
         agentId: a.agentId,
         model: a.model,
         ready: false,
@@ -259,7 +259,7 @@ export class CoordinatorRun implements ServedRun {
         engineWaiting: 0,
         engineRunning: 0,
         left: { reason: a.reason, at: new Date(a.atMs).toISOString() },
-      }))],
+      })),
       tracks: progress.trackList(),
       rejectedByReason: { ...c.rejectedByReason },
       resultsDuplicate: c.duplicates,

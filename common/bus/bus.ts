@@ -138,7 +138,7 @@ export function busStatusOf(s: RunStatus, updatedAt: string): BusRunStatus {
     recordsTotal: s.recordsTotal,
     recordsCommitted: s.recordsCommitted,
     suiteIdentity: s.suiteIdentity,
-    agents: s.agents.filter((a) => !a.left).length,
+    agents: s.agents.length,
     recordsPerSecond: s.recordsPerSecond,
     tracks: s.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.complete })),
   };

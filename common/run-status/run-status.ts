@@ -35,7 +35,7 @@ export interface AgentStatus {
   inflightRequests: number;
   engineWaiting: number;
   engineRunning: number;
-  /** Set once the agent has left: it stays listed for a while (coordinator/left-agents.ts). */
+  /** Set on the agents of RunStatus.agentsLeft: why and when it left. */
   left?: { reason: string; at: string };
 }
 
@@ -96,7 +96,10 @@ export interface RunStatus {
   elapsedSeconds: number;
   /** Of elapsedSeconds, what earlier sessions ran before this coordinator started. */
   elapsedBeforeSeconds: number;
+  /** Agents attached now. */
   agents: AgentStatus[];
+  /** Agents that left lately (coordinator/left-agents.ts: 10 minutes, at most 64), with `left` set. */
+  agentsLeft: AgentStatus[];
   tracks: TrackProgress[];
   rejectedByReason: Partial<Record<RejectReason, number>>;
   /** Results dropped because their run_id was already answered (the first result wins). */
@@ -129,6 +132,7 @@ export function startingStatus(): RunStatus {
     elapsedSeconds: 0,
     elapsedBeforeSeconds: 0,
     agents: [],
+    agentsLeft: [],
     tracks: [],
     rejectedByReason: {},
     resultsDuplicate: 0,

@@ -156,7 +156,7 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
   const price = options.gpuHourUsd ?? 0;
   gauge("udm_gpu_hour_price_usd", "Price of one GPU-hour (--gpu-hour-usd); NaN when unknown (0).", () => (price > 0 ? price : undefined));
 
-  gauge("udm_agents_attached", "Agents with an open Attach stream.", () => status().agents.filter((a) => !a.left).length);
+  gauge("udm_agents_attached", "Agents with an open Attach stream.", () => status().agents.length);
   gauge("udm_agents_ready", "Attached agents whose engine is ready.", () => status().agents.filter((a) => a.ready).length);
   if (options.perAgent !== false) {
     const agentGauge = (name: string, help: string, pick: (a: AgentHeartbeatView) => number) =>

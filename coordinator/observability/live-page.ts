@@ -154,9 +154,8 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     var eta = t.eta_known ? num(t.eta_seconds) : undefined;
     $("eta").textContent = committed >= total && total > 0 ? "done" : dur(eta);
     $("tracks-done").textContent = s.tracks.filter(function (t) { return t.complete; }).length + " / " + s.tracks.length;
-    var attached = s.agents.filter(function (a) { return !a.left_reason; });
-    $("agents-ready").textContent = attached.filter(function (a) { return a.ready; }).length + " / " + attached.length;
-    $("model").textContent = modelText(attached);
+    $("agents-ready").textContent = s.agents.filter(function (a) { return a.ready; }).length + " / " + s.agents.length;
+    $("model").textContent = modelText(s.agents);
 
     // Tracks with work left first (the most advanced on top), then the complete ones, folded.
     var row = function (t) {
@@ -175,7 +174,9 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     bodies[2].className = "done" + (doneOpen ? "" : " folded");
     renderSummary(s);
 
-    $("agents").tBodies[0].innerHTML = s.agents.length === 0 ? '<tr><td colspan="7" class="kv">no agents attached</td></tr>' : s.agents.map(function (a) {
+    // Attached agents, then those that left lately (greyed, with why).
+    var listed = s.agents.concat(s.agents_left || []);
+    $("agents").tBodies[0].innerHTML = listed.length === 0 ? '<tr><td colspan="7" class="kv">no agents attached</td></tr>' : listed.map(function (a) {
       var q = a.engine_waiting !== undefined ? fmt(num(a.engine_waiting)) + " waiting / " + fmt(num(a.engine_running)) + " running" : "-";
       var state = a.left_reason ? '<span class="no" title="' + esc(a.left_at) + '">left: ' + esc(a.left_reason) + "</span>" : a.ready ? '<span class="yes">yes</span>' : '<span class="no">no</span>';
       return '<tr data-agent="' + esc(a.agent_id) + '"' + (a.left_reason ? ' class="left" data-left="1"' : "") + ">" + cell(esc(a.agent_id)) + cell(state) +
@@ -279,7 +280,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     loadingRun = false;
     if (!r) return;
     run = r;
-    $("model").textContent = modelText(last ? last.agents.filter(function (a) { return !a.left_reason; }) : []);
+    $("model").textContent = modelText(last ? last.agents : []);
     $("sweep").innerHTML = r.sweep ? "sweep run <b>" + esc(r.sweep.cell) + "</b> (" + fmt(r.sweep.index) + " of " + fmt(r.sweep.of) + ")" : "";
     $("method").textContent = r.method + (r.seeds && r.seeds.length ? " seeds " + r.seeds.join(",") : "");
     }).catch(function () { loadingRun = false; });

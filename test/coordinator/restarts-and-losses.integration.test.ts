@@ -42,6 +42,7 @@ interface StatusJson {
   elapsed_before_seconds: number;
   records_committed: number;
   agents: AgentJson[];
+  agents_left: AgentJson[];
 }
 
 async function statusJson(address: string): Promise<StatusJson> {
@@ -77,13 +78,15 @@ describe.skipIf(mode === "skip")("restarts and losses are visible", () => {
     expect(logged[0]).toMatch(/warn/i);
     expect(logged[0]).toMatch(/connection lost/);
     const s1 = await statusJson(address);
-    const gone = s1.agents.find((a) => a.agent_id === "victim");
-    expect(gone, JSON.stringify(s1.agents)).toMatchObject({ ready: false, left_reason: expect.stringMatching(/connection lost/) });
+    // `agents` stays the attached ones; the one that left is in agents_left.
+    expect(s1.agents.map((a) => a.agent_id)).toEqual(["keeper"]);
+    const gone = s1.agents_left.find((a) => a.agent_id === "victim");
+    expect(gone, JSON.stringify(s1.agents_left)).toMatchObject({ ready: false, left_reason: expect.stringMatching(/connection lost/) });
     expect(Date.parse(gone!.left_at)).toBeGreaterThan(0);
     expect(s1.agents.find((a) => a.agent_id === "keeper")).toMatchObject({ left_reason: "" });
     expect(await statusText(["--coordinator", address])).toMatch(/victim\s+left .*\(left .*connection lost/);
     const api = (await (await fetch(`${page1}/api/status`)).json()) as StatusJson;
-    expect(api.agents.find((a) => a.agent_id === "victim")?.left_reason).toMatch(/connection lost/);
+    expect(api.agents_left.find((a) => a.agent_id === "victim")?.left_reason).toMatch(/connection lost/);
     const tab = await browser.open(`${page1}/`);
     await tab.waitFor(`document.querySelector('#agents tr[data-agent="victim"][data-left="1"]') !== null`, 15_000);
     expect(await tab.evaluate<string>(`document.querySelector('#agents tr[data-agent="victim"]').textContent`)).toMatch(/left: connection lost/);

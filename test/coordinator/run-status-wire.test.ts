@@ -19,9 +19,9 @@ const status: RunStatus = {
   recordsPerSecond: 12.5,
   elapsedSeconds: 33,
   elapsedBeforeSeconds: 20,
-  agents: [
-    { agentId: "a1", model: "sim/pseudo", ready: true, inflightUnits: 2, credit: 1, results: 40, rejected: 1, engineUrl: "http://127.0.0.1:8000", inflightRequests: 7, engineWaiting: 2, engineRunning: 5 },
-    // An agent that left stays listed for a while with its reason (coordinator/left-agents.ts).
+  agents: [{ agentId: "a1", model: "sim/pseudo", ready: true, inflightUnits: 2, credit: 1, results: 40, rejected: 1, engineUrl: "http://127.0.0.1:8000", inflightRequests: 7, engineWaiting: 2, engineRunning: 5 }],
+  // An agent that left stays listed for a while with its reason (coordinator/left-agents.ts).
+  agentsLeft: [
     {
       agentId: "a2",
       model: "sim/pseudo",

@@ -19,9 +19,8 @@ export interface AgentStatus {
   'engine_waiting'?: (number | string);
   'engine_running'?: (number | string);
   /**
-   * Set when the agent has left (its stream ended, it was killed, its lease expired or it was
-   * drained): why, and when (ISO 8601). A left agent is listed for a while after it leaves
-   * (coordinator/left-agents.ts) with ready false and nothing in flight.
+   * Set on the agents of RunStatus.agents_left: why it left (its stream ended, it was killed, its
+   * lease expired, it was drained) and when (ISO 8601); empty on attached agents.
    */
   'left_reason'?: (string);
   'left_at'?: (string);
@@ -44,9 +43,8 @@ export interface AgentStatus__Output {
   'engine_waiting': (number);
   'engine_running': (number);
   /**
-   * Set when the agent has left (its stream ended, it was killed, its lease expired or it was
-   * drained): why, and when (ISO 8601). A left agent is listed for a while after it leaves
-   * (coordinator/left-agents.ts) with ready false and nothing in flight.
+   * Set on the agents of RunStatus.agents_left: why it left (its stream ended, it was killed, its
+   * lease expired, it was drained) and when (ISO 8601); empty on attached agents.
    */
   'left_reason': (string);
   'left_at': (string);

@@ -46,6 +46,11 @@ export interface RunStatus {
    * already counted in elapsed_seconds.
    */
   'elapsed_before_seconds'?: (number | string);
+  /**
+   * Agents that left lately (the last 10 minutes, at most 64; coordinator/left-agents.ts), each
+   * with left_reason and left_at. `agents` lists attached agents only.
+   */
+  'agents_left'?: (_udm_v1_AgentStatus)[];
 }
 
 export interface RunStatus__Output {
@@ -89,4 +94,9 @@ export interface RunStatus__Output {
    * already counted in elapsed_seconds.
    */
   'elapsed_before_seconds': (number);
+  /**
+   * Agents that left lately (the last 10 minutes, at most 64; coordinator/left-agents.ts), each
+   * with left_reason and left_at. `agents` lists attached agents only.
+   */
+  'agents_left': (_udm_v1_AgentStatus__Output)[];
 }
