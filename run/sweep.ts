@@ -165,6 +165,7 @@ export class Sweep {
       const drained = new Set<string>();
       process.stdout.write(`sweep: run ${k + 1}/${todo.length} ${run.name} (model ${run.model}, ${run.method}, temperature ${run.temperature}, seeds [${run.seeds.join(",")}])\n`);
       let coordinator: Coordinator;
+      web?.server.nextRun();
       try {
         coordinator = await Coordinator.create({
           suiteDir: config.suiteDir,
