@@ -3,7 +3,7 @@
 // metrics server), run() resolves with how it ended once all of that is released, and shutdown()
 // drains it within its drain timeout. Signals are the caller's (cli/agent.ts).
 import { createProcessRegistry, startMetricsServer, type MetricsServer } from "../common/metrics/index.js";
-import { AdaptiveConcurrency } from "./adaptive-concurrency.js";
+import { AdaptiveConcurrency, latencyBudgetOf } from "./adaptive-concurrency.js";
 import { registerAgentMetrics } from "./agent-metrics.js";
 import { withAgentDefaults, AGENT_DEFAULTS, MIB, type AgentOptions, type ResolvedAgentOptions } from "./agent-options.js";
 import type { AgentStats } from "./agent-stats.js";
@@ -39,6 +39,8 @@ export class Agent {
     const engine = o.vllmCmd ? new EngineProcess(o.vllmCmd, o.model, o.engineUrl, logger) : undefined;
     const limiter = new AdaptiveConcurrency({
       max: o.maxConcurrency, // the initial limit is clamped to it
+      // No request should run past its timeout merely for being one of too many (adaptive-concurrency.ts).
+      latencyBudgetMs: latencyBudgetOf(o.requestTimeoutMs),
       readWaiting: async (signal) => (await readEngineLoad(o.engineUrl, signal)).waiting,
     });
     const timeouts = new EngineTimeouts(o.engineUrl, o.requestTimeoutMs, logger);

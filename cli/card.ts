@@ -8,7 +8,7 @@ import { verifyCard, fingerprintDifferences, compareHeadlines, reproduceSetupPro
 import { runEmbedded } from "./embedded-run.js";
 import { EMBEDDED_RUN_DEFAULTS } from "../run/index.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
-import { csv, intArg, numberArg, opt } from "./options.js";
+import { csv, intArg, numberArg, opt, localOpt } from "./options.js";
 import { printable } from "../common/printable.js";
 import { engineUrl } from "./engine-methods.js";
 import { parseGpuHourUsd, signKeyFrom, signKeyOption } from "./flags/card-flags.js";
@@ -114,7 +114,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim <n>", "simulated engines instead of --engine"));
   for (const o of flagOptions(CARD_SUITE_FLAGS)) reproduce.addOption(o);
   reproduce
-    .addOption(opt("--out <dir>", "where to write the rerun (default: <card dir>-reproduce)"))
+    .addOption(localOpt("--out <dir>", "where to write the rerun (default: <card dir>-reproduce)"))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))

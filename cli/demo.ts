@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { makeSuite } from "../sim/index.js";
 import { formatReport } from "./score.js";
 import { runEmbedded } from "./embedded-run.js";
-import { intArg, numberArg, opt } from "./options.js";
+import { intArg, numberArg, opt, localOpt } from "./options.js";
 import { verifyCard } from "../card/index.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 
@@ -23,9 +23,9 @@ export function register(program: Command): void {
   program
     .command("demo")
     .description("small synthetic suite + simulated engines, end to end: per-track table and v1 mean")
-    .addOption(opt("--out <dir>", "where to put the suite and the run (default: a new temporary directory)"))
+    .addOption(localOpt("--out <dir>", "where to put the suite and the run (default: a new temporary directory)"))
     .addOption(opt("--sim <n>", "simulated engines", "2"))
-    .addOption(opt("--seed <n>", "seed of the synthetic suite", "0"))
+    .addOption(localOpt("--seed <n>", "seed of the synthetic suite", "0"))
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page on this address, e.g. 127.0.0.1:9470 (default off)", "off"))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour, for the cost on the page and in the run card (default 0 = unknown)"))
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines' throughput in tokens/s, e.g. 20000 to watch the page fill (default 0 = no latency)"))

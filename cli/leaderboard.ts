@@ -10,7 +10,7 @@ import { writeFileAtomic } from "../common/atomic-file.js";
 import { openSuite } from "../common/suite/index.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
 import { verifyCard, readTrustedKeys, RUN_CARD_FILE, buildLeaderboard, type InvalidCard, type LeaderboardEntry, renderMarkdown, renderHtml } from "../card/index.js";
-import { opt } from "./options.js";
+import { opt, localOpt } from "./options.js";
 import { printable } from "../common/printable.js";
 import { DATASET_ID } from "../run/index.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
@@ -46,9 +46,9 @@ export function register(program: Command): void {
     .argument("<cards-or-dirs...>", "run-card.json files, run directories, sweep directories, or results directories without a card");
   for (const o of flagOptions(LEADERBOARD_SUITE_FLAGS)) command.addOption(o);
   command
-    .addOption(opt("--format <fmt>", "what to print: markdown or json", "markdown"))
-    .addOption(opt("--json <file>", "also write the leaderboard as JSON"))
-    .addOption(opt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
+    .addOption(localOpt("--format <fmt>", "what to print: markdown or json", "markdown"))
+    .addOption(localOpt("--json <file>", "also write the leaderboard as JSON"))
+    .addOption(localOpt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
     .addOption(opt("--trusted-keys <dir>", "ed25519 public keys (*.pem): a card signed by one of them shows signed-trusted (else signed-untrusted or unsigned)"))
     .action(async (args: string[], flags: LeaderboardFlags) => {
       if (flags.format !== "markdown" && flags.format !== "json") throw new UsageError(`--format must be markdown or json, got ${JSON.stringify(flags.format)}`);

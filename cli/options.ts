@@ -1,4 +1,8 @@
-// Every CLI flag also reads an environment variable UDM_<FLAG> (docs/design.md "CLI").
+// A CLI flag also reads an environment variable UDM_<FLAG> (docs/operations.md "Configuration"),
+// which carries one meaning wherever it is read: a flag whose name another command uses for
+// something else (leaderboard's --json <file> beside status's --json; score's and card reproduce's
+// --out beside the run's results directory) is a localOpt() and reads no variable, so a variable
+// exported for one command never steers another (UDM_JSON=1 wrote a leaderboard file named "1").
 import { Option } from "commander";
 import { flagEnvName } from "../common/env.js";
 import { UsageError } from "../common/errors.js";
@@ -8,6 +12,13 @@ export function opt(flags: string, description: string, defaultValue?: string | 
   const long = flags.split(/[ ,|]+/).find((f) => f.startsWith("--"));
   if (!long) throw new Error(`option without a long flag: ${flags}`);
   const o = new Option(flags, description).env(flagEnvName(long));
+  if (defaultValue !== undefined) o.default(defaultValue);
+  return o;
+}
+
+/** An option that reads no environment variable: its name means something else on another command. */
+export function localOpt(flags: string, description: string, defaultValue?: string | boolean | string[]): Option {
+  const o = new Option(flags, description);
   if (defaultValue !== undefined) o.default(defaultValue);
   return o;
 }

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { METRICS_FILE, writeMetricsJson, type MetricsJson, scoreResults } from "../scorer/index.js";
-import { opt } from "./options.js";
+import { opt, localOpt } from "./options.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ensureWritableFile } from "./out-path.js";
@@ -18,7 +18,7 @@ export function register(program: Command): void {
   for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
   command
     .addOption(opt("--results <dir>", "results directory; every *.jsonl and *.jsonl.gz below it is read").makeOptionMandatory())
-    .addOption(opt("--out <file>", "where to write metrics.json (default: <results>/metrics.json)"))
+    .addOption(localOpt("--out <file>", "where to write metrics.json (default: <results>/metrics.json)"))
     .action(async (flags: ScoreFlags & Record<string, unknown>) => {
       const { suiteDir, tracks, families } = optionsFromFlags(SCOPE_FLAGS, flags);
       const out = flags.out ?? join(flags.results, METRICS_FILE);

@@ -8,7 +8,7 @@ import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import { pem, runStatusFromWire, type RunStatusWire } from "../coordinator/index.js";
 import type { RunStatus } from "../common/run-status/index.js";
 import { readOutDirStatus, type OutDirStatus } from "../run/index.js";
-import { opt, intArg } from "./options.js";
+import { opt, localOpt, intArg } from "./options.js";
 import { flagOptions } from "./flag-group.js";
 import { printable } from "../common/printable.js";
 import { tokenFlags } from "./flags/access-flags.js";
@@ -29,7 +29,7 @@ export function register(program: Command): void {
     .command("status")
     .description("show a coordinator's run status: per-track progress, agents, counters (or, with --out, a run's status from its results directory)")
     .addOption(opt("--coordinator <host:port>", "coordinator address"))
-    .addOption(opt("--out <dir>", "a run's results directory (a coordinator's --out), running, finished or killed: read without a coordinator"));
+    .addOption(localOpt("--out <dir>", "a run's results directory (a coordinator's --out), running, finished or killed: read without a coordinator"));
   for (const o of flagOptions(tokenFlags("bearer token the coordinator expects"))) command.addOption(o);
   command
     .addOption(opt("--json", "print the RunStatus as JSON"))
@@ -37,7 +37,10 @@ export function register(program: Command): void {
     .addOption(opt("--tls-cert <file>", "client certificate (PEM) for mutual TLS"))
     .addOption(opt("--tls-key <file>", "client key (PEM) for mutual TLS"))
     .addOption(opt("--timeout-ms <ms>", "deadline of the call (default 10000)"))
-    .action(async (flags: StatusFlags) => {
+    .action(async (flags: StatusFlags, cmd: Command) => {
+      // UDM_COORDINATOR is exported for agents (the chart, Compose, Slurm): --out given on the
+      // command line reads the directory, not the coordinator the environment names.
+      if (flags.out !== undefined && cmd.getOptionValueSource("coordinator") === "env") delete flags.coordinator;
       if ((flags.out === undefined) === (flags.coordinator === undefined)) throw new UsageError("give one of --coordinator <host:port> or --out <dir>");
       if (flags.out !== undefined) {
         const status = readOutDirStatus(flags.out);
@@ -67,7 +70,8 @@ export function formatOutDirStatus(s: OutDirStatus): string {
   const p = printable;
   const lines = [
     `run ${p(s.run_id)}  state ${p(s.state)}${s.coordinator ? ` (coordinator pid ${s.coordinator.pid} on ${p(s.coordinator.host)})` : ""}  suite ${p(s.suite_identity.slice(0, 12))}`,
-    `records ${s.records_committed}/${s.records_total ?? "?"} (${pct(s.records_committed, s.records_total)})${s.run_card_status ? `, run card ${p(s.run_card_status)}` : ""}`,
+    `records ${s.records_committed}/${s.records_total ?? "?"} (${pct(s.records_committed, s.records_total)})${s.run_card_status ? `, run card ${p(s.run_card_status)}` : ""}` +
+      (s.elapsed_seconds !== undefined ? `, ${s.elapsed_seconds.toFixed(0)} s` : ""),
     "",
   ];
   const tw = widest(s.tracks, (t) => p(t.track).length, 5);
@@ -78,6 +82,16 @@ export function formatOutDirStatus(s: OutDirStatus): string {
     lines.push(
       `${p(t.track).padEnd(tw)}  ${p(t.family).padEnd(fw)}  ${String(t.committed).padStart(9)}  ${String(t.records ?? "?").padStart(7)}  ${(t.complete ? "yes" : pct(t.committed, t.records)).padEnd(4)}  ${headline}`.trimEnd(),
     );
+  }
+  if (s.agents.length > 0) {
+    lines.push("");
+    const aw = widest(s.agents, (a) => p(a.agent_id).length, 5);
+    lines.push(`${"agent".padEnd(aw)}  state     model`);
+    for (const a of s.agents) {
+      const state = a.attached ? (a.ready ? "ready" : "attached") : "left";
+      const why = !a.attached && a.left_reason ? `  left ${p(a.left_at ?? "")}: ${p(a.left_reason)}` : "";
+      lines.push(`${p(a.agent_id).padEnd(aw)}  ${state.padEnd(8)}  ${p(a.model)}${why}`.trimEnd());
+    }
   }
   return lines.join("\n") + "\n";
 }
@@ -116,7 +130,8 @@ export function formatStatus(s: RunStatus): string {
   const lines = [
     `run ${p(s.runId)}  state ${p(String(s.state))}  suite ${p(s.suiteIdentity.slice(0, 12))}`,
     `records ${s.recordsCommitted}/${s.recordsTotal} (${pct(s.recordsCommitted, s.recordsTotal)}), ${s.recordsResumed} resumed, ` +
-      `${s.recordsPerSecond.toFixed(1)} records/s, ${s.elapsedSeconds.toFixed(0)} s`,
+      `${s.recordsPerSecond.toFixed(1)} records/s, ${s.elapsedSeconds.toFixed(0)} s` +
+      (s.elapsedBeforeSeconds > 0 ? ` (${s.elapsedBeforeSeconds.toFixed(0)} s before this coordinator)` : ""),
     `units ${s.unitsQueued} queued, ${s.unitsInflight} in flight; ${s.resultsRejected} results rejected, ` +
       `${s.leasesExpired} leases expired, ${s.backupUnits} backup units`,
   ];
@@ -136,15 +151,19 @@ export function formatStatus(s: RunStatus): string {
     lines.push(`${t.track.padEnd(tw)}  ${t.family.padEnd(fw)}  ${String(t.committed).padStart(9)}  ${String(t.records).padStart(7)}  ${t.complete ? "yes" : pct(t.committed, t.records)}`);
   }
   lines.push("");
-  if (s.agents.length === 0) lines.push("no agents attached");
+  const listed = [...s.agents, ...s.agentsLeft];
+  if (listed.length === 0) lines.push("no agents attached");
   else {
-    const agents = s.agents.map((a) => ({ ...a, agentId: p(a.agentId), model: p(a.model) }));
-    lines.push(`agents ${agents.filter((a) => a.ready).length} ready of ${agents.length} attached`);
+    const agents = listed.map((a) => ({ ...a, agentId: p(a.agentId), model: p(a.model) }));
+    const left = s.agentsLeft.length;
+    lines.push(`agents ${s.agents.filter((a) => a.ready).length} ready of ${s.agents.length} attached${left > 0 ? `, ${left} left lately` : ""}`);
     const aw = widest(agents, (a) => a.agentId.length, 5);
     lines.push(`${"agent".padEnd(aw)}  ready  units  credit  ${"results".padStart(7)}  rejected  model`);
     for (const a of agents) {
+      const ready = a.left ? "left" : a.ready ? "yes" : "no";
+      const why = a.left ? `  (left ${p(a.left.at)}: ${p(a.left.reason)})` : "";
       lines.push(
-        `${a.agentId.padEnd(aw)}  ${(a.ready ? "yes" : "no").padEnd(5)}  ${String(a.inflightUnits).padStart(5)}  ${String(a.credit).padStart(6)}  ${String(a.results).padStart(7)}  ${String(a.rejected).padStart(8)}  ${a.model}`,
+        `${a.agentId.padEnd(aw)}  ${ready.padEnd(5)}  ${String(a.inflightUnits).padStart(5)}  ${String(a.credit).padStart(6)}  ${String(a.results).padStart(7)}  ${String(a.rejected).padStart(8)}  ${a.model}${why}`,
       );
     }
   }

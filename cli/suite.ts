@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { CheckFailedError, UsageError } from "../common/errors.js";
 import { verifySuite } from "../common/suite/index.js";
 import { makeSuite, type SuiteScale } from "../sim/index.js";
-import { csv, intArg, opt } from "./options.js";
+import { csv, intArg, opt, localOpt } from "./options.js";
 import { ensureWritableDir } from "./out-path.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SUITE_FLAGS } from "./flags/scope-flags.js";
@@ -14,12 +14,12 @@ export function register(program: Command): void {
   suite
     .command("make")
     .description("write a synthetic suite in the udm-eval-v1 format (full = the card's 44 files and 58,366 records)")
-    .addOption(opt("--out <dir>", "directory to write <dir>/test/<family>/<track>.jsonl.gz, manifest.json, stats.json").makeOptionMandatory())
+    .addOption(localOpt("--out <dir>", "directory to write <dir>/test/<family>/<track>.jsonl.gz, manifest.json, stats.json").makeOptionMandatory())
     .addOption(opt("--scale <scale>", "small (a few groups per track) or full (the card's counts)", "small"))
-    .addOption(opt("--seed <n>", "random seed; the same seed writes byte-identical files", "0"))
-    .addOption(opt("--tracks <a,b>", "only these tracks (default: all 44)"))
+    .addOption(localOpt("--seed <n>", "random seed; the same seed writes byte-identical files", "0"))
+    .addOption(localOpt("--tracks <a,b>", "only these tracks (default: all 44)"))
     .addOption(opt("--gzip-level <n>", "gzip level 1..9", "6"))
-    .addOption(opt("--force", "replace a suite already in --out"))
+    .addOption(localOpt("--force", "replace a suite already in --out"))
     .action(async (o: { out: string; scale: string; seed: string; tracks?: string; gzipLevel: string; force?: boolean }) => {
       if (o.scale !== "small" && o.scale !== "full") throw new UsageError(`--scale must be small or full, got ${JSON.stringify(o.scale)}`);
       const gzipLevel = intArg("gzip-level", o.gzipLevel, 1) ?? 6;

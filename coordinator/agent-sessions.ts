@@ -3,7 +3,8 @@
 import type { BusEvent } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
 import { AgentConnection } from "./transport/agent-connection.js";
-import type { AgentSessionInput, AttachStream } from "./transport/grpc-service.js";
+import type { AgentSessionInput, AttachStream, StreamEnd } from "./transport/grpc-service.js";
+import { LeftAgents, type LeftAgent } from "./left-agents.js";
 import type { CoordinatorState } from "./lifecycle.js";
 import type { PayloadSpill } from "./payload-spill.js";
 import { grpcStatusOf, Refusal } from "./transport/refusal.js";
@@ -32,8 +33,14 @@ export interface AgentSessionsOptions {
   log: Logger;
 }
 
+/** How long after its stream's end an agent's connection may still turn out lost (see open()). */
+const END_SETTLE_MS = 100;
+
 export class AgentSessions {
   private readonly connections = new Map<string, AgentConnection>();
+  /** Per connection key: when the agent was last heard from, and when a lease of it last expired. */
+  private readonly heard = new Map<string, { lastMs: number; leaseExpiredMs?: number }>();
+  private readonly departed = new LeftAgents();
   private seq = 0;
 
   constructor(private readonly options: AgentSessionsOptions) {}
@@ -55,6 +62,7 @@ export class AgentSessions {
     const state = this.options.state();
     if (state !== "running") throw new Refusal("unavailable", `coordinator is ${state}`);
     let conn: AgentConnection | undefined;
+    let endTimer: NodeJS.Timeout | undefined;
     return {
       receive: (event) => {
         if (event.kind === "hello") {
@@ -62,10 +70,21 @@ export class AgentSessions {
           return;
         }
         if (!conn) throw new Refusal("protocol", "the first message must be Hello");
+        const h = this.heard.get(conn.key);
+        if (h) h.lastMs = Date.now();
         this.dispatch(conn.key, event);
       },
-      closed: () => {
-        if (conn) this.gone(conn);
+      closed: (how) => {
+        if (!conn) return;
+        // A killed agent's stream reads as ended too, then cancelled a moment later: an end is taken
+        // as the agent's own only when no cancel follows within END_SETTLE_MS.
+        if (how === "end") {
+          const c = conn;
+          endTimer ??= setTimeout(() => this.gone(c, "end"), END_SETTLE_MS);
+          return;
+        }
+        clearTimeout(endTimer);
+        this.gone(conn, how);
       },
     };
   }
@@ -77,6 +96,17 @@ export class AgentSessions {
   drainAll(reason: string, reconnect = false): void {
     this.drainReconnect = reconnect;
     for (const c of this.connections.values()) c.sendDrain(reason, reconnect);
+  }
+
+  /** A lease of this connection expired (its agent went quiet): a departure after it says so. */
+  leaseExpired(key: string): void {
+    const h = this.heard.get(key);
+    if (h) h.leaseExpiredMs = Date.now();
+  }
+
+  /** Agents that left lately (left-agents.ts), oldest first. */
+  leftAgents(nowMs: number): LeftAgent[] {
+    return this.departed.list(nowMs);
   }
 
   endAll(): void {
@@ -108,6 +138,8 @@ export class AgentSessions {
       onWritable: () => o.scheduler.pump(),
     });
     this.connections.set(conn.key, conn);
+    this.heard.set(conn.key, { lastMs: Date.now() });
+    this.departed.back(info.agentId);
     o.onAttached(conn.key);
     conn.send(welcomeToWire(o.runId, o.method, o.leaseMs, o.heartbeatMs));
     const servesRunModel = this.servesRunModel(info.model);
@@ -151,18 +183,44 @@ export class AgentSessions {
     }
   }
 
-  private gone(conn: AgentConnection): void {
+  private gone(conn: AgentConnection, how: StreamEnd): void {
     if (this.connections.get(conn.key) === conn) {
+      const o = this.options;
+      const agent = o.scheduler.agent(conn.key);
+      const units = o.scheduler.heldBy(conn.key);
+      const reason = this.leaveReason(conn, how);
       this.forget(conn);
-      const reason = conn.toldToDrain ? "drained" : this.options.state() === "running" && !this.options.runEnded() ? "disconnected" : "run ended";
-      this.options.publishEvent({ type: "agent_left", at: now(), agentId: conn.agentId, reason });
+      const atMs = Date.now();
+      if (agent) this.departed.left({ agentId: conn.agentId, model: agent.info.model, engineUrl: agent.info.engineUrl, results: agent.results, rejected: agent.rejected, reason, atMs });
+      // A departure the run did not ask for is a loss an operator wants to see: a warning.
+      const expected = conn.toldToDrain || o.runEnded() || o.state() !== "running";
+      const fields = { agent: conn.agentId, reason, units_requeued: units, results: agent?.results ?? 0 };
+      if (expected) o.log.info("agent left", fields);
+      else o.log.warn("agent left", fields);
+      o.publishEvent({ type: "agent_left", at: new Date(atMs).toISOString(), agentId: conn.agentId, reason });
     }
     this.options.scheduler.detach(conn.key);
     conn.end();
   }
 
+  /**
+   * Why an agent left, as the stream's end tells it: told to drain, closed by the agent itself
+   * (it stopped), or lost (killed, network, keepalive found it gone), after its leases expired
+   * when it had gone quiet first.
+   */
+  private leaveReason(conn: AgentConnection, how: StreamEnd): string {
+    if (conn.toldToDrain) return "drained";
+    if (this.options.runEnded()) return "run ended";
+    const h = this.heard.get(conn.key);
+    const quietS = h ? Math.round((Date.now() - h.lastMs) / 1000) : 0;
+    if (h?.leaseExpiredMs !== undefined && h.leaseExpiredMs > h.lastMs) return `lease expired (no message for ${quietS} s), then connection lost`;
+    if (how === "end") return "stream ended by the agent";
+    return "connection lost (agent killed or unreachable)";
+  }
+
   private forget(conn: AgentConnection): void {
     this.connections.delete(conn.key);
+    this.heard.delete(conn.key);
     this.options.scheduler.detach(conn.key);
     this.options.onDetached(conn.key);
   }

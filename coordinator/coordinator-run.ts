@@ -28,6 +28,9 @@ import { createProcessRegistry } from "../common/metrics/index.js";
 import { registerCoordinatorMetrics, type CoordinatorMetrics } from "./observability/coordinator-metrics.js";
 import { liveEventOf, type LiveEvent } from "./observability/live-event.js";
 import { followScores, type ScoreFollower } from "./observability/follow-scores.js";
+import { RunClock } from "./run-clock.js";
+import { EventHistory } from "./event-history.js";
+import { DEFAULT_REPLAY } from "./observability/event-hub.js";
 
 const REJECTIONS_LOGGED = 20;
 
@@ -67,6 +70,10 @@ export class CoordinatorRun implements ServedRun {
   /** The scorer's final track metrics from the bus, as live events (cluster runs with a page). */
   private scores: ScoreFollower | undefined;
   private readonly startedAt = Date.now();
+  /** Elapsed time over every session of this --out (run-clock.json). */
+  private readonly clock: RunClock;
+  /** The live events of every session (run-events.log): replayed at start, appended as they come. */
+  private readonly history: EventHistory;
   private fatal: Error | undefined;
   private resolveDone!: (o: RunOutcome) => void;
   private settled = false;
@@ -75,6 +82,8 @@ export class CoordinatorRun implements ServedRun {
   constructor(private readonly parts: RunParts) {
     const { options, log, index, store } = parts;
     this.runId = parts.manifest.run_id;
+    this.clock = new RunClock(options.outDir, this.runId, (err) => log.warn("run-clock.json not written", { error: err.message }));
+    this.history = new EventHistory(options.outDir, (err) => log.warn("run-events.log not written", { error: err.message }));
     this.done = new Promise<RunOutcome>((r) => (this.resolveDone = r));
 
     const toPlan = index.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.recordKey)) }));
@@ -169,6 +178,7 @@ export class CoordinatorRun implements ServedRun {
   /** Starts serving: leases tick, the bus is published to, what was complete at start is announced. */
   start(): void {
     this.progress.started(Date.now());
+    this.clock.start(Date.now());
     this.runAgents.write();
     this.scheduler.startLeaseClock();
     this.publisher?.start();
@@ -181,6 +191,7 @@ export class CoordinatorRun implements ServedRun {
     }
     const { bus, onLiveEvent } = this.parts.options;
     if (bus && onLiveEvent) this.scores = followScores(bus, this.runId, (e) => this.liveEvent(e), this.parts.log);
+    this.replayHistory();
     this.progress.announceResumed(Date.now());
   }
 
@@ -209,6 +220,7 @@ export class CoordinatorRun implements ServedRun {
     const nowMs = Date.now();
     const { scheduler, progress } = this;
     const c = scheduler.counters;
+    const elapsedSeconds = this.clock.elapsedSeconds(nowMs);
     return {
       runId: this.runId,
       state: statusState(this.lifecycle, this.lifecycle === "stopped" ? this.outcome().state : undefined, progress.recordsCommitted, progress.recordsTotal),
@@ -222,7 +234,8 @@ export class CoordinatorRun implements ServedRun {
       leasesExpired: c.leasesExpired,
       backupUnits: c.backupUnits,
       recordsPerSecond: progress.recordsPerSecond(nowMs),
-      elapsedSeconds: (nowMs - this.startedAt) / 1000,
+      elapsedSeconds,
+      elapsedBeforeSeconds: this.clock.beforeSeconds,
       agents: scheduler.agentList().map((a) => ({
         agentId: a.info.agentId,
         model: a.info.model,
@@ -236,11 +249,25 @@ export class CoordinatorRun implements ServedRun {
         engineWaiting: a.engineWaiting,
         engineRunning: a.engineRunning,
       })),
+      agentsLeft: this.sessions.leftAgents(nowMs).map((a) => ({
+        agentId: a.agentId,
+        model: a.model,
+        ready: false,
+        inflightUnits: 0,
+        credit: 0,
+        results: a.results,
+        rejected: a.rejected,
+        engineUrl: a.engineUrl,
+        inflightRequests: 0,
+        engineWaiting: 0,
+        engineRunning: 0,
+        left: { reason: a.reason, at: new Date(a.atMs).toISOString() },
+      })),
       tracks: progress.trackList(),
       rejectedByReason: { ...c.rejectedByReason },
       resultsDuplicate: c.duplicates,
       recordsGivenUp: c.givenUp,
-      totals: progress.totals(nowMs),
+      totals: progress.totals(nowMs, elapsedSeconds),
       answeredByModel: Object.fromEntries(this.answeredByModel),
     };
   }
@@ -260,7 +287,7 @@ export class CoordinatorRun implements ServedRun {
       recordsResumed: progress.recordsResumed,
       recordsErrored: this.parts.store.erroredCount,
       counters: { ...this.scheduler.counters, rejectedByReason: { ...this.scheduler.counters.rejectedByReason } },
-      elapsedSeconds: (Date.now() - this.startedAt) / 1000,
+      elapsedSeconds: this.clock.elapsedSeconds(Date.now()),
       ...(this.fatal ? { error: this.fatal.message } : {}),
     };
   }
@@ -279,6 +306,7 @@ export class CoordinatorRun implements ServedRun {
     const { log, health, store, server, index, lock } = this.parts;
     this.lifecycle = "draining";
     this.progress.stopped(Date.now());
+    this.clock.stop(Date.now());
     health.set("NOT_SERVING");
     this.scheduler.stopDispatch();
     if (!this.parts.options.releaseAgentsAtEnd) {
@@ -329,8 +357,10 @@ export class CoordinatorRun implements ServedRun {
         if (leasedAt !== undefined) this.metrics?.unitDuration((Date.now() - leasedAt) / 1000);
         this.publishEvent({ type: "unit_done", at: now(), unitId: unit.unitId, track: unit.track, agentId: agentIdOf(key), results: unit.records.length });
       },
-      onLeaseExpired: (unitId, key) =>
-        this.publishEvent({ type: "unit_expired", at: now(), unitId, track: unitId.slice(0, unitId.lastIndexOf("/")), agentId: agentIdOf(key) }),
+      onLeaseExpired: (unitId, key) => {
+        this.sessions.leaseExpired(key);
+        this.publishEvent({ type: "unit_expired", at: now(), unitId, track: unitId.slice(0, unitId.lastIndexOf("/")), agentId: agentIdOf(key) });
+      },
       lookup: (r) => index.byRunId.get(r)?.record,
       onAccept: (result, record, unit, agent) => {
         store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
@@ -357,6 +387,8 @@ export class CoordinatorRun implements ServedRun {
   private runComplete(): void {
     if (this.settled) return;
     this.parts.log.info("run complete", { run_id: this.runId, records: this.progress.recordsTotal });
+    // A complete run's coordinator may go on serving its page: the run's time stops here.
+    this.clock.stop(Date.now());
     this.scheduler.stopDispatch();
     if (!this.parts.options.releaseAgentsAtEnd) this.sessions.drainAll("run complete");
     this.publishEvent({ type: "run_complete", at: now(), state: "complete" });
@@ -371,14 +403,40 @@ export class CoordinatorRun implements ServedRun {
 
   private publishEvent(e: BusEvent): void {
     if (e.type === "agent_joined") this.runAgents.joined({ agentId: e.agentId, engineUrl: e.engineUrl ?? "", model: e.model ?? "" });
-    else if (e.type === "agent_left") this.runAgents.changed();
+    else if (e.type === "agent_left") this.runAgents.left(e.agentId, e.reason, e.at);
     if (e.type === "unit_leased" && this.metrics && !this.firstLeased.has(e.unitId)) this.firstLeased.set(e.unitId, Date.now());
     this.publisher?.event(e);
-    const live = this.parts.options.onLiveEvent && liveEventOf(e);
+    const live = liveEventOf(e);
     if (live) this.liveEvent(live);
   }
 
+  /**
+   * After a restart: the events of the sessions before (replayed, marked so), then a `resumed`
+   * event saying what this session starts from. A first session has no history to replay.
+   */
+  private replayHistory(): void {
+    const earlier = this.history.last(DEFAULT_REPLAY);
+    if (this.parts.options.onLiveEvent) for (const e of earlier) this.emitLive({ ...e, replayed: true });
+    if (this.parts.manifest.resumes === 0 && earlier.length === 0) return;
+    const resumed: LiveEvent = {
+      type: "resumed",
+      at: now(),
+      session: this.parts.manifest.sessions,
+      recordsCommitted: this.progress.recordsResumed,
+      recordsTotal: this.progress.recordsTotal,
+      elapsedBeforeSeconds: this.clock.beforeSeconds,
+    };
+    this.parts.log.info("run resumed", { session: resumed.session, committed: resumed.recordsCommitted, records: resumed.recordsTotal, elapsed_before_s: Math.round(resumed.elapsedBeforeSeconds) });
+    this.liveEvent(resumed);
+  }
+
+  /** A live event of this session: kept in run-events.log (scores are not: metrics.json has them) and shown. */
   private liveEvent(e: LiveEvent): void {
+    if (e.type !== "track_scored") this.history.append(e);
+    this.emitLive(e);
+  }
+
+  private emitLive(e: LiveEvent): void {
     try {
       this.parts.options.onLiveEvent?.(e);
     } catch (err) {

@@ -19,6 +19,9 @@ export interface RunAgentEntry {
   first_seen: string;
   /** When attached or ready last changed. */
   last_change: string;
+  /** Why it left and when, while it is not attached (cleared when it attaches again). */
+  left_reason?: string;
+  left_at?: string;
 }
 
 export interface RunAgentsBlock {
@@ -60,6 +63,16 @@ export class RunAgentsRecord {
     this.changed();
   }
 
+  /** An agent left, and why (agent-sessions.ts): kept in its entry until it attaches again. */
+  left(agentId: string, reason: string, at: string): void {
+    const e = this.seen.get(agentId);
+    if (e) {
+      e.left_reason = reason;
+      e.left_at = at;
+    }
+    this.changed();
+  }
+
   /** Something changed (an agent joined, left, or its readiness changed): written soon. */
   changed(): void {
     if (this.closed || this.timer) return;
@@ -89,6 +102,8 @@ export class RunAgentsRecord {
         const c = conns[conns.length - 1]!;
         e.engine_url = c.engineUrl;
         e.model = c.model;
+        delete e.left_reason;
+        delete e.left_at;
       }
       if (attached !== e.attached || ready !== e.ready) {
         e.attached = attached;

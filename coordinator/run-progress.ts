@@ -118,9 +118,16 @@ export class RunProgress {
     return [...this.tracks.values()].map((p) => ({ ...p }));
   }
 
-  totals(nowMs: number): RunTotals {
+  /**
+   * The run's totals at nowMs. With `elapsedSeconds` (the run's time over every session, run-clock.ts),
+   * the ETA of a resumed run that has no recent pace yet (just restarted) is taken from its average
+   * pace so far, so it goes on instead of vanishing until the first commits of this session.
+   */
+  totals(nowMs: number, elapsedSeconds?: number): RunTotals {
     const rate = this.meter.rate(nowMs);
     const remaining = this.recordsTotal - this.committedCount;
+    const average = elapsedSeconds !== undefined && elapsedSeconds > 0 && this.recordsResumed > 0 ? this.committedCount / elapsedSeconds : 0;
+    const pace = rate > 0 ? rate : average;
     return {
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
@@ -128,7 +135,7 @@ export class RunProgress {
       gpuSeconds: this.attached.seconds(nowMs),
       latency: this.latency.summary(),
       recordsPerSecond: rate,
-      etaSeconds: remaining <= 0 ? 0 : rate > 0 ? remaining / rate : undefined,
+      etaSeconds: remaining <= 0 ? 0 : pace > 0 ? remaining / pace : undefined,
     };
   }
 

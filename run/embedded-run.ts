@@ -162,7 +162,7 @@ export class EmbeddedRun {
       onEmitted: (_track, seconds) => this.scorerMetrics?.emitted(seconds),
       onTrackFinal: (track, m) => {
         this.cardSession.trackScored(track, m, scorer.current());
-        this.web?.publish(trackScoredEvent(track, m.headline));
+        this.web?.publish(trackScoredEvent(track, m.headline, m.pillar));
         if (options.printTracks) bar.log(`track complete: ${track} ${m.headline.metric}=${m.headline.value === null ? "n/a" : m.headline.value.toFixed(4)}`);
       },
     });

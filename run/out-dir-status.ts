@@ -31,6 +31,19 @@ export interface OutDirStatus {
   /** The coordinator holding the lock (state running). */
   coordinator?: { pid: number; host: string; since: string };
   run_card_status?: string;
+  /** Seconds the run was served over all its sessions (run-clock.json); absent before the first save. */
+  elapsed_seconds?: number;
+  /** Agents the last session saw (run.json's agents block): attached, ready, or left and why. */
+  agents: OutDirAgent[];
+}
+
+export interface OutDirAgent {
+  agent_id: string;
+  model: string;
+  attached: boolean;
+  ready: boolean;
+  left_reason?: string;
+  left_at?: string;
 }
 
 interface RunJson {
@@ -38,6 +51,7 @@ interface RunJson {
   suite_identity?: string;
   suite_root?: string;
   tracks?: string[];
+  agents?: { list?: Array<Partial<OutDirAgent>> };
 }
 
 interface MetricsJson {
@@ -67,6 +81,16 @@ export function readOutDirStatus(outDir: string): OutDirStatus {
   const holder = outDirHolder(outDir);
   // A card of this run that says how it ended; a "running" card left by a killed coordinator does not.
   const ended = card && card.run_id === run.run_id && card.status && card.status !== "running" ? card.status : undefined;
+  const clock = readJson<{ run_id?: string; elapsed_seconds?: number }>(join(outDir, "run-clock.json"));
+  const agents: OutDirAgent[] = (run.agents?.list ?? [])
+    .filter((a) => typeof a.agent_id === "string")
+    .map((a) => ({
+      agent_id: a.agent_id!,
+      model: String(a.model ?? ""),
+      attached: a.attached === true,
+      ready: a.ready === true,
+      ...(typeof a.left_reason === "string" ? { left_reason: a.left_reason, left_at: String(a.left_at ?? "") } : {}),
+    }));
   const counted = recordsTotal !== null && recordsCommitted >= recordsTotal ? "complete" : "incomplete";
   return {
     run_id: run.run_id ?? "",
@@ -79,6 +103,8 @@ export function readOutDirStatus(outDir: string): OutDirStatus {
     out_dir: outDir,
     ...(holder ? { coordinator: holder } : {}),
     ...(card?.status && card.run_id === run.run_id ? { run_card_status: card.status } : {}),
+    ...(clock && clock.run_id === run.run_id && typeof clock.elapsed_seconds === "number" ? { elapsed_seconds: clock.elapsed_seconds } : {}),
+    agents,
   };
 }
 

@@ -70,7 +70,7 @@ export class Run {
       log: logger.child("scorer"),
       // The page's headline column: this process scores its committed results (a bus scorer's
       // later announcement of the same headline is shown once).
-      ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.publish(trackScoredEvent(track, m.headline)) } : {}),
+      ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.publish(trackScoredEvent(track, m.headline, m.pillar)) } : {}),
       ownScorer: true,
       scorerMaxHeapMb: scorerMaxHeapMb ?? DEFAULT_SCORER_HEAP_MB,
     });

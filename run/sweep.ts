@@ -159,7 +159,7 @@ export class Sweep {
           ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
         log: logger.child("scorer"),
-        ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.server.publish(trackScoredEvent(track, m.headline)) } : {}),
+        ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.server.publish(trackScoredEvent(track, m.headline, m.pillar)) } : {}),
       });
       entries[i] = { ...entry, status: "running" };
       save();
@@ -168,6 +168,7 @@ export class Sweep {
       const drained = new Set<string>();
       process.stdout.write(`sweep: run ${k + 1}/${todo.length} ${run.name} (model ${run.model}, ${run.method}, temperature ${run.temperature}, seeds [${run.seeds.join(",")}])\n`);
       let coordinator: Coordinator;
+      web?.server.nextRun();
       try {
         coordinator = await Coordinator.create({
           suiteDir: config.suiteDir,
@@ -203,7 +204,13 @@ export class Sweep {
         throw err;
       }
       this.current = coordinator;
-      web?.server.attach(coordinator.handle, coordinator.runId, { method: run.method, model: run.model, seeds: run.seeds, gpuHourUsd: config.gpu_hour_usd });
+      web?.server.attach(coordinator.handle, coordinator.runId, {
+        method: run.method,
+        model: run.model,
+        seeds: run.seeds,
+        gpuHourUsd: config.gpu_hour_usd,
+        sweep: { cell: run.name, index: i + 1, of: runs.length },
+      });
       if (k === 0) process.stdout.write(`sweep coordinator listening on ${coordinator.address}\n`);
       listen = coordinator.address; // later runs on the same address, which the agents dial
       try {

@@ -35,6 +35,8 @@ export interface AgentStatus {
   inflightRequests: number;
   engineWaiting: number;
   engineRunning: number;
+  /** Set on the agents of RunStatus.agentsLeft: why and when it left. */
+  left?: { reason: string; at: string };
 }
 
 export interface TrackProgress {
@@ -90,8 +92,14 @@ export interface RunStatus {
   leasesExpired: number;
   backupUnits: number;
   recordsPerSecond: number;
+  /** Seconds of the run over every session of its --out (earlier coordinators' time included). */
   elapsedSeconds: number;
+  /** Of elapsedSeconds, what earlier sessions ran before this coordinator started. */
+  elapsedBeforeSeconds: number;
+  /** Agents attached now. */
   agents: AgentStatus[];
+  /** Agents that left lately (coordinator/left-agents.ts: 10 minutes, at most 64), with `left` set. */
+  agentsLeft: AgentStatus[];
   tracks: TrackProgress[];
   rejectedByReason: Partial<Record<RejectReason, number>>;
   /** Results dropped because their run_id was already answered (the first result wins). */
@@ -122,7 +130,9 @@ export function startingStatus(): RunStatus {
     backupUnits: 0,
     recordsPerSecond: 0,
     elapsedSeconds: 0,
+    elapsedBeforeSeconds: 0,
     agents: [],
+    agentsLeft: [],
     tracks: [],
     rejectedByReason: {},
     resultsDuplicate: 0,

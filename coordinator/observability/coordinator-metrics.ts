@@ -111,7 +111,7 @@ export function registerCoordinatorMetrics(registry: Registry, source: Coordinat
   counter("udm_records_committed_total", "Records committed (fsynced result lines on disk), resumed ones included.", () => status().recordsCommitted);
   gauge("udm_records_per_second", "Records committed per second over the last 30 s.", () => status().recordsPerSecond);
   gauge("udm_run_eta_seconds", "Seconds to the run's last record at the current pace.", () => status().totals.etaSeconds);
-  gauge("udm_run_elapsed_seconds", "Seconds since the coordinator began serving agents.", () => status().elapsedSeconds);
+  gauge("udm_run_elapsed_seconds", "Seconds the run has been served, over every coordinator session of its --out (run-clock.json).", () => status().elapsedSeconds);
 
   const trackGauge = (name: string, help: string, pick: (t: RunStatus["tracks"][number]) => number) =>
     new Gauge({

@@ -19,9 +19,10 @@ export function followScores(bus: Bus, runId: string, emit: (e: LiveEvent) => vo
     bus
       .subscribeMetrics(runId, (m) => {
         if (!m.final || m.track === SUMMARY_METRICS) return;
-        const h = (m.metrics as { headline?: { metric?: unknown; value?: unknown; ci_low?: unknown; ci_high?: unknown } }).headline;
+        const t = m.metrics as { pillar?: unknown; headline?: { metric?: unknown; value?: unknown; ci_low?: unknown; ci_high?: unknown } };
+        const h = t.headline;
         if (!h || typeof h.metric !== "string") return;
-        emit(trackScoredEvent(m.track, { metric: h.metric, value: h.value, ci_low: h.ci_low, ci_high: h.ci_high }));
+        emit(trackScoredEvent(m.track, { metric: h.metric, value: h.value, ci_low: h.ci_low, ci_high: h.ci_high }, t.pillar));
       })
       .then((s) => {
         if (stopped) void s.stop();

@@ -1,6 +1,9 @@
 // The live run page (GET /): one self-contained HTML document, no external URL (clusters are
 // often offline). It polls /api/status once a second, reads /api/run once and follows
-// /api/events; it shows aggregates only, so it stays fast at any suite size.
+// /api/events; it shows aggregates only, so it stays fast at any suite size. Tracks still running
+// come first; complete ones are folded below them. The scores panel keeps a running v1 and pillar
+// mean of the headlines as they arrive (the scorer's own aggregation: an unweighted mean of the
+// scored tracks' headlines), final once every track is scored.
 
 export const LIVE_PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -38,6 +41,11 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   #feed li { padding:3px 0; border-bottom:1px solid var(--line); }
   #feed time { color:var(--dim); margin-right:8px; }
   .err { color:var(--bad); }
+  #feed li.replayed { opacity:.6; }
+  tr.left td { color:var(--dim); }
+  tr.fold td { cursor:pointer; color:var(--dim); }
+  tbody.done.folded { display:none; }
+  #sweep:empty { display:none; }
 </style>
 </head>
 <body>
@@ -49,6 +57,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   <span class="kv">method <b id="method">-</b></span>
   <span class="kv">elapsed <b id="elapsed">-</b></span>
   <span class="kv">resumed <b id="resumed">-</b></span>
+  <span class="kv" id="sweep"></span>
   <span id="conn" class="kv"></span>
 </header>
 <main>
@@ -63,11 +72,18 @@ export const LIVE_PAGE_HTML = `<!doctype html>
       <span class="kv">agents ready <b id="agents-ready">-</b></span>
     </div>
   </section>
+  <section class="wide">
+    <h2>Scores</h2>
+    <div class="row" id="summary"><span class="kv">no track scored yet</span></div>
+    <table id="pillars"><tbody></tbody></table>
+  </section>
   <section>
     <h2>Tracks</h2>
     <div class="scroll"><table id="tracks">
       <thead><tr><th>track</th><th>family</th><th class="n">committed</th><th class="n">records</th><th></th><th>headline</th></tr></thead>
-      <tbody></tbody>
+      <tbody class="running"></tbody>
+      <tbody class="fold"></tbody>
+      <tbody class="done folded"></tbody>
     </table></div>
   </section>
   <section>
@@ -98,6 +114,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
   var run = null;
   var last = null;
   var shownRun = null;
+  var doneOpen = false;
   var $ = function (id) { return document.getElementById(id); };
   var num = function (v) { return v === undefined || v === null ? undefined : Number(v); };
   var fmt = function (n, d) { return n === undefined || n === null || !isFinite(n) ? "-" : Number(n).toLocaleString("en-US", { maximumFractionDigits: d === undefined ? 0 : d, minimumFractionDigits: d === undefined ? 0 : d }); };
@@ -122,6 +139,8 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     // A sweep serves its runs one after the other on this page: a new run starts the page afresh.
     if (s.run_id && shownRun && s.run_id !== shownRun) { location.reload(); return; }
     if (s.run_id) shownRun = s.run_id;
+    // A page opened before its run was served (the suite still read, a sweep between runs) asks again.
+    if (s.run_id && (!run || run.runId !== s.run_id)) loadRun();
     var committed = num(s.records_committed), total = num(s.records_total);
     $("run-id").textContent = s.run_id || "-";
     var st = $("state"); st.textContent = s.state; st.className = "state " + s.state;
@@ -136,17 +155,31 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     $("eta").textContent = committed >= total && total > 0 ? "done" : dur(eta);
     $("tracks-done").textContent = s.tracks.filter(function (t) { return t.complete; }).length + " / " + s.tracks.length;
     $("agents-ready").textContent = s.agents.filter(function (a) { return a.ready; }).length + " / " + s.agents.length;
+    $("model").textContent = modelText(s.agents);
 
-    $("tracks").tBodies[0].innerHTML = s.tracks.map(function (t) {
+    // Tracks with work left first (the most advanced on top), then the complete ones, folded.
+    var row = function (t) {
       var c = num(t.committed), r = num(t.records);
       return '<tr data-track="' + esc(t.track) + '" data-complete="' + (t.complete ? "1" : "0") + '">' + cell(esc(t.track)) + cell(esc(t.family)) +
         cell(fmt(c), "n committed") + cell(fmt(r), "n records") +
         cell('<div class="bar mini"><div style="width:' + (r > 0 ? (100 * c) / r : 0).toFixed(1) + '%"></div></div>') + cell(headline(t.track), "headline") + "</tr>";
-    }).join("");
+    };
+    var share = function (t) { return num(t.records) > 0 ? num(t.committed) / num(t.records) : 0; };
+    var open = s.tracks.filter(function (t) { return !t.complete; }).sort(function (a, b) { return share(b) - share(a); });
+    var done = s.tracks.filter(function (t) { return t.complete; });
+    var bodies = $("tracks").tBodies;
+    bodies[0].innerHTML = open.map(row).join("");
+    bodies[1].innerHTML = done.length === 0 ? "" : '<tr class="fold" id="tracks-fold"><td colspan="6">' + (doneOpen ? "&#9662; " : "&#9656; ") + done.length + " complete track" + (done.length === 1 ? "" : "s") + (doneOpen ? "" : " (show)") + "</td></tr>";
+    bodies[2].innerHTML = done.map(row).join("");
+    bodies[2].className = "done" + (doneOpen ? "" : " folded");
+    renderSummary(s);
 
-    $("agents").tBodies[0].innerHTML = s.agents.length === 0 ? '<tr><td colspan="7" class="kv">no agents attached</td></tr>' : s.agents.map(function (a) {
+    // Attached agents, then those that left lately (greyed, with why).
+    var listed = s.agents.concat(s.agents_left || []);
+    $("agents").tBodies[0].innerHTML = listed.length === 0 ? '<tr><td colspan="7" class="kv">no agents attached</td></tr>' : listed.map(function (a) {
       var q = a.engine_waiting !== undefined ? fmt(num(a.engine_waiting)) + " waiting / " + fmt(num(a.engine_running)) + " running" : "-";
-      return '<tr data-agent="' + esc(a.agent_id) + '">' + cell(esc(a.agent_id)) + cell(a.ready ? '<span class="yes">yes</span>' : '<span class="no">no</span>') +
+      var state = a.left_reason ? '<span class="no" title="' + esc(a.left_at) + '">left: ' + esc(a.left_reason) + "</span>" : a.ready ? '<span class="yes">yes</span>' : '<span class="no">no</span>';
+      return '<tr data-agent="' + esc(a.agent_id) + '"' + (a.left_reason ? ' class="left" data-left="1"' : "") + ">" + cell(esc(a.agent_id)) + cell(state) +
         cell(fmt(num(a.inflight_units)), "n") + cell(fmt(num(a.credit)), "n") + cell(fmt(num(a.results)), "n") + cell(fmt(num(a.rejected)), "n") + cell(q, "n") + "</tr>";
     }).join("");
 
@@ -170,6 +203,36 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     ]);
   }
 
+  // The model asked for, or else the models the attached agents' engines report serving.
+  function modelText(agents) {
+    if (run && run.model) return run.model;
+    var seen = {};
+    agents.forEach(function (a) { if (a.model) seen[a.model] = true; });
+    var models = Object.keys(seen).sort();
+    return models.length ? models.join(", ") + " (as served)" : run ? "(engine's own; no agent attached)" : "-";
+  }
+
+  // Running means of the headlines scored so far: v1 (tracks that count in it) and per pillar.
+  function renderSummary(s) {
+    var names = Object.keys(scores);
+    if (names.length === 0) return;
+    var mean = function (xs) { return xs.length ? xs.reduce(function (a, b) { return a + b; }, 0) / xs.length : undefined; };
+    var v1 = [], pillars = {};
+    names.forEach(function (n) {
+      var e = scores[n];
+      if (e.value === null || e.value === undefined) return;
+      if (e.v1 !== false) v1.push(e.value);
+      if (e.pillar) (pillars[e.pillar] = pillars[e.pillar] || []).push(e.value);
+    });
+    var inScope = s && s.tracks ? s.tracks.length : 0;
+    var final = inScope > 0 && names.length >= inScope;
+    $("summary").innerHTML = '<span class="kv">v1 mean <b id="v1-mean" class="big">' + fmt(mean(v1), 4) + "</b></span>" +
+      '<span class="kv">' + (final ? "final" : "so far") + ': <b id="scored-tracks">' + names.length + "</b> of " + (inScope || "?") + " tracks scored, " + v1.length + " in the v1 mean</span>";
+    $("pillars").tBodies[0].innerHTML = Object.keys(pillars).sort().map(function (p) {
+      return '<tr data-pillar="' + esc(p) + '"><th>' + esc(p) + '</th><td class="n">' + fmt(mean(pillars[p]), 4) + '</td><td class="kv">' + pillars[p].length + " track" + (pillars[p].length === 1 ? "" : "s") + "</td></tr>";
+    }).join("");
+  }
+
   function describe(e) {
     switch (e.type) {
       case "track_complete": return "track <b>" + esc(e.track) + "</b> complete (" + fmt(e.records) + " records)";
@@ -179,6 +242,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
       case "agent_ready": return "agent <b>" + esc(e.agentId) + "</b> " + (e.ready ? "ready" : '<span class="no">not ready</span>');
       case "unit_expired": return '<span class="no">lease expired</span>: ' + esc(e.unitId) + " (agent " + esc(e.agentId) + ")";
       case "run_complete": return "run <b>" + esc(e.state) + "</b>" + (e.reason ? ": " + esc(e.reason) : "");
+      case "resumed": return "coordinator <b>resumed</b> the run (session " + fmt(e.session) + "): " + fmt(e.recordsCommitted) + " of " + fmt(e.recordsTotal) + " records already committed, " + dur(e.elapsedBeforeSeconds) + " before";
       default: return esc(e.type);
     }
   }
@@ -193,6 +257,7 @@ export const LIVE_PAGE_HTML = `<!doctype html>
     }
     var li = document.createElement("li");
     li.dataset.type = e.type;
+    if (e.replayed) li.className = "replayed";
     li.innerHTML = "<time>" + esc(String(e.at).slice(11, 19)) + "</time>" + describe(e);
     var feed = $("feed");
     feed.insertBefore(li, feed.firstChild);
@@ -207,14 +272,27 @@ export const LIVE_PAGE_HTML = `<!doctype html>
       .then(function () { setTimeout(poll, 1000); });
   }
 
-  fetch("api/run", { headers: headers, cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (r) {
+  var loadingRun = false;
+  function loadRun() {
+    if (loadingRun) return;
+    loadingRun = true;
+    fetch("api/run", { headers: headers, cache: "no-store" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (r) {
+    loadingRun = false;
     if (!r) return;
     run = r;
-    $("model").textContent = r.model || "(engine's own)";
+    $("model").textContent = modelText(last ? last.agents : []);
+    $("sweep").innerHTML = r.sweep ? "sweep run <b>" + esc(r.sweep.cell) + "</b> (" + fmt(r.sweep.index) + " of " + fmt(r.sweep.of) + ")" : "";
     $("method").textContent = r.method + (r.seeds && r.seeds.length ? " seeds " + r.seeds.join(",") : "");
-  }).catch(function () {});
+    }).catch(function () { loadingRun = false; });
+  }
+  loadRun();
   var es = new EventSource("api/events" + q);
-  ["track_complete", "track_scored", "agent_joined", "agent_left", "agent_ready", "unit_expired", "run_complete"].forEach(function (t) { es.addEventListener(t, onEvent); });
+  $("tracks").addEventListener("click", function (ev) {
+    if (!ev.target.closest || !ev.target.closest("#tracks-fold")) return;
+    doneOpen = !doneOpen;
+    if (last) render(last);
+  });
+  ["track_complete", "track_scored", "agent_joined", "agent_left", "agent_ready", "unit_expired", "run_complete", "resumed"].forEach(function (t) { es.addEventListener(t, onEvent); });
   poll();
 })();
 </script>

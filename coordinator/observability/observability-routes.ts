@@ -18,6 +18,8 @@ export interface LiveRunInfo {
   seeds: readonly number[];
   /** USD per GPU-hour; 0 = unknown. */
   gpuHourUsd: number;
+  /** The sweep's run shown (a sweep serves its runs one after the other on one page): its cell name, and which of how many. */
+  sweep?: { cell: string; index: number; of: number };
 }
 
 export interface ObservabilityRoutesOptions {

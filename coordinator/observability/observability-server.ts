@@ -40,6 +40,11 @@ export interface ObservabilityServer extends MetricsServer {
    */
   detach(final?: Partial<RunStatus>): void;
   publish(event: LiveEvent): void;
+  /**
+   * The next run of a sweep is about to start: the events, status and metrics of the one before are
+   * dropped now, so what the next run publishes while it starts (its replayed history) is kept.
+   */
+  nextRun(): void;
 }
 
 /** The line every command prints when its page is up; tests, benches and users read the URL from it. */
@@ -115,6 +120,12 @@ export async function startObservabilityServer(options: ObservabilityServerOptio
       if (final) last = { ...(last ?? startingStatus()), ...final };
     },
     publish: (e) => events.publish(e),
+    nextRun() {
+      events.reset();
+      last = undefined;
+      lastMetrics = "";
+      runId = "";
+    },
     async close() {
       events.close();
       await server.close();

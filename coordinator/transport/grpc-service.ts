@@ -16,9 +16,15 @@ export type AttachStream = grpc.ServerDuplexStream<AgentEvent, OutboundMessage>;
 export interface AgentSessionInput {
   /** Throws a Refusal to end the stream with its status; any other error is the run's failure. */
   receive(event: AgentEvent): void;
-  /** The stream ended, failed or was cancelled (may be called more than once). */
-  closed(): void;
+  /**
+   * The stream ended, failed or was cancelled (may be called more than once): `how` is the first
+   * of the stream's events that said so ("end": the agent closed its side itself; "cancelled" or
+   * "error": the connection was lost, the agent killed, or keepalive found it gone).
+   */
+  closed(how: StreamEnd): void;
 }
+
+export type StreamEnd = "end" | "error" | "cancelled" | "close";
 
 /** What the service serves once the run is ready. */
 export interface ServedRun {
@@ -87,11 +93,7 @@ export class CoordinatorService {
         else this.options.onFailure(err as Error);
       }
     });
-    const closed = () => session.closed();
-    call.on("end", closed);
-    call.on("error", closed);
-    call.on("cancelled", closed);
-    call.on("close", closed);
+    for (const how of ["end", "error", "cancelled", "close"] as const) call.on(how, () => session.closed(how));
   }
 
   private checkToken(md: grpc.Metadata): void {

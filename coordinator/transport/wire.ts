@@ -21,7 +21,8 @@ import type { PayloadSpill } from "../payload-spill.js";
 import type { RecordEntry } from "../suite-index.js";
 import type { AgentInfo } from "../scheduler.js";
 import type { MethodConfig } from "../run-manifest.js";
-import type { RunStatus } from "../../common/run-status/index.js";
+import type { AgentStatus, RunStatus } from "../../common/run-status/index.js";
+import type { AgentStatus__Output } from "../../proto/generated/udm/v1/AgentStatus.js";
 import { redactUrl } from "../../common/redact-url.js";
 
 /** An Attach message from an agent as the generic decoder gives it. */
@@ -206,19 +207,9 @@ export function runStatusFromWire(w: RunStatus__Output): RunStatus {
     backupUnits: w.backup_units,
     recordsPerSecond: w.records_per_second,
     elapsedSeconds: w.elapsed_seconds,
-    agents: w.agents.map((a) => ({
-      agentId: a.agent_id,
-      model: a.model,
-      ready: a.ready,
-      inflightUnits: a.inflight_units,
-      credit: a.credit,
-      results: a.results,
-      rejected: a.rejected,
-      engineUrl: a.engine_url,
-      inflightRequests: a.inflight_requests,
-      engineWaiting: a.engine_waiting,
-      engineRunning: a.engine_running,
-    })),
+    elapsedBeforeSeconds: w.elapsed_before_seconds ?? 0,
+    agents: w.agents.map(agentFromWire),
+    agentsLeft: (w.agents_left ?? []).map(agentFromWire),
     tracks: w.tracks.map((p) => ({ track: p.track, family: p.family, records: p.records, committed: p.committed, complete: p.complete })),
     rejectedByReason: { ...(w.rejected_by_reason ?? {}) } as RunStatus["rejectedByReason"],
     resultsDuplicate: w.results_duplicate,
@@ -254,19 +245,9 @@ export function runStatusToWire(s: RunStatus): RunStatus__Output {
     backup_units: s.backupUnits,
     records_per_second: s.recordsPerSecond,
     elapsed_seconds: s.elapsedSeconds,
-    agents: s.agents.map((a) => ({
-      agent_id: a.agentId,
-      model: a.model,
-      ready: a.ready,
-      inflight_units: a.inflightUnits,
-      credit: a.credit,
-      results: a.results,
-      rejected: a.rejected,
-      engine_url: a.engineUrl,
-      inflight_requests: a.inflightRequests,
-      engine_waiting: a.engineWaiting,
-      engine_running: a.engineRunning,
-    })),
+    elapsed_before_seconds: s.elapsedBeforeSeconds,
+    agents: s.agents.map(agentToWire),
+    agents_left: s.agentsLeft.map(agentToWire),
     tracks: s.tracks.map((p) => ({ track: p.track, family: p.family, records: p.records, committed: p.committed, complete: p.complete })),
     rejected_by_reason: { ...s.rejectedByReason } as Record<string, number>,
     results_duplicate: s.resultsDuplicate,
@@ -285,5 +266,40 @@ export function runStatusToWire(s: RunStatus): RunStatus__Output {
       eta_seconds: t.etaSeconds ?? 0,
       eta_known: t.etaSeconds !== undefined,
     },
+  };
+}
+
+function agentFromWire(a: AgentStatus__Output): AgentStatus {
+  return {
+    agentId: a.agent_id,
+    model: a.model,
+    ready: a.ready,
+    inflightUnits: a.inflight_units,
+    credit: a.credit,
+    results: a.results,
+    rejected: a.rejected,
+    engineUrl: a.engine_url,
+    inflightRequests: a.inflight_requests,
+    engineWaiting: a.engine_waiting,
+    engineRunning: a.engine_running,
+    ...(a.left_reason ? { left: { reason: a.left_reason, at: a.left_at } } : {}),
+  };
+}
+
+function agentToWire(a: AgentStatus): AgentStatus__Output {
+  return {
+    agent_id: a.agentId,
+    model: a.model,
+    ready: a.ready,
+    inflight_units: a.inflightUnits,
+    credit: a.credit,
+    results: a.results,
+    rejected: a.rejected,
+    engine_url: a.engineUrl,
+    inflight_requests: a.inflightRequests,
+    engine_waiting: a.engineWaiting,
+    engine_running: a.engineRunning,
+    left_reason: a.left?.reason ?? "",
+    left_at: a.left?.at ?? "",
   };
 }

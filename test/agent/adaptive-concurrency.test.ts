@@ -1,6 +1,6 @@
 // AdaptiveConcurrency: additive increase, multiplicative decrease, bounds, queueing; clock mocked.
 import { describe, expect, it } from "vitest";
-import { AdaptiveConcurrency } from "../../agent/adaptive-concurrency.js";
+import { AdaptiveConcurrency, latencyBudgetOf } from "../../agent/adaptive-concurrency.js";
 
 function clock(): { now: () => number; advance: (ms: number) => void } {
   let t = 0;
@@ -51,6 +51,28 @@ describe("AdaptiveConcurrency", () => {
     const r2 = await limiter.acquire();
     r2({ latencyMs: 100, overloaded: false });
     expect(limiter.limit).toBe(4);
+  });
+
+  it("keeps requests within their timeout on an engine that runs them all at once and slows with each (vLLM below --max-num-seqs)", async () => {
+    // Each round sends `limit` requests; the engine shares its GPU among them, so each takes
+    // limit x 100 ms and its queue stays empty. The smoothed minimum creeps up with them, so only
+    // the latency budget of a 4 s timeout holds the limit (without it: 256 requests, 25.6 s each).
+    const c = clock();
+    const timeoutMs = 4000;
+    const limiter = new AdaptiveConcurrency({ latencyBudgetMs: latencyBudgetOf(timeoutMs), now: c.now });
+    let worst = 0;
+    for (let round = 0; round < 2000; round++) {
+      const n = limiter.limit;
+      const releases = await Promise.all(Array.from({ length: n }, () => limiter.acquire()));
+      const latencyMs = n * 100;
+      c.advance(latencyMs);
+      worst = Math.max(worst, latencyMs);
+      for (const r of releases) r({ latencyMs, overloaded: false });
+    }
+    expect(worst).toBeLessThanOrEqual(latencyBudgetOf(timeoutMs) + 100);
+    expect(worst).toBeLessThan(timeoutMs);
+    // It is not starved either: it sits between half the budget and the budget.
+    expect(limiter.limit * 100).toBeGreaterThanOrEqual(latencyBudgetOf(timeoutMs) / 4);
   });
 
   it("queues acquirers beyond the limit and admits them as slots free; an abort leaves the queue", async () => {

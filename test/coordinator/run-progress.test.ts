@@ -127,6 +127,18 @@ describe("RunProgress", () => {
     expect(p.totals(30_000).gpuSeconds).toBe(5 + 2);
   });
 
+  it("a resumed run without a pace of its own yet takes its ETA from the run's average pace (its time over every session)", () => {
+    // 40 of 100 records were committed in the 200 s of earlier sessions; nothing yet in this one.
+    const { p } = progress([{ track: "a", records: 100, committed: 40 }]);
+    p.started(0);
+    expect(p.totals(1_000).etaSeconds).toBeUndefined(); // no run time given: unknown, as before
+    expect(p.totals(1_000, 201).etaSeconds).toBeCloseTo(60 / (40 / 201), 6);
+    // A first run has no average to go on.
+    const fresh = progress([{ track: "a", records: 100, committed: 0 }]).p;
+    fresh.started(0);
+    expect(fresh.totals(1_000, 1).etaSeconds).toBeUndefined();
+  });
+
   it("a drain stops the GPU clock", () => {
     const { p } = progress([{ track: "a", records: 5, committed: 0 }]);
     p.started(0);

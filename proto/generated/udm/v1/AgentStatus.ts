@@ -18,6 +18,12 @@ export interface AgentStatus {
   'inflight_requests'?: (number);
   'engine_waiting'?: (number | string);
   'engine_running'?: (number | string);
+  /**
+   * Set on the agents of RunStatus.agents_left: why it left (its stream ended, it was killed, its
+   * lease expired, it was drained) and when (ISO 8601); empty on attached agents.
+   */
+  'left_reason'?: (string);
+  'left_at'?: (string);
 }
 
 export interface AgentStatus__Output {
@@ -36,4 +42,10 @@ export interface AgentStatus__Output {
   'inflight_requests': (number);
   'engine_waiting': (number);
   'engine_running': (number);
+  /**
+   * Set on the agents of RunStatus.agents_left: why it left (its stream ended, it was killed, its
+   * lease expired, it was drained) and when (ISO 8601); empty on attached agents.
+   */
+  'left_reason': (string);
+  'left_at': (string);
 }

@@ -41,6 +41,16 @@ export interface RunStatus {
    * The run's totals (coordinator/run-status.ts RunTotals); absent from coordinators before them.
    */
   'totals'?: (_udm_v1_RunTotals | null);
+  /**
+   * Seconds of this run before this coordinator started (earlier sessions of the same --out),
+   * already counted in elapsed_seconds.
+   */
+  'elapsed_before_seconds'?: (number | string);
+  /**
+   * Agents that left lately (the last 10 minutes, at most 64; coordinator/left-agents.ts), each
+   * with left_reason and left_at. `agents` lists attached agents only.
+   */
+  'agents_left'?: (_udm_v1_AgentStatus)[];
 }
 
 export interface RunStatus__Output {
@@ -79,4 +89,14 @@ export interface RunStatus__Output {
    * The run's totals (coordinator/run-status.ts RunTotals); absent from coordinators before them.
    */
   'totals': (_udm_v1_RunTotals__Output | null);
+  /**
+   * Seconds of this run before this coordinator started (earlier sessions of the same --out),
+   * already counted in elapsed_seconds.
+   */
+  'elapsed_before_seconds': (number);
+  /**
+   * Agents that left lately (the last 10 minutes, at most 64; coordinator/left-agents.ts), each
+   * with left_reason and left_at. `agents` lists attached agents only.
+   */
+  'agents_left': (_udm_v1_AgentStatus__Output)[];
 }
