@@ -82,6 +82,22 @@ export async function score(engine: SimEngine, name: string, seeds: number[], re
   return { accuracy: right / total, goldMass: mass / total, probs };
 }
 
+/** The scores of `a` on the questions of `b` only. */
+export function restrict(a: Scores, b: Scores, expected: ReadonlyMap<string, string>): Scores {
+  const probs = new Map([...b.probs.keys()].map((k) => [k, a.probs.get(k)!]));
+  let right = 0;
+  let mass = 0;
+  for (const [key, p] of probs) {
+    const gold = expected.get(key)!;
+    if (Object.entries(p).reduce((x, y) => (y[1] > x[1] ? y : x))[0] === gold) right++;
+    mass += p[gold] ?? 0;
+  }
+  return { accuracy: right / probs.size, goldMass: mass / probs.size, probs };
+}
+
+/** Gold of every question, by record and question key as Scores.probs keys them. */
+export const golds = new Map(data.flatMap((r) => Object.entries(r.expected).map(([qk, g]) => [`${r.payload.recordKey} ${qk}`, String(g)] as const)));
+
 /** The largest difference between two runs' probabilities over the questions of `a`. */
 export function worstDifference(a: Scores, b: Scores): number {
   let worst = 0;
