@@ -13,6 +13,7 @@ import { engineUrl } from "./engine-methods.js";
 import { parseGpuHourUsd } from "./flags/card-flags.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from "../sim/index.js";
 
 /** --suite of `card reproduce`: the card's run.json names it. */
 const CARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite directory", defaultText: "the suite_root of run.json beside the card", mandatory: false }]);
@@ -24,6 +25,7 @@ interface ReproduceFlags {
   out?: string;
   simOracle?: string;
   simAccuracy?: string;
+  simTokenizer?: string;
   gpuHourUsd?: string;
   metrics: string;
 }
@@ -75,6 +77,7 @@ export function register(program: Command): void {
     .addOption(opt("--out <dir>", "where to write the rerun (default: <card dir>-reproduce)"))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
+    .addOption(opt("--sim-tokenizer <name>", `simulated engines: the tokenizer (${TOKENIZER_NAMES.join(", ")}; default builtin), as the card's run used (its model id says: sim/pseudo-<tokenizer>)`))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
     .addOption(opt("--metrics <host:port>", "serve /metrics and the live run page of the rerun on this address, e.g. 127.0.0.1:9470 (off: none)", "off"))
     .action(async (file: string, flags: ReproduceFlags) => {
@@ -102,7 +105,11 @@ export function register(program: Command): void {
         outDir: out,
         ...(engines ? { engines } : {}),
         ...(sim ? { sim } : {}),
-        simOptions: { ...(flags.simOracle ? { oracle: flags.simOracle } : {}), ...(accuracy !== undefined ? { accuracy } : {}) },
+        simOptions: {
+          ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
+          ...(accuracy !== undefined ? { accuracy } : {}),
+          ...(flags.simTokenizer ? { tokenizer: simTokenizerArg(flags.simTokenizer) } : {}),
+        },
         method: { method: m.engine_method, seeds: [...m.seeds], temperature: m.temperature, model: runJson?.method?.model ?? "" },
         tracks: original.dataset.tracks,
         ...(m.batch_size !== null ? { capacity: m.batch_size } : {}),
@@ -153,4 +160,9 @@ function readRunJsonBeside(dir: string): { suite_root?: string; method?: { model
   } catch {
     return undefined;
   }
+}
+
+function simTokenizerArg(value: string): TokenizerName {
+  if (!isTokenizerName(value)) throw new UsageError(`--sim-tokenizer must be one of ${TOKENIZER_NAMES.join(", ")}, got ${value}`);
+  return value;
 }

@@ -11,7 +11,7 @@ import { onShutdownSignals } from "./signals.js";
 interface SimEngineFlags {
   port: string;
   host: string;
-  model: string;
+  model?: string;
   oracle?: string;
   accuracy: string;
   tokensPerS: string;
@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .description("run the simulated vLLM engine (/v1/systemone, /v1/decisions, /v1/completions, /v1/chat/completions, /tokenize, /v1/models, /health, /metrics); its model is sim/<name>")
     .addOption(opt("--port <n>", "port to listen on (0 = any free port)", "8000"))
     .addOption(opt("--host <host>", "address to listen on", "127.0.0.1"))
-    .addOption(opt("--model <name>", "model name, served as sim/<name>", "pseudo"))
+    .addOption(opt("--model <name>", "model name, served as sim/<name> (default pseudo; pseudo-<tokenizer> with a real --tokenizer)"))
     .addOption(opt("--oracle <file|suite>", "gold answers: an oracle JSONL file (writeOracleFile) or a suite directory"))
     .addOption(opt("--accuracy <q>", "oracle mode: probability that the gold option is on top", "1"))
     .addOption(opt("--tokens-per-s <n>", "GPU throughput in tokens/s shared by running sequences (0 = no latency)", "50000"))
@@ -78,7 +78,7 @@ export function register(program: Command): void {
       const engine = await startSimEngine({
         port: portArg("port", flags.port)!,
         host: flags.host,
-        model: flags.model,
+        ...(flags.model !== undefined ? { model: flags.model } : {}),
         seed: intArg("seed", flags.seed)!,
         ...(oracle ? { oracle } : {}),
         accuracy,

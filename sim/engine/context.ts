@@ -26,7 +26,7 @@ export interface SimEngineOptions {
   host?: string;
   /** Default 0 (any free port). */
   port?: number;
-  /** Served model name; "sim/" is prefixed when missing. Default "sim/pseudo". */
+  /** Served model name; "sim/" is prefixed when missing. Default "sim/pseudo" ("sim/pseudo-<tokenizer>" with a real tokenizer). */
   model?: string;
   /** Seeds the pseudo-model, the oracle draws, faults and jitter. Default 0. */
   seed?: number;
@@ -159,7 +159,9 @@ export class EngineContext {
     /** A real tokenizer, loaded (startSimEngine); undefined for the built-in one. */
     tokenizer?: EngineTokenizer,
   ) {
-    const name = options.model ?? "pseudo";
+    // A real tokenizer is in the default name, so a run card says which one the sim used.
+    const tokenizerName = tokenizer?.name ?? "builtin";
+    const name = options.model ?? (tokenizerName === "builtin" ? "pseudo" : `pseudo-${tokenizerName}`);
     this.model = name.startsWith("sim/") ? name : `sim/${name}`;
     this.seed = options.seed ?? 0;
     this.maxModelLen = options.maxModelLen ?? 8192;

@@ -1,6 +1,6 @@
 // `run --sim 1 --sim-tokenizer <name>`: the run's simulated engine uses the model's real tokenizer
 // and chat template; label-read against an oracle at accuracy 1 answers every question with its
-// gold, and an unknown name is a usage error.
+// gold, the run card's model id names the tokenizer, and an unknown name is a usage error.
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -48,6 +48,8 @@ describe("run --sim-tokenizer", () => {
       }
     }
     expect(wrong).toEqual([]);
+    // The run card names the tokenizer through the sim's model id.
+    expect(JSON.parse(readFileSync(join(out, "run-card.json"), "utf8")).method.model_id).toBe("sim/pseudo-llama3.1");
   }, 120_000);
 
   it("an unknown tokenizer is a usage error (exit 2)", async () => {
