@@ -90,6 +90,15 @@ describe("chat templates from tokenizer_config.json", () => {
     expect(label.body.token_strs.slice(bare.body.count)).toEqual(["<think>", "ĊĊ", "</think>", "ĊĊ", "A"]);
   });
 
+  it("Qwen3 replies to a bare generation prompt with the empty reasoning block, then a label; with enable_thinking false with the label at once", async () => {
+    const messages = [{ role: "user", content: "The parcel came late.\n\nQuestion: Which team?\nA: billing\nB: shipping\nAnswer with the label of one option only." }];
+    const thinking = await postJson(`${url("qwen3")}/v1/chat/completions`, { model: "sim/qwen3", messages, max_tokens: 8 });
+    expect(thinking.body.choices[0].message.content).toMatch(/^<think>\n\n<\/think>\n\n[AB]$/);
+    expect(thinking.body.choices[0].finish_reason).toBe("stop");
+    const direct = await postJson(`${url("qwen3")}/v1/chat/completions`, { model: "sim/qwen3", messages, max_tokens: 8, chat_template_kwargs: { enable_thinking: false } });
+    expect(direct.body.choices[0].message.content).toMatch(/^[AB]$/);
+  });
+
   it("Llama 3.1 and Gemma 3 write their own headers; Gemma refuses roles that do not alternate (a 400, as the template raises)", async () => {
     const messages = [
       { role: "system", content: "Be brief." },
