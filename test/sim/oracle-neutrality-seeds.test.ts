@@ -14,14 +14,14 @@ afterAll(async () => {
 });
 
 describe(`oracle at accuracy ${Q}, --seeds 0,1,2: the same answers under every method`, () => {
-  it("systemone and decisions on 1,200 questions, label-read over completions and over chat on 400", async () => {
+  it("systemone and decisions on 1,200 questions, label-read over completions and over chat on 200", async () => {
     const seeds = [0, 1, 2];
     const base = await score(engine, "systemone", seeds, data);
     expect(Math.abs(base.accuracy - Q)).toBeLessThan(0.03);
     const decisions = await score(engine, "decisions", seeds, data);
     expect(Math.abs(decisions.accuracy - base.accuracy)).toBeLessThan(0.03);
     expect(worstDifference(base, decisions)).toBeLessThan(1e-6);
-    const some = data.slice(0, 100);
+    const some = data.slice(0, 50);
     for (const name of ["label-read (completions)", "label-read (chat)"]) {
       const s = await score(engine, name, seeds, some);
       const baseSome = restrict(base, s, golds);
