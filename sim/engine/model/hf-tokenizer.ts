@@ -78,6 +78,7 @@ export class HfTokenizer implements EngineTokenizer {
   private readonly specials: ReadonlySet<number>;
   private readonly templateArgs: Record<string, unknown>;
   private readonly pieceTexts = new Map<number, string>();
+  private readonly counts = new Map<string, number>();
 
   constructor(
     readonly name: Exclude<TokenizerName, "builtin">,
@@ -132,8 +133,16 @@ export class HfTokenizer implements EngineTokenizer {
     return s;
   }
 
+  /** Counts of short texts (question prompts repeat across records); a state is counted each time. */
   count(text: string): number {
-    return this.encode(text, false).length;
+    if (text.length > 4096) return this.encode(text, false).length;
+    let n = this.counts.get(text);
+    if (n === undefined) {
+      n = this.encode(text, false).length;
+      if (this.counts.size >= 50_000) this.counts.clear();
+      this.counts.set(text, n);
+    }
+    return n;
   }
 
   isSpecial(id: number): boolean {
