@@ -87,8 +87,19 @@ export function goldName(gold: string | boolean, noul: boolean): string {
  * chosen by the same hash; the others' logits are hashed, and the top one leads by a hashed margin.
  */
 export function oracleDistribution(seed: number, accuracy: number, entry: OracleEntry, names: readonly string[], noul: boolean): number[] {
-  const gold = goldName(entry.gold, noul);
+  const byName = distributionByName(seed, accuracy, entry, names, noul);
+  return names.map((n) => byName.get(n)!);
+}
+
+/** Distributions already drawn (every seed and every trie read of a question asks again). */
+const drawn = new Map<string, ReadonlyMap<string, number>>();
+
+function distributionByName(seed: number, accuracy: number, entry: OracleEntry, names: readonly string[], noul: boolean): ReadonlyMap<string, number> {
   const sorted = [...new Set(names)].sort();
+  const key = [seed, accuracy, entry.runId, entry.questionKey, String(entry.gold), noul, ...sorted].join("\u0000");
+  const known = drawn.get(key);
+  if (known) return known;
+  const gold = goldName(entry.gold, noul);
   let top = gold;
   if (!(hashUnit(seed, "oracle", entry.runId, entry.questionKey) < accuracy) || !sorted.includes(gold)) {
     const others = sorted.filter((n) => n !== gold);
@@ -101,7 +112,10 @@ export function oracleDistribution(seed: number, accuracy: number, entry: Oracle
   const m = Math.max(...logit.values());
   let z = 0;
   for (const l of logit.values()) z += Math.exp(l - m);
-  return names.map((n) => Math.exp(logit.get(n)! - m) / z);
+  const out = new Map([...logit].map(([n, l]) => [n, Math.exp(l - m) / z]));
+  if (drawn.size >= 100_000) drawn.clear();
+  drawn.set(key, out);
+  return out;
 }
 
 const OPTION_LINE = /^([A-Z]{1,3}|[0-9]|yes|no):\s?(.*)$/;

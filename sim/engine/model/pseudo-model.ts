@@ -43,9 +43,6 @@ export class PseudoModel {
    */
   read(state: unknown, stateText: string, q: ParsedQuestion, labelSeed: number | null = null): QuestionRead {
     const { seed } = this.options;
-    const positions = labelPermutation(labelSeed ?? 0, q.options.length);
-    const n = q.options.length;
-    const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
     const labelMass = 0.8 + 0.19 * hashUnit(seed, "mass", stateText, q.id);
     const entry = this.options.oracle?.lookup(state, q.id, q.oracleOptions);
     if (entry && q.options.length > 1) {
@@ -56,6 +53,9 @@ export class PseudoModel {
         return { probs: oracleDistribution(seed, this.options.accuracy ?? 1, entry, names, noul), labelMass, fromOracle: true };
       }
     }
+    const positions = labelPermutation(labelSeed ?? 0, q.options.length);
+    const n = q.options.length;
+    const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
     return { probs: softmax(logits), labelMass, fromOracle: false };
   }
 }
