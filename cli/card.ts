@@ -14,6 +14,7 @@ import { engineUrl } from "./engine-methods.js";
 import { parseGpuHourUsd, signKeyFrom, signKeyOption } from "./flags/card-flags.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+import { isTokenizerName, TOKENIZER_NAMES, type TokenizerName } from "../sim/index.js";
 
 /** --suite of `card reproduce`: the card's run.json names it. */
 const CARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite directory", defaultText: "the suite_root of run.json beside the card", mandatory: false }]);
@@ -25,6 +26,7 @@ interface ReproduceFlags {
   out?: string;
   simOracle?: string;
   simAccuracy?: string;
+  simTokenizer?: string;
   gpuHourUsd?: string;
   engineReadyTimeoutMs?: string;
   signKey?: string;
@@ -117,6 +119,7 @@ export function register(program: Command): void {
     .addOption(localOpt("--out <dir>", "where to write the rerun (default: <card dir>-reproduce)"))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"))
+    .addOption(opt("--sim-tokenizer <name>", `simulated engines: the tokenizer (${TOKENIZER_NAMES.join(", ")}; default builtin), as the card's run used (its model id says: sim/pseudo-<tokenizer>)`))
     .addOption(opt("--gpu-hour-usd <usd>", "price of one GPU-hour (default: the card's)"))
     .addOption(opt("--engine-ready-timeout-ms <ms>", `engines not ready after this long are reported; when none is, the rerun fails (default ${EMBEDDED_RUN_DEFAULTS.engineReadyTimeoutMs})`))
     .addOption(signKeyOption())
@@ -148,7 +151,11 @@ export function register(program: Command): void {
         outDir: out,
         ...(engines ? { engines } : {}),
         ...(sim ? { sim } : {}),
-        simOptions: { ...(flags.simOracle ? { oracle: flags.simOracle } : {}), ...(accuracy !== undefined ? { accuracy } : {}) },
+        simOptions: {
+          ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
+          ...(accuracy !== undefined ? { accuracy } : {}),
+          ...(flags.simTokenizer ? { tokenizer: simTokenizerArg(flags.simTokenizer) } : {}),
+        },
         method: { method: m.engine_method, seeds: [...m.seeds], temperature: m.temperature, model: runJson?.method?.model ?? "" },
         tracks: original.dataset.tracks,
         ...(m.batch_size !== null ? { capacity: m.batch_size } : {}),
@@ -212,4 +219,9 @@ function readRunJsonBeside(dir: string): { suite_root?: string; method?: { model
   } catch {
     return undefined;
   }
+}
+
+function simTokenizerArg(value: string): TokenizerName {
+  if (!isTokenizerName(value)) throw new UsageError(`--sim-tokenizer must be one of ${TOKENIZER_NAMES.join(", ")}, got ${value}`);
+  return value;
 }

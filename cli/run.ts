@@ -17,7 +17,7 @@ import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
 import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
 import { METRICS_TOKEN_FLAGS, metricsTokenFrom, tokenFlags } from "./flags/access-flags.js";
 import { COORDINATOR_DEFAULTS, heartbeatFor } from "../coordinator/index.js";
-import { isVllmProfile, VLLM_PROFILES, type VllmProfile } from "../sim/index.js";
+import { isTokenizerName, isVllmProfile, TOKENIZER_NAMES, VLLM_PROFILES, type TokenizerName, type VllmProfile } from "../sim/index.js";
 
 interface RunFlags {
   methodClass?: string;
@@ -29,6 +29,7 @@ interface RunFlags {
   simTokensPerS?: string;
   simFaults?: string;
   simVllm?: string;
+  simTokenizer?: string;
   simOracle?: string;
   simAccuracy?: string;
   requestTimeoutMs?: string;
@@ -61,6 +62,7 @@ export function register(program: Command): void {
     .addOption(opt("--sim-tokens-per-s <n>", "simulated engines: GPU throughput in tokens/s (default 0 = no latency)"))
     .addOption(opt("--sim-faults <spec>", 'simulated engines: faults, e.g. "5xx=0.05,hang=0.01"'))
     .addOption(opt("--sim-vllm <profile>", `simulated engines: which vLLM to behave as (${VLLM_PROFILES.join(", ")}; default structured-seed), as sim-engine --vllm`))
+    .addOption(opt("--sim-tokenizer <name>", `simulated engines: the tokenizer and chat template (${TOKENIZER_NAMES.join(", ")}; default builtin), as sim-engine --tokenizer`))
     .addOption(opt("--sim-oracle <file>", "simulated engines: oracle side file (or suite dir) with gold"))
     .addOption(opt("--sim-accuracy <q>", "simulated engines: oracle accuracy in [0,1]"));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
@@ -97,6 +99,7 @@ export function register(program: Command): void {
           ...(tokensPerS !== undefined ? { tokensPerS } : {}),
           ...(flags.simFaults ? { faults: flags.simFaults } : {}),
           ...(flags.simVllm ? { vllm: simVllm(flags.simVllm) } : {}),
+          ...(flags.simTokenizer ? { tokenizer: simTokenizer(flags.simTokenizer) } : {}),
           ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
           ...(accuracy !== undefined ? { accuracy } : {}),
         },
@@ -132,5 +135,10 @@ export function register(program: Command): void {
 
 function simVllm(value: string): VllmProfile {
   if (!isVllmProfile(value)) throw new UsageError(`--sim-vllm must be one of ${VLLM_PROFILES.join(", ")}, got ${value}`);
+  return value;
+}
+
+function simTokenizer(value: string): TokenizerName {
+  if (!isTokenizerName(value)) throw new UsageError(`--sim-tokenizer must be one of ${TOKENIZER_NAMES.join(", ")}, got ${value}`);
   return value;
 }

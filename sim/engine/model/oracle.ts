@@ -64,23 +64,58 @@ interface ReadCandidate extends OracleEntry {
   options: Map<string, string> | null;
 }
 
-/** A question found in a prompt: its listed labels and which one the model puts on top. */
+/** A question found in a prompt: its listed labels and the oracle's distribution over them. */
 export interface PromptTarget {
   entry: OracleEntry;
   /** Labels in the order the prompt lists them. */
   labels: string[];
-  /** Index into `labels` of the option the model puts first. */
-  top: number;
+  /** Probability of each listed label's option (oracleDistribution); sums to 1. */
+  probs: number[];
+}
+
+/** The name gold has among a question's options: a choice's key, "yes"/"no" for a predicate's (noul) sides. */
+export function goldName(gold: string | boolean, noul: boolean): string {
+  if (!noul) return String(gold);
+  return gold === true || gold === "true" ? "yes" : "no";
 }
 
 /**
- * The option on top in oracle mode: gold with probability `accuracy`, decided per (seed, run_id,
- * question), else another option chosen by the same hash, among `n` options in the suite's order.
+ * The oracle's answer to a question: a distribution over its options, a property of the question
+ * alone (seed, run_id, question key and the options' names), never of the order or labels a
+ * request gives them, so every engine method and every label permutation reads the same one. The
+ * option on top is gold with probability `accuracy` (decided per question), else another option
+ * chosen by the same hash; the others' logits are hashed, and the top one leads by a hashed margin.
  */
-export function oracleTop(seed: number, accuracy: number, entry: OracleEntry, goldIndex: number, n: number): number {
-  if (hashUnit(seed, "oracle", entry.runId, entry.questionKey) < accuracy) return goldIndex;
-  const others = Array.from({ length: n }, (_, i) => i).filter((i) => i !== goldIndex);
-  return others[Math.floor(hashUnit(seed, "miss", entry.runId, entry.questionKey) * others.length)] ?? goldIndex;
+export function oracleDistribution(seed: number, accuracy: number, entry: OracleEntry, names: readonly string[], noul: boolean): number[] {
+  const byName = distributionByName(seed, accuracy, entry, names, noul);
+  return names.map((n) => byName.get(n)!);
+}
+
+/** Distributions already drawn (every seed and every trie read of a question asks again). */
+const drawn = new Map<string, ReadonlyMap<string, number>>();
+
+function distributionByName(seed: number, accuracy: number, entry: OracleEntry, names: readonly string[], noul: boolean): ReadonlyMap<string, number> {
+  const sorted = [...new Set(names)].sort();
+  const key = [seed, accuracy, entry.runId, entry.questionKey, String(entry.gold), noul, ...sorted].join("\u0000");
+  const known = drawn.get(key);
+  if (known) return known;
+  const gold = goldName(entry.gold, noul);
+  let top = gold;
+  if (!(hashUnit(seed, "oracle", entry.runId, entry.questionKey) < accuracy) || !sorted.includes(gold)) {
+    const others = sorted.filter((n) => n !== gold);
+    top = others[Math.floor(hashUnit(seed, "miss", entry.runId, entry.questionKey) * others.length)] ?? gold;
+  }
+  const logit = new Map(sorted.map((n) => [n, 6 * (hashUnit(seed, "oracle-logit", entry.runId, entry.questionKey, n) - 0.5)]));
+  let best = -Infinity;
+  for (const [n, l] of logit) if (n !== top) best = Math.max(best, l);
+  logit.set(top, (best === -Infinity ? 0 : best) + 0.5 + 2.5 * hashUnit(seed, "margin", entry.runId, entry.questionKey));
+  const m = Math.max(...logit.values());
+  let z = 0;
+  for (const l of logit.values()) z += Math.exp(l - m);
+  const out = new Map([...logit].map(([n, l]) => [n, Math.exp(l - m) / z]));
+  if (drawn.size >= 100_000) drawn.clear();
+  drawn.set(key, out);
+  return out;
 }
 
 const OPTION_LINE = /^([A-Z]{1,3}|[0-9]|yes|no):\s?(.*)$/;
@@ -141,27 +176,17 @@ export class Oracle {
     const asked = textKey(instructions.join("\n").trim().replace(/^Question:/, ""));
     for (const c of candidates) {
       if (c.instructions !== asked) continue;
-      let goldAt: number;
-      let suiteIndex: (i: number) => number;
-      let n: number;
+      let names: string[];
       if (c.options === null) {
         if (listed.length !== 2 || !listed.some((o) => o.label === "yes") || !listed.some((o) => o.label === "no")) continue;
-        goldAt = listed.findIndex((o) => o.label === (c.gold === true || c.gold === "true" ? "yes" : "no"));
-        // Suite order of a yes/no question: true, false.
-        suiteIndex = (i) => (listed[i]!.label === "yes" ? 0 : 1);
-        n = 2;
+        names = listed.map((o) => o.label);
       } else {
         const options = c.options;
         if (listed.length !== options.size || !listed.every((o) => options.has(o.text))) continue;
-        const order = [...options.values()];
-        goldAt = listed.findIndex((o) => options.get(o.text) === String(c.gold));
-        suiteIndex = (i) => order.indexOf(options.get(listed[i]!.text)!);
-        n = options.size;
+        names = listed.map((o) => options.get(o.text)!);
       }
-      if (goldAt < 0) continue;
-      const topInSuite = oracleTop(seed, accuracy, c, suiteIndex(goldAt), n);
-      const top = listed.findIndex((_, i) => suiteIndex(i) === topInSuite);
-      return { entry: c, labels: listed.map((o) => o.label), top };
+      if (!names.includes(goldName(c.gold, c.options === null))) continue;
+      return { entry: c, labels: listed.map((o) => o.label), probs: oracleDistribution(seed, accuracy, c, names, c.options === null) };
     }
     return undefined;
   }

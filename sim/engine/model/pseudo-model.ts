@@ -1,9 +1,10 @@
 // The sim's "model": label logits from a seeded hash of state, question and option, then a softmax
-// over the labels as vLLM does (question_types.py label_softmax). In oracle mode the gold option is
-// put on top with probability `accuracy`, decided per (seed, run_id, question), so the expected
-// accuracy of a run is known before it starts.
+// over the labels as vLLM does (question_types.py label_softmax). In oracle mode the answer is the
+// oracle's distribution over the options (oracle.ts oracleDistribution: gold on top with
+// probability `accuracy`, decided per question), whatever the labels or the options' order, so the
+// expected accuracy of a run is known before it starts and is the same under every method.
 import { hashUnit } from "./deterministic.js";
-import { oracleTop, type Oracle } from "./oracle.js";
+import { goldName, oracleDistribution, type Oracle } from "./oracle.js";
 import { labelPermutation } from "../../../common/engine-protocol/index.js";
 import type { ParsedQuestion } from "../protocol/systemone-request.js";
 
@@ -42,21 +43,19 @@ export class PseudoModel {
    */
   read(state: unknown, stateText: string, q: ParsedQuestion, labelSeed: number | null = null): QuestionRead {
     const { seed } = this.options;
-    const positions = labelPermutation(labelSeed ?? 0, q.options.length);
-    const n = q.options.length;
-    const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
     const labelMass = 0.8 + 0.19 * hashUnit(seed, "mass", stateText, q.id);
     const entry = this.options.oracle?.lookup(state, q.id, q.oracleOptions);
     if (entry && q.options.length > 1) {
-      const goldName = typeof entry.gold === "boolean" ? (entry.gold ? "yes" : "no") : entry.gold;
-      const goldIndex = q.options.findIndex((o) => o.name === goldName);
-      if (goldIndex >= 0) {
-        const top = oracleTop(seed, this.options.accuracy ?? 1, entry, goldIndex, q.options.length);
-        const rest = logits.filter((_, i) => i !== top);
-        logits[top] = Math.max(...rest) + 0.5 + 2.5 * hashUnit(seed, "margin", entry.runId, q.id);
-        return { probs: softmax(logits), labelMass, fromOracle: true };
+      // A yes/no question (noul, or a Decisions predicate) has no option names for the oracle: its sides are yes and no.
+      const noul = q.oracleOptions === null;
+      const names = q.options.map((o) => o.name);
+      if (names.includes(goldName(entry.gold, noul))) {
+        return { probs: oracleDistribution(seed, this.options.accuracy ?? 1, entry, names, noul), labelMass, fromOracle: true };
       }
     }
+    const positions = labelPermutation(labelSeed ?? 0, q.options.length);
+    const n = q.options.length;
+    const logits = q.options.map((o, i) => 6 * (hashUnit(seed, "logit", stateText, q.id, q.instructions, o.name) - 0.5) + (n > 1 ? LABEL_BIAS * (1 - positions[i]! / (n - 1)) : 0));
     return { probs: softmax(logits), labelMass, fromOracle: false };
   }
 }

@@ -2,7 +2,8 @@
 // shared prefix (system instructions and the state) and the question's own text, counted in tokens.
 // Mirrors vllm/entrypoints/openai/decisions/strategies.py NextTokenStrategy.read (user message =
 // state, blank line, question prompt) and question_types.py QuestionType.prompt / reply_line.
-import { countTokens } from "./token-count.js";
+import type { EngineTokenizer } from "./engine-tokenizer.js";
+import type { SimTokenizer } from "./tokenizer.js";
 import { sha256Hex } from "../../../common/sha256.js";
 import type { ParsedQuestion, ParsedRequest } from "../protocol/systemone-request.js";
 
@@ -39,16 +40,40 @@ export function questionPrompt(q: ParsedQuestion): string {
   return lines.join("\n");
 }
 
-/** `bos`: the chat template starts with the tokenizer's BOS token (Llama, Gemma). */
-export function readPrompts(req: ParsedRequest, bos = false): ReadPrompt[] {
+const templateTokens = new WeakMap<EngineTokenizer, number>();
+
+/**
+ * Tokens the chat template adds around a system and a user message (role markers, BOS, the
+ * generation prompt): a real tokenizer renders its own template once to count them; the built-in
+ * one adds TEMPLATE_TOKENS, and its BOS.
+ */
+function templateOverhead(tokenizer: EngineTokenizer): number {
+  let n = templateTokens.get(tokenizer);
+  if (n === undefined) {
+    if (tokenizer.name === "builtin") n = TEMPLATE_TOKENS + ((tokenizer as SimTokenizer).bos ? 1 : 0);
+    else {
+      const messages = [
+        { role: "system", content: "x" },
+        { role: "user", content: "y" },
+      ];
+      const text = tokenizer.renderChat(messages, { addGenerationPrompt: true, continueFinalMessage: false, kwargs: {} });
+      n = Math.max(0, tokenizer.count(text) - tokenizer.count("x") - tokenizer.count("y"));
+    }
+    templateTokens.set(tokenizer, n);
+  }
+  return n;
+}
+
+/** The reads of a structured request, counted with the engine's tokenizer. */
+export function readPrompts(req: ParsedRequest, tokenizer: EngineTokenizer): ReadPrompt[] {
   const state = stateText(req.state);
   const prefixText = `${req.instructions ?? ""}\n${state}\n\n`;
   const prefixKey = sha256Hex(`${req.cacheSalt ?? ""}\u0000${prefixText}`);
-  const prefixTokens = TEMPLATE_TOKENS + (bos ? 1 : 0) + countTokens(prefixText);
+  const prefixTokens = templateOverhead(tokenizer) + tokenizer.count(prefixText);
   return req.questions.map((q) => ({
     questionId: q.id,
     prefixKey,
     prefixTokens,
-    promptTokens: prefixTokens + countTokens(questionPrompt(q)),
+    promptTokens: prefixTokens + tokenizer.count(questionPrompt(q)),
   }));
 }

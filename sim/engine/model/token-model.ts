@@ -6,36 +6,26 @@
 // is a seeded hash of the context and the option's text, plus a small preference for the first
 // labels: the label-position bias that reading under several label permutations cancels.
 // Everything else in the fixed vocabulary gets a low hashed logit, the hashed range one constant.
-// In oracle mode the caller passes the prompt's labels and the one to put on top (oracle.ts
-// promptTarget): the model then follows that label token by token and, once it is complete,
-// gives no weight to the longer labels that continue it, so a trie read finds that option.
+// In oracle mode the caller passes the prompt's labels and the oracle's distribution over their
+// options (oracle.ts promptTarget): each next token then has exactly that distribution's
+// conditional probability on the label trie (label-distribution.ts), so a trie read gives back the
+// oracle's distribution, the same one /v1/systemone answers with.
 import { createHash } from "node:crypto";
-import { SimTokenizer, VOCAB_SIZE } from "./tokenizer.js";
+import { labelNode, SparseDistribution, type LabelTarget, type NextTokenDistribution, type TokenLogprob } from "./label-distribution.js";
+import { ENDOFTEXT, SimTokenizer, VOCAB_SIZE } from "./tokenizer.js";
+
+export type { LabelTarget, NextTokenDistribution, TokenLogprob } from "./label-distribution.js";
 
 const BACKGROUND_LOGIT = -16;
 /** Longest label (in tokens) the model recognises in an option line. */
 const MAX_LABEL_TOKENS = 3;
 
-/** Oracle mode: the listed labels' token ids and which label the model says. */
-export interface LabelTarget {
-  labels: readonly (readonly number[])[];
-  top: number;
-}
+/** Oracle mode: share of the first token's probability on the labels (the rest: other tokens). */
+const ORACLE_LABEL_MASS = 0.95;
 
-/** Logit margin of the oracle's next token over the best other token. */
-const ORACLE_MARGIN = 8;
-
-export interface TokenLogprob {
-  id: number;
-  logprob: number;
-}
-
-export interface NextTokenDistribution {
-  logprob(id: number): number;
-  /** The k most likely tokens, most likely first. */
-  top(k: number): TokenLogprob[];
-  /** The greedy (temperature 0) choice. */
-  argmax(): TokenLogprob;
+/** A next-token model the generation endpoints read (TokenModel, TextTokenModel). */
+export interface NextTokenModel {
+  next(context: readonly number[], target?: LabelTarget): NextTokenDistribution;
 }
 
 function mix32(a: number, b: number): number {
@@ -50,17 +40,19 @@ function hashIds(seed: number, ids: readonly number[]): number {
   return createHash("sha256").update(buf).digest().readUInt32BE(0);
 }
 
-export class TokenModel {
+export class TokenModel implements NextTokenModel {
   private readonly fixed = SimTokenizer.fixedVocabSize;
   private readonly newline: number;
   private readonly colon: number;
   private readonly question: number;
   private readonly labelLike: Set<number>;
+  private readonly end: number;
 
   constructor(
     private readonly seed: number,
-    tokenizer: SimTokenizer,
+    private readonly tokenizer: SimTokenizer,
   ) {
+    this.end = tokenizer.idOf(ENDOFTEXT)!;
     this.newline = tokenizer.idOf("\n")!;
     this.colon = tokenizer.idOf(":")!;
     this.question = tokenizer.idOf("Question")!;
@@ -73,11 +65,14 @@ export class TokenModel {
 
   /** The distribution of the token after `context`. */
   next(context: readonly number[], target?: LabelTarget): NextTokenDistribution {
+    if (target) {
+      const oracle = this.oracleNext(context, target);
+      if (oracle) return oracle;
+    }
     const ctx = hashIds(this.seed, context);
     const logits = new Float64Array(this.fixed);
     for (let id = 0; id < this.fixed; id++) logits[id] = -10 + 4 * mix32(ctx, id);
     for (const [id, boost] of this.boosts(context, ctx)) logits[id] = boost;
-    if (target) this.follow(target, this.begunLabel(context), logits);
     let top = -Infinity;
     for (const l of logits) top = Math.max(top, l);
     let z = (VOCAB_SIZE - this.fixed) * Math.exp(BACKGROUND_LOGIT - top);
@@ -109,19 +104,15 @@ export class TokenModel {
     return context.slice(start);
   }
 
-  /** Oracle mode: the target label's next token on top; a complete target label is not continued. */
-  private follow(target: LabelTarget, begun: readonly number[], logits: Float64Array): void {
-    const label = target.labels[target.top];
-    if (!label || begun.length > label.length || begun.some((id, i) => label[i] !== id)) return;
-    if (begun.length < label.length) {
-      let best = -Infinity;
-      for (const l of logits) best = Math.max(best, l);
-      logits[label[begun.length]!] = best + ORACLE_MARGIN;
-      return;
+  /** Oracle mode: the exact conditionals of the target's distribution at the label begun (its longest trailing part that starts a label). */
+  private oracleNext(context: readonly number[], target: LabelTarget): NextTokenDistribution | undefined {
+    const labels = target.labels.map((l) => this.tokenizer.encode(l));
+    const begun = this.begunLabel(context);
+    for (let from = 0; from <= begun.length; from++) {
+      const node = labelNode(labels, target.probs, begun.slice(from), ORACLE_LABEL_MASS);
+      if (node) return new SparseDistribution(node, this.end, VOCAB_SIZE);
     }
-    for (const other of target.labels) {
-      if (other.length > begun.length && begun.every((id, i) => other[i] === id)) logits[other[begun.length]!] = BACKGROUND_LOGIT - ORACLE_MARGIN;
-    }
+    return undefined;
   }
 
   /** Logits of the tokens that continue a listed option's label after the label begun at the end of the context. */

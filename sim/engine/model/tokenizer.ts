@@ -11,6 +11,8 @@
 // TokenizeParams.get_encode_kwargs passes add_special_tokens to the tokenizer;
 // vllm/entrypoints/openai/completion/protocol.py and serve/tokenize/protocol.py set the defaults.
 import { createHash } from "node:crypto";
+import { FinalMessageMissing, type ChatMessage, type ChatRenderOptions, type EngineTokenizer } from "./engine-tokenizer.js";
+import { countTokens } from "./token-count.js";
 
 export const VOCAB_SIZE = 151_936;
 export const ENDOFTEXT = "<|endoftext|>";
@@ -44,7 +46,9 @@ const SPECIAL_IDS = new Set([...SPECIALS, BOS].map((s) => FIXED_IDS.get(s)!));
 const PIECE = /\n|[\p{L}\p{M}\p{N}]+|[^\s\p{L}\p{M}\p{N}]/gu;
 const SPECIAL_SPLIT = /(<\|endoftext\|>|<\|im_start\|>|<\|im_end\|>|<\|begin_of_text\|>)/;
 
-export class SimTokenizer {
+export class SimTokenizer implements EngineTokenizer {
+  readonly name = "builtin" as const;
+  readonly eosIds: ReadonlySet<number> = new Set([FIXED_IDS.get(ENDOFTEXT)!, FIXED_IDS.get(IM_END)!]);
   /** Text of the hashed ids seen so far, for decoding. */
   private readonly hashed = new Map<number, string>();
   private readonly idsOfChunks = new Map<string, number>();
@@ -104,6 +108,16 @@ export class SimTokenizer {
       }
     }
     return { ids, pieces };
+  }
+
+  /** Prompt counts of structured reads: the cheap estimate of token-count.ts, the sim's hottest path. */
+  count(text: string): number {
+    return countTokens(text);
+  }
+
+  renderChat(messages: readonly ChatMessage[], options: ChatRenderOptions): string {
+    const enableThinking = typeof options.kwargs.enable_thinking === "boolean" ? options.kwargs.enable_thinking : undefined;
+    return applyChatTemplate(messages, { addGenerationPrompt: options.addGenerationPrompt, continueFinalMessage: options.continueFinalMessage, bos: this.bos, thinking: this.thinking, enableThinking });
   }
 
   /** The text of `ids` (vLLM's /detokenize): the tokens' texts joined; the sim has no space tokens, so spaces between words are not restored. */
@@ -184,10 +198,8 @@ function byteLevel(text: string): string {
   return out;
 }
 
-export interface ChatMessage {
-  role: string;
-  content: string;
-}
+export type { ChatMessage } from "./engine-tokenizer.js";
+export { FinalMessageMissing } from "./engine-tokenizer.js";
 
 /** What a thinking template (Qwen3's) writes for an empty reasoning block. */
 export const EMPTY_THINK = "<think>\n\n</think>\n\n";
@@ -202,8 +214,6 @@ export interface ChatTemplateOptions {
   enableThinking?: boolean;
 }
 
-/** continue_final_message with a final message the rendered chat does not end in (transformers' apply_chat_template ValueError). */
-export class FinalMessageMissing extends Error {}
 
 /**
  * A ChatML template (the Qwen family's), as vLLM applies it for /v1/chat/completions and

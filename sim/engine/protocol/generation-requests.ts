@@ -32,8 +32,9 @@ import { createHash } from "node:crypto";
 import { badRequest as bad, contextLengthFailure, modelNotFound, VllmValidationError, type Failure } from "./failure.js";
 import { pyRepr } from "./python-repr.js";
 import { validationFailure, valueError, type PydanticError } from "./validation-error.js";
-import { applyChatTemplate, FinalMessageMissing, SimTokenizer, type ChatMessage } from "../model/tokenizer.js";
-import type { LabelTarget, TokenModel, TokenLogprob } from "../model/token-model.js";
+import { FinalMessageMissing, type ChatMessage } from "../model/tokenizer.js";
+import type { EngineTokenizer } from "../model/engine-tokenizer.js";
+import type { LabelTarget, NextTokenModel, TokenLogprob } from "../model/token-model.js";
 
 export const MAX_LOGPROB_TOKEN_IDS = 128;
 
@@ -101,7 +102,7 @@ function tokenIdsSchema(body: Record<string, unknown>, limits: GenerationLimits)
  * count against --max-logprobs (-1 = the whole vocabulary), or the explicit ids (at most 128, in
  * the vocabulary). With ids the count is not passed on (to_sampling_params: logprobs=None).
  */
-function samplingLogprobs(body: Record<string, unknown>, topLogprobs: number | null, tokenizer: SimTokenizer, limits: GenerationLimits): { tokenIds: number[] | null } | Failure {
+function samplingLogprobs(body: Record<string, unknown>, topLogprobs: number | null, tokenizer: EngineTokenizer, limits: GenerationLimits): { tokenIds: number[] | null } | Failure {
   if (topLogprobs !== null && tokenIdsRequested(body, limits)) {
     const ids = body.logprob_token_ids as number[];
     if (ids.length > MAX_LOGPROB_TOKEN_IDS) {
@@ -179,7 +180,7 @@ function requestModel(
   return tokenIdsSchema(raw, limits) ?? { body: raw };
 }
 
-export function parseCompletionRequest(raw: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
+export function parseCompletionRequest(raw: unknown, tokenizer: EngineTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
   const model = requestModel(raw, limits, completionRefusal);
   if ("ok" in model) return model;
   const { body } = model;
@@ -241,7 +242,7 @@ function messagesOf(raw: unknown): ChatMessage[] | Failure {
  * template (which writes BOS on a BOS-adding tokenizer), then the text encoded with
  * add_special_tokens (default false for chat: the template already added them).
  */
-export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenizer): { text: string; ids: number[]; pieces: string[] } | Failure {
+export function renderChat(body: Record<string, unknown>, tokenizer: EngineTokenizer): { text: string; ids: number[]; pieces: string[] } | Failure {
   const continueFinal = body.continue_final_message === true;
   if (continueFinal && body.add_generation_prompt === true) {
     // check_generation_prompt, a model validator raising ValueError (no parameter).
@@ -253,14 +254,14 @@ export function renderChat(body: Record<string, unknown>, tokenizer: SimTokenize
   if (continueFinal && messages[messages.length - 1]?.role !== "assistant") {
     return bad("continue_final_message needs the last message to be an assistant message", "continue_final_message");
   }
-  const kwargs = body.chat_template_kwargs;
-  const enableThinking = isObject(kwargs) && typeof kwargs.enable_thinking === "boolean" ? kwargs.enable_thinking : undefined;
+  const kwargs = isObject(body.chat_template_kwargs) ? body.chat_template_kwargs : {};
   let text: string;
   try {
-    text = applyChatTemplate(messages, { addGenerationPrompt: addGeneration, continueFinalMessage: continueFinal, bos: tokenizer.bos, thinking: tokenizer.thinking, enableThinking });
+    text = tokenizer.renderChat(messages, { addGenerationPrompt: addGeneration, continueFinalMessage: continueFinal, kwargs });
   } catch (err) {
-    // The template's ValueError, answered as a 400 by vLLM's chat preprocessing.
+    // The template's ValueError (or its raise_exception), answered as a 400 by vLLM's chat preprocessing.
     if (err instanceof FinalMessageMissing) return bad(err.message);
+    if (tokenizer.name !== "builtin" && err instanceof Error) return bad(err.message);
     throw err;
   }
   const { ids, pieces } = tokenizer.encodeWithPieces(text, addSpecialTokens(body, false));
@@ -284,7 +285,7 @@ function chatRefusal(body: Record<string, unknown>, limits: GenerationLimits): V
   return undefined;
 }
 
-export function parseChatRequest(raw: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
+export function parseChatRequest(raw: unknown, tokenizer: EngineTokenizer, limits: GenerationLimits): GenerationPlan | Failure {
   const model = requestModel(raw, limits, chatRefusal);
   if ("ok" in model) return model;
   const { body } = model;
@@ -322,7 +323,7 @@ export interface TokenizeResult {
 }
 
 /** /tokenize: the ids and the text they came from (the oracle reads the text of a prompt sent later as ids). */
-export function tokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): { result: TokenizeResult; text: string } | Failure {
+export function tokenizeRequest(body: unknown, tokenizer: EngineTokenizer, limits: GenerationLimits): { result: TokenizeResult; text: string } | Failure {
   if (!isObject(body)) return notADict(body);
   let tokens: number[];
   let pieces: string[];
@@ -368,7 +369,7 @@ export interface GeneratedToken {
 }
 
 /** Greedy generation of up to maxTokens tokens with their logprobs; `target` in oracle mode. */
-export function generate(model: TokenModel, prompt: readonly number[], plan: GenerationPlan, eos: ReadonlySet<number>, target?: LabelTarget): GeneratedToken[] {
+export function generate(model: NextTokenModel, prompt: readonly number[], plan: GenerationPlan, eos: ReadonlySet<number>, target?: LabelTarget): GeneratedToken[] {
   const context = [...prompt];
   const out: GeneratedToken[] = [];
   for (let step = 0; step < plan.maxTokens; step++) {
@@ -386,11 +387,11 @@ export function generate(model: TokenModel, prompt: readonly number[], plan: Gen
   return out;
 }
 
-function tokenText(tokenizer: SimTokenizer, id: number, asIds: boolean): string {
+function tokenText(tokenizer: EngineTokenizer, id: number, asIds: boolean): string {
   return asIds ? `token_id:${id}` : tokenizer.decodeToken(id);
 }
 
-export function completionLogprobs(tokens: GeneratedToken[], tokenizer: SimTokenizer, plan: GenerationPlan): Record<string, unknown> | null {
+export function completionLogprobs(tokens: GeneratedToken[], tokenizer: EngineTokenizer, plan: GenerationPlan): Record<string, unknown> | null {
   if (plan.topLogprobs === null) return null;
   let offset = 0;
   const text_offset: number[] = [];
@@ -406,7 +407,7 @@ export function completionLogprobs(tokens: GeneratedToken[], tokenizer: SimToken
   };
 }
 
-export function chatLogprobs(tokens: GeneratedToken[], tokenizer: SimTokenizer, plan: GenerationPlan): Record<string, unknown> | null {
+export function chatLogprobs(tokens: GeneratedToken[], tokenizer: EngineTokenizer, plan: GenerationPlan): Record<string, unknown> | null {
   if (plan.topLogprobs === null) return null;
   const entry = (id: number, logprob: number) => {
     const token = tokenText(tokenizer, id, plan.asTokenIds);
@@ -418,7 +419,7 @@ export function chatLogprobs(tokens: GeneratedToken[], tokenizer: SimTokenizer, 
 }
 
 /** POST /detokenize: {model?, tokens: list[int]} -> {prompt} (tokenize/protocol.py DetokenizeRequest). */
-export function detokenizeRequest(body: unknown, tokenizer: SimTokenizer, limits: GenerationLimits): { prompt: string } | Failure {
+export function detokenizeRequest(body: unknown, tokenizer: EngineTokenizer, limits: GenerationLimits): { prompt: string } | Failure {
   if (!isObject(body)) return notADict(body);
   const tokens = body.tokens;
   if (tokens === undefined) return validationFailure([{ type: "missing", loc: ["body", "tokens"], msg: "Field required", input: body }]);
