@@ -6,112 +6,17 @@
 // engine per profile and tokenizer, shared by that profile's runs; a tiny suite (no routing track,
 // whose payloads repeat with other gold); then, on `current`, a state over the context is skipped
 // in exactly one request by every method.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
-import { oracleFromSuite, type Oracle } from "../../sim/engine/model/oracle.js";
-import type { VllmProfile } from "../../sim/engine/vllm-profile.js";
-import { EmbeddedRun } from "../../run/index.js";
+import { describe, expect, it } from "vitest";
+import { startSimEngine } from "../../sim/engine/server.js";
 import { SystemOneMethod } from "../../agent/methods/systemone.js";
 import { DecisionsMethod } from "../../agent/methods/decisions.js";
 import { LabelReadMethod } from "../../agent/methods/label-read.js";
 import type { EngineMethod } from "../../agent/engine-method.js";
 import type { MethodOptions } from "../../agent/methods/method-options.js";
-import { createLogger } from "../../common/log.js";
-import { tempDirs } from "../support/temp-dirs.js";
 
-/** The sim's tokenizers the matrix runs with; the real ones (qwen3, llama3.1, gemma3) join when the sim has them. */
-const TOKENIZERS = ["builtin"] as const;
-const PROFILES: readonly VllmProfile[] = ["legacy", "structured-seed", "current"];
-/** A 3-way choice; a yes/no and a 5-way choice in one record; a 60-way choice (over 26: label-read). */
-const TRACKS = ["aiv-sa24-easy", "deepedu", "massive-vi-vn"];
-const OVER_26 = "massive-vi-vn";
-const SEED_SETS: ReadonlyArray<readonly number[]> = [[], [0, 1, 2]];
+import { describeMethodsMatrix } from "./methods-matrix.js";
 
-interface MethodCell {
-  name: string;
-  method: "systemone" | "decisions" | "label-read";
-  api: "completions" | "chat";
-}
-const METHODS: readonly MethodCell[] = [
-  { name: "systemone", method: "systemone", api: "completions" },
-  { name: "decisions", method: "decisions", api: "completions" },
-  { name: "label-read (completions)", method: "label-read", api: "completions" },
-  { name: "label-read (chat)", method: "label-read", api: "chat" },
-];
-
-const tmp = tempDirs("udm-matrix-");
-let suite: string;
-let oracle: Oracle;
-const engines = new Map<string, Promise<SimEngine>>();
-
-beforeAll(async () => {
-  suite = tmp();
-  await makeSuite({ out: suite, scale: "small", seed: 7, tracks: TRACKS });
-  oracle = await oracleFromSuite(suite);
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all([...engines.values()].map(async (e) => (await e).close()));
-});
-
-/** The one engine of a profile and tokenizer (started by the first of its runs). */
-function engineFor(profile: VllmProfile, tokenizer: string): Promise<SimEngine> {
-  const key = `${profile}/${tokenizer}`;
-  let e = engines.get(key);
-  if (!e) {
-    // Given by name once the sim has more than its built-in tokenizer (SimEngineOptions.tokenizer).
-    const tokenizerOption = tokenizer === "builtin" ? {} : { tokenizer };
-    e = startSimEngine({ model: "oracle", seed: 3, maxModelLen: 32768, oracle, accuracy: 1, vllm: profile, ...tokenizerOption } as SimEngineOptions);
-    engines.set(key, e);
-  }
-  return e;
-}
-
-/** Which methods may answer: a batched method hands >26-option choices to label-read, and everything when its endpoint is not served. */
-function expectedAnswerers(cell: MethodCell, profile: VllmProfile): { must: string[]; may: string[] } {
-  if (cell.method === "label-read") return { must: ["label-read"], may: ["label-read"] };
-  if (profile === "legacy") return { must: ["label-read"], may: ["label-read"] };
-  return { must: [cell.method, "label-read"], may: [cell.method, "label-read"] };
-}
-
-describe.each(TOKENIZERS)("methods x vLLM profiles x seeds, tokenizer %s", (tokenizer) => {
-  describe.each(PROFILES)("profile %s", (profile) => {
-    const cells = METHODS.flatMap((m) => SEED_SETS.map((seeds) => ({ ...m, seeds })));
-    // Concurrent: a run mostly waits (gRPC, timers), and the runs of a profile share only the engine.
-    it.concurrent.each(cells.map((c) => [`${c.name}, seeds [${c.seeds.join(",")}]`, c] as const))("%s: an oracle at accuracy 1 scores 1, no errors, the card names who answered", async (_label, cell) => {
-      const engine = await engineFor(profile, tokenizer);
-      const run = await EmbeddedRun.create({
-        suiteDir: suite,
-        outDir: tmp(),
-        engines: [engine.url],
-        method: { method: cell.method, seeds: [...cell.seeds], temperature: 0, model: "" },
-        labelReadApi: cell.api,
-        printTracks: false,
-        retries: 1,
-        logger: createLogger("matrix", "silent"),
-      });
-      const { card, metrics } = await run.run();
-      expect(card.status).toBe("complete");
-      expect(card.scores.errors).toBe(0);
-      expect(card.scores.missing).toBe(0);
-      const below = Object.entries(metrics!.tracks).filter(([, t]) => t.headline.value !== 1).map(([name, t]) => `${name} ${t.headline.metric}=${t.headline.value}`);
-      expect(below).toEqual([]);
-      expect(Object.keys(metrics!.tracks).sort()).toEqual([...TRACKS].sort());
-      const answered = card.method.answered_by ?? {};
-      const { must, may } = expectedAnswerers(cell, profile);
-      expect(Object.keys(answered).sort()).toEqual([...new Set(must)].sort());
-      for (const m of Object.keys(answered)) expect(may).toContain(m);
-      const shares = Object.values(answered).reduce((s, a) => s + a.share, 0);
-      expect(shares).toBeCloseTo(1, 5);
-      if (cell.method !== "label-read" && profile !== "legacy") {
-        // Only the 60-way track's questions leave the method.
-        const over26 = card.scores.tracks[OVER_26]!.records;
-        expect(answered["label-read"]!.questions).toBe(over26);
-      }
-    }, 60_000);
-  });
-});
+describeMethodsMatrix("builtin");
 
 const makers: Record<string, (o: MethodOptions) => EngineMethod> = {
   systemone: (o) => new SystemOneMethod(o),
