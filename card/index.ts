@@ -14,6 +14,7 @@ export { METHOD_CLASSES, RUN_CARD_FILE, type MethodClass, type RunCard } from ".
 export { datasetSha256, expectedFingerprint, scopeOf } from "./sweep/expected-fingerprint.js";
 export { scopeOfCard, type FingerprintScope } from "./fingerprint.js";
 export { MAX_SWEEP_RUNS, expandSweep, isListenAddress, readSweepConfig, type SweepConfig, type SweepRun } from "./sweep/sweep-config.js";
+export { readRunConfig, type RunConfig } from "./sweep/run-config.js";
 export { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "./sweep/sweep-estimate.js";
 export { SWEEP_RECORD_FORMAT, entryFromCard, writeSweepRecord, type SweepRunEntry } from "./sweep/sweep-record.js";
 export { verifyCard } from "./verify-card.js";

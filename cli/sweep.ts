@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { estimateRun, isListenAddress, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/index.js";
-import { numberArg, opt } from "./options.js";
+import { intArg, numberArg, opt } from "./options.js";
 import { engineUrl } from "./engine-methods.js";
 import { planSweep, Sweep, type SweepPlan } from "../run/index.js";
 import { boolArg } from "./metrics-flags.js";
@@ -27,6 +27,7 @@ interface SweepFlags {
   tokensPerGpuS: string;
   metrics: string;
   perAgentMetrics?: string;
+  limit?: string;
 }
 
 export function register(program: Command): void {
@@ -35,7 +36,8 @@ export function register(program: Command): void {
     .description("run a matrix of models x methods x temperatures x seed-sets on one coordinator address; rerun to resume")
     .addOption(opt("--config <file>", "sweep.yaml").makeOptionMandatory())
     .addOption(opt("--dry-run", "print the matrix with tokens, GPU-hours and cost per run, run nothing"))
-    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"));
+    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"))
+    .addOption(opt("--limit <n>", "records per track at most, whole groups, in every run (default: the config's limit, else all)"));
   for (const o of flagOptions(tokenFlags("bearer token agents must send"))) command.addOption(o);
   command
     .addOption(opt("--engine <url>", "--dry-run: an engine whose /tokenize counts the suite's tokens"))
@@ -46,7 +48,8 @@ export function register(program: Command): void {
     .action(async (flags: SweepFlags) => {
       if (flags.listen !== undefined && !isListenAddress(flags.listen)) throw new UsageError(`--listen must be HOST:PORT (port 0..65535), got ${JSON.stringify(flags.listen)}`);
       if (flags.engine !== undefined) flags.engine = engineUrl(flags.engine);
-      const plan = await planSweep(flags.config);
+      const limit = intArg("limit", flags.limit, 1);
+      const plan = await planSweep(flags.config, limit !== undefined ? { limit } : {});
       if (flags.dryRun) return dryRun(plan, flags);
       const metricsListen = parseMetricsListen(flags.metrics);
       const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);

@@ -31,6 +31,8 @@ export interface EmbeddedRunOptions {
   method?: Partial<MethodConfig>;
   tracks?: readonly string[];
   families?: readonly string[];
+  /** Records per track at most, whole groups, the same every time (`--limit`); all when absent. */
+  limit?: number;
   force?: boolean;
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
@@ -151,6 +153,7 @@ export class EmbeddedRun {
       outDir: options.outDir,
       ...(options.tracks ? { tracks: options.tracks } : {}),
       ...(options.families ? { families: options.families } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
       log,
       onEmitted: (_track, seconds) => this.scorerMetrics?.emitted(seconds),
       onTrackFinal: (track, m) => {
@@ -205,6 +208,7 @@ export class EmbeddedRun {
       outDir: options.outDir,
       ...(options.tracks ? { tracks: options.tracks } : {}),
       ...(options.families ? { families: options.families } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),
