@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import { EXIT } from "../common/errors.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
-import { VIEW_DEFAULTS, openRunDir, startViewServer, checkSuiteIdentity } from "../view/index.js";
+import { VIEW_DEFAULT_LISTEN, openRunDir, startViewServer, checkSuiteIdentity } from "../view/index.js";
 import { opt } from "./options.js";
 import { flagGroup, flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
@@ -11,7 +11,7 @@ import { tokenFlags } from "./flags/access-flags.js";
 import { onShutdownSignals } from "./signals.js";
 
 /** Where `view` serves by default: what `diff` links to. */
-export const VIEW_DEFAULT_URL = `http://${VIEW_DEFAULTS.listen}`;
+export const VIEW_DEFAULT_URL = `http://${VIEW_DEFAULT_LISTEN}`;
 
 const VIEW_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "the run's suite", defaultText: "suite_root of the run's run.json", mandatory: false }]);
 const TOKEN_FLAGS = tokenFlags("bearer token the page's /api routes require (the page takes it as ?token=)");
@@ -22,7 +22,7 @@ export function register(program: Command): void {
     .description("browse a run's answers in a self-contained page: tracks, records (filters), one record with its gold and distribution, confusion matrices")
     .argument("<run-dir>", "run directory (udm-orch run/coordinator --out)");
   for (const o of flagOptions(VIEW_SUITE_FLAGS)) command.addOption(o);
-  command.addOption(opt("--listen <host:port>", "address of the page", VIEW_DEFAULTS.listen));
+  command.addOption(opt("--listen <host:port>", "address of the page", VIEW_DEFAULT_LISTEN));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   command.action(async (dir: string, flags: { listen: string } & Record<string, unknown>) => {
     const listen = parseMetricsListen(flags.listen, "--listen");

@@ -19,9 +19,16 @@ export interface ViewServerOptions {
   listen: ListenAddress;
   /** Bearer token the API needs. @default none */
   token?: string;
+  /** Records in a page when the page asks for no number. @default 50 */
+  pageSize?: number;
+  /** Most records a page may ask for. @default 500 */
+  maxPageSize?: number;
 }
 
-export const VIEW_DEFAULTS = { listen: "127.0.0.1:9480", pageSize: 50, maxPageSize: 500 } as const;
+export const VIEW_DEFAULTS = { pageSize: 50, maxPageSize: 500 } as const satisfies Partial<ViewServerOptions>;
+
+/** Where `udm-orch view` serves unless told (`diff` links to it). */
+export const VIEW_DEFAULT_LISTEN = "127.0.0.1:9480";
 
 export interface ViewServer {
   url: string;
@@ -31,7 +38,7 @@ export interface ViewServer {
 }
 
 export async function startViewServer(options: ViewServerOptions): Promise<ViewServer> {
-  const { run } = options;
+  const { run, pageSize = VIEW_DEFAULTS.pageSize, maxPageSize = VIEW_DEFAULTS.maxPageSize } = options;
   const stats: ReadStats = { indexBytes: 0, maxIndexBuffer: 0, pageBytes: 0, pageLines: 0 };
   const indexes = new Map<string, Promise<TrackIndex>>();
   const files = new Map(run.scope.map((f) => [f.track, f]));
@@ -86,7 +93,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
     const pending = indexOf(parts[1]!);
     if (!pending) return json(res, 404, { error: `no track ${JSON.stringify(parts[1])} in this run` });
     const index = await pending;
-    if (parts[2] === "records" && parts.length === 3) return json(res, 200, recordList(index, url.searchParams));
+    if (parts[2] === "records" && parts.length === 3) return json(res, 200, recordList(index, url.searchParams, pageSize, maxPageSize));
     if (parts[2] === "confusion" && parts.length === 3) return json(res, 200, confusion(index));
     if (parts[2] === "records" && parts.length === 4) {
       const i = index.indexOf(parts[3]!);
@@ -148,7 +155,7 @@ function tracksTable(run: RunDir): unknown {
 
 const STATUS_FILTERS = new Set<string>(Object.keys(STATUS));
 
-function recordList(index: TrackIndex, q: URLSearchParams): unknown {
+function recordList(index: TrackIndex, q: URLSearchParams, pageSize: number, maxPageSize: number): unknown {
   const status = q.get("status") || "all";
   if (status !== "all" && !STATUS_FILTERS.has(status)) throw new UsageError(`status must be all or one of ${[...STATUS_FILTERS].join(", ")}`);
   const bit = status === "all" ? 0 : STATUS[status as StatusName];
@@ -156,7 +163,7 @@ function recordList(index: TrackIndex, q: URLSearchParams): unknown {
   const pred = q.get("pred") || undefined;
   const search = (q.get("q") || "").toLowerCase();
   const offset = Math.max(0, Number(q.get("offset")) || 0);
-  const size = Math.min(VIEW_DEFAULTS.maxPageSize, Math.max(1, Number(q.get("limit")) || VIEW_DEFAULTS.pageSize));
+  const size = Math.min(maxPageSize, Math.max(1, Number(q.get("limit")) || pageSize));
   const page: unknown[] = [];
   let matched = 0;
   for (let i = 0; i < index.size; i++) {

@@ -26,6 +26,13 @@ describe("fingerprint", () => {
     expect(fingerprint({ ...BASE, temperature: 0.7, batchSize: 8, toolsEnabled: ["search", "calc"] })).toBe("c7a10ce4045d820b0f14566c525fd3eac556e07e8ea728d5fc3db1b42f3ace84");
   });
 
+  it("format 2: a limited scope (--limit) has its own fingerprint; no limit keeps the digest it had", () => {
+    const limited = fingerprint({ ...BASE, scope: { ...BASE.scope, limit: 2 } });
+    expect(limited).not.toBe(fingerprint(BASE));
+    expect(fingerprint({ ...BASE, scope: { ...BASE.scope, limit: 3 } })).not.toBe(limited);
+    expect(fingerprint({ ...BASE, scope: { ...BASE.scope, limit: null } })).toBe("562f626275e99cf33cd674e9d5d5849536f0863d3410a655c56bf4ee0c44c2fd");
+  });
+
   it("format 2: model `sim/pseudosystemone` with condition \"\" is not `sim/pseudo` with `systemone`", () => {
     const other = { ...BASE, modelSlug: "sim/pseudosystemone", condition: "" };
     // The collision the format 1 rule has, kept only to verify old cards:

@@ -3,7 +3,7 @@
 // model differs beyond noise on most tracks; runs of other scopes are refused with exit 2; a
 // `--limit 2` run answers at most 2 records per track, whole groups, the same ones every time,
 // under another fingerprint than the unlimited run.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -108,6 +108,25 @@ describe("diff and --limit on real runs", () => {
     const p = f.cli(["run", "--suite", f.suite, "--out", join(f.root, "limited"), "--sim", "1", "--metrics", "off"]);
     expect(await exitWithin(p, 60_000)).toBe(2);
     expect(p.output()).toMatch(/limit 2 -> none/);
+  });
+});
+
+describe("run --config run.yaml: a sweep config of one cell", () => {
+  it("runs that cell (its scope and limit, its price); a matrix is refused with exit 2", async () => {
+    const config = join(f.root, "run.yaml");
+    writeFileSync(config, `suite: ${f.suite}\nout: ${join(f.root, "configured")}\nmodels: [sim/pseudo]\nmethods: [systemone]\ntracks: [vihsd, trec-dl19]\nlimit: 2\ngpu_hour_usd: 2\n`);
+    const p = f.cli(["run", "--config", config, "--sim", "1", "--metrics", "off"]);
+    expect(await exitWithin(p, 120_000), p.output()).toBe(0);
+    const c = JSON.parse(readFileSync(join(f.root, "configured", "run-card.json"), "utf8")) as { dataset: { tracks: string[]; limit: number }; method: { model_slug: string }; totals: { gpu_hour_usd: number } };
+    expect(c.dataset).toMatchObject({ tracks: ["trec-dl19", "vihsd"], limit: 2 });
+    expect(c.method.model_slug).toBe("sim/pseudo");
+    expect(c.totals.gpu_hour_usd).toBe(2);
+    const limited = resultLines(join(f.root, "limited")).filter((l) => /^(vihsd|trec-dl19):/.test(l.run_id)).map((l) => l.run_id);
+    expect(resultLines(join(f.root, "configured")).map((l) => l.run_id).sort()).toEqual(limited.sort());
+    writeFileSync(config, `suite: ${f.suite}\nout: ${join(f.root, "matrix")}\nmodels: [a, b]\n`);
+    const m = f.cli(["run", "--config", config, "--sim", "1", "--metrics", "off"]);
+    expect(await exitWithin(m, 60_000)).toBe(2);
+    expect(m.output()).toMatch(/run --config takes one run, this config declares 2 \(2 models/);
   });
 });
 
