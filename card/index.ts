@@ -6,7 +6,7 @@ export { sealCard } from "./card-hash.js";
 export { CardRecorder } from "./card-recorder.js";
 export { renderHtml } from "./leaderboard/leaderboard-html.js";
 export { renderMarkdown } from "./leaderboard/leaderboard-markdown.js";
-export { buildLeaderboard, type InvalidCard, type LeaderboardEntry } from "./leaderboard/leaderboard-rows.js";
+export { buildLeaderboard, type InvalidCard, type Leaderboard, type LeaderboardEntry, type NeighbourDifference } from "./leaderboard/leaderboard-rows.js";
 export { rankingMean } from "./quality-tier.js";
 export { REPRODUCE_TOLERANCE, compareHeadlines } from "./reproduce-compare.js";
 export { reproduceSetupProblem } from "./reproduce-setup.js";

@@ -15,6 +15,7 @@ import { printable } from "../common/printable.js";
 import { DATASET_ID } from "../run/index.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+import { markNeighbours } from "../view/index.js";
 
 /** --suite of `leaderboard`: only results directories without a card are scored against it. */
 const LEADERBOARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite to recompute each card's scores against (a card whose numbers differ is listed unverified) and to score results directories without a card", mandatory: false }]);
@@ -24,6 +25,7 @@ interface LeaderboardFlags {
   json?: string;
   html?: string;
   format: string;
+  significance?: boolean;
 }
 
 /** What one argument names: a card file, a run directory with a card, a directory of run directories (a sweep), or a plain results directory. */
@@ -48,6 +50,7 @@ export function register(program: Command): void {
     .addOption(opt("--format <fmt>", "what to print: markdown or json", "markdown"))
     .addOption(opt("--json <file>", "also write the leaderboard as JSON"))
     .addOption(opt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
+    .addOption(opt("--no-significance", "do not compare neighbouring rows record by record (udm-orch diff of each row and the next, where both runs' results are reachable)"))
     .action(async (args: string[], flags: LeaderboardFlags) => {
       if (flags.format !== "markdown" && flags.format !== "json") throw new UsageError(`--format must be markdown or json, got ${JSON.stringify(flags.format)}`);
       if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
@@ -75,6 +78,7 @@ export function register(program: Command): void {
         }
       }
       const board = buildLeaderboard(entries, new Date(), invalid);
+      if (flags.significance !== false) await markNeighbours(board, flags.suite);
       if (flags.json) writeFileAtomic(flags.json, JSON.stringify(board, null, 2) + "\n");
       if (flags.html) writeFileAtomic(flags.html, renderHtml(board));
       process.stdout.write(flags.format === "json" ? JSON.stringify(board, null, 2) + "\n" : renderMarkdown(board));

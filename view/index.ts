@@ -4,3 +4,4 @@ export { openRunDir, checkSuiteIdentity, type RunDir } from "./run-dir.js";
 export { diffRefusal, diffRuns, type RunDiff } from "./run-diff.js";
 export { recordLink, renderDiffHtml, renderDiffJson, renderDiffMarkdown, significant, type ViewLinks } from "./diff-format.js";
 export { startViewServer, VIEW_DEFAULTS, VIEW_DEFAULT_LISTEN, type ViewServer, type ViewServerOptions } from "./view-server.js";
+export { markNeighbours } from "./leaderboard-neighbours.js";

@@ -81,6 +81,20 @@ describe("diff and --limit on real runs", () => {
     expect(r.output).not.toMatch(/\n\s+at /);
   });
 
+  it("the leaderboard marks significant neighbours and sets a limited scope apart", async () => {
+    const json = join(f.root, "board.json");
+    const p = f.cli(["leaderboard", join(f.root, "oracle"), join(f.root, "pseudo"), join(f.root, "limited"), "--json", json]);
+    expect(await exitWithin(p, 120_000), p.output()).toBe(0);
+    expect(p.output()).toMatch(/- 1 \(sim\/pseudo\) vs 2 \(sim\/pseudo\): \+0\.\d+ \[\+0\.\d+, \+0\.\d+\], p 0\.\d+ \*/);
+    expect(p.output()).toMatch(/limited scope: 2 records per track \(--limit\)/);
+    const board = JSON.parse(readFileSync(json, "utf8")) as { groups: Array<{ limit?: number | null; rows: Array<{ source: string; vs_next?: { significant: boolean; difference: number } }> }> };
+    const full = board.groups.find((g) => !g.limit)!;
+    expect(full.rows.map((r) => r.source)).toEqual([join(f.root, "oracle", "run-card.json"), join(f.root, "pseudo", "run-card.json")]);
+    expect(full.rows[0]!.vs_next).toMatchObject({ significant: true });
+    expect(full.rows[1]!.vs_next).toBeUndefined();
+    expect(board.groups.find((g) => g.limit === 2)!.rows.map((r) => r.source)).toEqual([join(f.root, "limited", "run-card.json")]);
+  });
+
   it("--limit 2: at most 2 records per track, whole groups, the same ones every time, another fingerprint", async () => {
     const lines = resultLines(join(f.root, "limited"));
     const byTrack = new Map<string, string[]>();
