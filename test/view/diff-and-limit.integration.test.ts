@@ -118,6 +118,15 @@ describe("diff and --limit on real runs", () => {
     expect(card("pseudo").dataset.limit).toBeUndefined();
     expect(card("limited").fingerprint).not.toBe(card("pseudo").fingerprint);
     expect(card("limited").fingerprint).toBe(card("limited-again").fingerprint);
+    // The card's scores recompute under its limit, and `score --limit 2` gives the run's metrics.json.
+    const verify = f.cli(["card", "verify", join(f.root, "limited", "run-card.json"), "--suite", f.suite]);
+    expect(await exitWithin(verify, 60_000), verify.output()).toBe(0);
+    expect(verify.output()).toMatch(/verifies .*scores recomputed/);
+    const scored = join(f.root, "limited-score.json");
+    const score = f.cli(["score", "--suite", f.suite, "--results", join(f.root, "limited"), "--limit", "2", "--out", scored]);
+    expect(await exitWithin(score, 60_000), score.output()).toBe(0);
+    const metrics = (p: string) => JSON.parse(readFileSync(p, "utf8")) as { tracks: unknown; summary: unknown };
+    expect(metrics(scored).tracks).toEqual(metrics(join(f.root, "limited", "metrics.json")).tracks);
     // Resuming the limited run without its limit is refused (run.json pins it).
     const p = f.cli(["run", "--suite", f.suite, "--out", join(f.root, "limited"), "--sim", "1", "--metrics", "off"]);
     expect(await exitWithin(p, 60_000)).toBe(2);
