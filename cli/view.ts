@@ -1,7 +1,7 @@
 // udm-orch view RUN_DIR: a page to browse a run's answers (view/view-server.ts), served until
 // stopped (SIGINT/SIGTERM).
 import type { Command } from "commander";
-import { EXIT } from "../common/errors.js";
+import { EXIT, UsageError } from "../common/errors.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { VIEW_DEFAULT_LISTEN, openRunDir, startViewServer, checkSuiteIdentity } from "../view/index.js";
 import { opt } from "./options.js";
@@ -26,11 +26,11 @@ export function register(program: Command): void {
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   command.action(async (dir: string, flags: { listen: string } & Record<string, unknown>) => {
     const listen = parseMetricsListen(flags.listen, "--listen");
+    if (!listen) throw new UsageError(`--listen must be HOST:PORT, got ${JSON.stringify(flags.listen)}`);
     const { suiteDir } = optionsFromFlags(VIEW_SUITE_FLAGS, flags);
     const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
     const run = openRunDir(dir, suiteDir);
     await checkSuiteIdentity(run);
-    if (!listen) return;
     const server = await startViewServer({ run, listen, ...(token ? { token } : {}) });
     process.stdout.write(`view: ${server.url}/${token ? "?token=<token>" : ""} (${run.scope.length} tracks of ${dir}${run.limit !== undefined ? `, limited to ${run.limit} records per track` : ""})\n`);
     await new Promise<void>((resolve) => {

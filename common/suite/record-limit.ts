@@ -2,7 +2,6 @@
 // track, cut at whole groups (metadata.group_id) so the group bootstrap and reranking queries stay
 // whole. The same records every time: groups in the order of their first record in the file, taken
 // while the total stays within N; the first group is always taken, however large.
-import { UsageError } from "../errors.js";
 
 /** The records of a track (in file order) that `limit` keeps; all of them when limit is undefined. */
 export function limitRecords<T>(records: readonly T[], groupOf: (record: T) => string, limit: number | undefined): T[] {
@@ -17,11 +16,4 @@ export function limitRecords<T>(records: readonly T[], groupOf: (record: T) => s
     total += size;
   }
   return records.filter((r) => kept.has(groupOf(r)));
-}
-
-/** A --limit value: a whole number of records, at least 1. */
-export function checkLimit(limit: number | undefined, what = "--limit"): number | undefined {
-  if (limit === undefined) return undefined;
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`${what} must be a whole number of records, at least 1 (got ${limit})`);
-  return limit;
 }
