@@ -79,6 +79,9 @@ describe("diff and --limit on real runs", () => {
     expect(r.code).toBe(2);
     expect(r.output).toMatch(/udm-orch: cannot diff: the runs cover different scopes: .*pseudo has every record, .*limited has --limit 2/);
     expect(r.output).not.toMatch(/\n\s+at /);
+    const notARun = await diff("pseudo", "suite");
+    expect(notARun.code).toBe(2);
+    expect(notARun.output).toMatch(/udm-orch: .*suite has no run\.json: not the directory of a run/);
   });
 
   it("the leaderboard marks significant neighbours and sets a limited scope apart", async () => {
