@@ -86,7 +86,8 @@ describe("diff and --limit on real runs", () => {
 
   it("the leaderboard marks significant neighbours and sets a limited scope apart", async () => {
     const json = join(f.root, "board.json");
-    const p = f.cli(["leaderboard", join(f.root, "oracle"), join(f.root, "pseudo"), join(f.root, "limited"), "--json", json]);
+    const html = join(f.root, "board.html");
+    const p = f.cli(["leaderboard", join(f.root, "oracle"), join(f.root, "pseudo"), join(f.root, "limited"), "--json", json, "--html", html]);
     expect(await exitWithin(p, 120_000), p.output()).toBe(0);
     expect(p.output()).toMatch(/- 1 \(sim\/pseudo\) vs 2 \(sim\/pseudo\): \+0\.\d+ \[\+0\.\d+, \+0\.\d+\], p 0\.\d+ \*/);
     expect(p.output()).toMatch(/limited scope: 2 records per track \(--limit\)/);
@@ -96,6 +97,9 @@ describe("diff and --limit on real runs", () => {
     expect(full.rows[0]!.vs_next).toMatchObject({ significant: true });
     expect(full.rows[1]!.vs_next).toBeUndefined();
     expect(board.groups.find((g) => g.limit === 2)!.rows.map((r) => r.source)).toEqual([join(f.root, "limited", "run-card.json")]);
+    const page = readFileSync(html, "utf8");
+    expect(page).toMatch(/limited scope: 2 records per track/);
+    expect(page).toMatch(/<li class="significant">1 \(sim\/pseudo\) vs 2 \(sim\/pseudo\): \+0\.\d+ \[/);
   });
 
   it("--limit 2: at most 2 records per track, whole groups, the same ones every time, another fingerprint", async () => {
