@@ -27,7 +27,7 @@ export interface ReadStats {
   pageLines: number;
 }
 
-export type HeadlineKind = "choice" | "noul" | "retrieval" | "none";
+export type HeadlineKind = "choice" | "noul" | "retrieval" | "routing" | "none";
 
 export class TrackIndex {
   readonly ids: string[] = [];
@@ -48,6 +48,8 @@ export class TrackIndex {
   private readonly labelIds = new Map<string, number>();
   headlineKey: string | undefined;
   kind: HeadlineKind = "none";
+  /** Routing tracks: the routes accepted for each record (its headline is right when the predicted route is one). */
+  private accepted: Array<ReadonlySet<string> | undefined> = [];
 
   private constructor(
     readonly file: TrackFile,
@@ -89,11 +91,16 @@ export class TrackIndex {
   }
 
   private async readSuite(suite: Suite, limit: number | undefined): Promise<void> {
-    const rows: Array<{ id: string; line: number; group: string; gold: string | null }> = [];
+    const rows: Array<{ id: string; line: number; group: string; gold: string | null; accepted: ReadonlySet<string> | undefined }> = [];
     for await (const r of readCheckedTrack(suite, this.file)) {
       if (this.kind === "none") {
         if (r.scoring?.type === "retrieval_ranking") this.kind = "retrieval";
-        else {
+        else if (r.scoring?.type === "routing_outcome") {
+          // The route question (docs/scoring.md "Routing outcome"): `route`, else the first choice question.
+          this.kind = "routing";
+          this.headlineKey = Object.hasOwn(r.questions, "route") ? "route" : Object.keys(r.questions).find((k) => r.questions[k]!.type === "choice");
+          if (this.headlineKey !== undefined) for (const o of Object.keys(r.questions[this.headlineKey]!.criteria)) this.labelId(o);
+        } else {
           // The headline question: the first key with gold in the first record with any (docs/scoring.md).
           const key = Object.keys(r.questions).find((k) => Object.hasOwn(r.expected, k));
           if (key !== undefined) {
@@ -105,7 +112,8 @@ export class TrackIndex {
         }
       }
       const g = this.headlineKey !== undefined && this.kind !== "retrieval" ? r.expected[this.headlineKey] : undefined;
-      rows.push({ id: r.id, line: r.line, group: r.metadata.group_id, gold: g === undefined ? null : String(g) });
+      const accepted = r.scoring?.type === "routing_outcome" ? new Set((r.scoring as { accepted?: string[] }).accepted ?? []) : undefined;
+      rows.push({ id: r.id, line: r.line, group: r.metadata.group_id, gold: g === undefined ? null : String(g), accepted });
     }
     const kept = limitRecords(rows, (r) => r.group, limit);
     const n = kept.length;
@@ -121,7 +129,8 @@ export class TrackIndex {
       this.byId.set(r.id, i);
       this.suiteLines[i] = r.line;
       if (r.gold !== null) this.gold[i] = this.labelId(r.gold);
-      else if (this.kind !== "retrieval") this.status[i] = STATUS.missing;
+      if (this.kind === "routing") this.accepted[i] = r.accepted;
+      if (r.gold === null && !(this.kind === "routing" && r.accepted) && this.kind !== "retrieval") this.status[i] = STATUS.missing;
     });
   }
 
@@ -183,12 +192,15 @@ export class TrackIndex {
     if ((line.skipped ?? []).length > 0) s |= STATUS.skipped;
     if (line.errors && Object.keys(line.errors).length > 0) s |= STATUS.errored;
     this.pred[i] = -1;
-    if (this.kind === "choice" || this.kind === "noul") {
+    if (this.kind === "choice" || this.kind === "noul" || this.kind === "routing") {
       const dist = key !== undefined && !(line.skipped ?? []).includes(key) && !(line.errors && Object.hasOwn(line.errors, key)) ? line.probs?.[key] : undefined;
-      const label = dist ? predictedLabel(dist, this.kind) : undefined;
+      const label = dist ? predictedLabel(dist, this.kind === "noul" ? "noul" : "choice") : undefined;
       if (label === undefined) s |= STATUS.missing;
       else this.pred[i] = this.labelId(label);
-      if (this.gold[i]! >= 0) s |= label !== undefined && this.labelId(label) === this.gold[i] ? STATUS.right : STATUS.wrong;
+      const accepted = this.accepted[i];
+      // A routing record is right when its route is accepted (the headline, accepted_accuracy).
+      if (accepted) s |= label !== undefined && accepted.has(label) ? STATUS.right : STATUS.wrong;
+      else if (this.gold[i]! >= 0) s |= label !== undefined && this.labelId(label) === this.gold[i] ? STATUS.right : STATUS.wrong;
     }
     this.status[i] = s;
   }

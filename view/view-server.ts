@@ -178,7 +178,7 @@ function recordList(index: TrackIndex, q: URLSearchParams, pageSize: number, max
 }
 
 function confusion(index: TrackIndex): unknown {
-  if (index.kind !== "choice" && index.kind !== "noul") return { track: index.file.track, kind: index.kind, labels: [], counts: [], missing: [] };
+  if (index.kind === "retrieval" || index.kind === "none") return { track: index.file.track, kind: index.kind, labels: [], counts: [], missing: [] };
   const n = index.labels.length;
   const counts = Array.from({ length: n }, () => new Array<number>(n).fill(0));
   const missing = new Array<number>(n).fill(0);
