@@ -11,7 +11,7 @@ import { toolTestMode } from "../support/real-tool.js";
 
 const TOKEN = "look-at-the-answers";
 const mode = toolTestMode(["chromium"], "chromium");
-const f = cliFixture("view", { seed: 7, tracks: ["vihsd", "trec-dl19", "aiv-sa24-easy"] });
+const f = cliFixture("view", { seed: 7, tracks: ["vihsd", "trec-dl19", "aiv-sa24-easy", "routerbench"] });
 
 let browser: Browser | undefined;
 let url: string;
@@ -36,6 +36,20 @@ describe.skipIf(mode === "skip")("udm-orch view in Chromium", () => {
     expect((await fetch(`${url}/api/run?token=${TOKEN}`)).status).toBe(200);
     const html = await (await fetch(`${url}/`)).text();
     expect(html).not.toMatch(/https?:\/\//);
+  });
+
+  it("its right records agree with the scorer: accuracy and accepted_accuracy are right / records", async () => {
+    const metrics = JSON.parse(readFileSync(join(f.root, "run", "metrics.json"), "utf8")) as { tracks: Record<string, { records: number; headline: { metric: string; value: number } }> };
+    const checked: string[] = [];
+    for (const [track, m] of Object.entries(metrics.tracks)) {
+      if (m.headline.metric !== "accuracy" && m.headline.metric !== "accepted_accuracy") continue;
+      const res = await fetch(`${url}/api/tracks/${track}/records?status=right&limit=500&token=${TOKEN}`);
+      const page = (await res.json()) as { matched: number; total: number };
+      expect(page.total, track).toBe(m.records);
+      expect(page.matched / page.total, track).toBeCloseTo(m.headline.value, 10);
+      checked.push(track);
+    }
+    expect(checked.sort()).toEqual(["aiv-sa24-easy", "routerbench", "vihsd"]);
   });
 
   it("a wrong record is three clicks from the track table and shows its gold and distribution", async () => {
