@@ -134,6 +134,10 @@ describe("diff and --limit on real runs", () => {
     expect(await exitWithin(score, 60_000), score.output()).toBe(0);
     const metrics = (p: string) => JSON.parse(readFileSync(p, "utf8")) as { tracks: unknown; summary: unknown };
     expect(metrics(scored).tracks).toEqual(metrics(join(f.root, "limited", "metrics.json")).tracks);
+    // `status --out` counts the records the limit kept, not the suite's.
+    const status = f.cli(["status", "--out", join(f.root, "limited"), "--json"]);
+    expect(await exitWithin(status, 60_000), status.output()).toBe(0);
+    expect(JSON.parse(status.output())).toMatchObject({ records_total: lines.length, records_committed: lines.length });
     // Resuming the limited run without its limit is refused (run.json pins it).
     const p = f.cli(["run", "--suite", f.suite, "--out", join(f.root, "limited"), "--sim", "1", "--metrics", "off"]);
     expect(await exitWithin(p, 60_000)).toBe(2);
