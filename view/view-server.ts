@@ -99,7 +99,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
       const i = index.indexOf(parts[3]!);
       if (i === undefined) return json(res, 404, { error: `no record ${JSON.stringify(parts[3])} in track ${index.file.track}${run.limit !== undefined ? ` (limited to ${run.limit} records)` : ""}` });
       const record = await suiteRecordAt(index, index.suiteLines[i]!);
-      if (!record) return json(res, 404, { error: `record ${parts[3]} is no longer at line ${index.suiteLines[i]} of ${index.file.path}: the suite changed` });
+      if (!record || record.id !== index.ids[i]) return json(res, 404, { error: `record ${parts[3]} is no longer at line ${index.suiteLines[i]} of ${index.file.path}: the suite changed` });
       const result = await index.resultLine(i, stats);
       return json(res, 200, { ...recordPage(index, i, record, result, url.searchParams.get("full") === "1"), method: run.run.method });
     }
