@@ -134,6 +134,12 @@ describe("diff and --limit on real runs", () => {
     expect(await exitWithin(score, 60_000), score.output()).toBe(0);
     const metrics = (p: string) => JSON.parse(readFileSync(p, "utf8")) as { tracks: unknown; summary: unknown };
     expect(metrics(scored).tracks).toEqual(metrics(join(f.root, "limited", "metrics.json")).tracks);
+    // `card reproduce` reruns a limited card over the same records.
+    const reproduce = f.cli(["card", "reproduce", join(f.root, "limited", "run-card.json"), "--sim", "1", "--out", join(f.root, "limited-reproduced"), "--metrics", "off"]);
+    expect(await exitWithin(reproduce, 120_000), reproduce.output()).toBe(0);
+    expect(reproduce.output()).toMatch(/reproduced/);
+    expect(card("limited-reproduced").dataset.limit).toBe(2);
+    expect(card("limited-reproduced").dataset.entry_count).toBe(lines.length);
     // `status --out` counts the records the limit kept, not the suite's.
     const status = f.cli(["status", "--out", join(f.root, "limited"), "--json"]);
     expect(await exitWithin(status, 60_000), status.output()).toBe(0);
