@@ -71,7 +71,7 @@ export function register(program: Command): void {
 }
 
 async function dryRun({ config, runs, entries }: SweepPlan, flags: SweepFlags): Promise<void> {
-  const text = await measureSuiteText(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}) });
+  const text = await measureSuiteText(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}), ...(config.limit !== undefined ? { limit: config.limit } : {}) });
   const stated = numberArg("chars-per-token", flags.charsPerToken, 0.1)!;
   const tokensPerGpuSecond = numberArg("tokens-per-gpu-s", flags.tokensPerGpuS, 1)!;
   let ratio: TokenRatio | undefined = flags.engine ? await measureCharsPerToken(flags.engine, text.sample) : undefined;

@@ -52,6 +52,10 @@ describe("sweep with a limit", () => {
     for (const t of ["vihsd", "trec-dl19"]) expect(limited.filter((l) => l.run_id.startsWith(`${t}:`)).length, t).toBeGreaterThan(0);
     expect(limited.filter((l) => l.run_id.startsWith("vihsd:")).length).toBeLessThanOrEqual(2);
     const fingerprint = card().fingerprint;
+    // The dry run estimates the records the limit keeps.
+    const plan = spawnCli(["sweep", "--config", join(dir, "sweep.yaml"), "--dry-run"]);
+    expect((await plan.exited).code, plan.output()).toBe(0);
+    expect(plan.output()).toMatch(new RegExp(`1 runs over ${limited.length} records`));
 
     const again = await sweep([], "a2", false);
     expect(again.code, again.output).toBe(0);
