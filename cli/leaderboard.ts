@@ -78,7 +78,7 @@ export function register(program: Command): void {
         }
       }
       const board = buildLeaderboard(entries, new Date(), invalid);
-      if (flags.significance !== false) await markNeighbours(board, flags.suite);
+      if (flags.significance !== false) await markNeighbours(board, flags.suite, (m) => process.stderr.write(`leaderboard: ${printable(m)}\n`));
       if (flags.json) writeFileAtomic(flags.json, JSON.stringify(board, null, 2) + "\n");
       if (flags.html) writeFileAtomic(flags.html, renderHtml(board));
       process.stdout.write(flags.format === "json" ? JSON.stringify(board, null, 2) + "\n" : renderMarkdown(board));

@@ -9,7 +9,8 @@ import { significant } from "./diff-format.js";
 import { openRunDir, type RunDir } from "./run-dir.js";
 import { diffRefusal, diffRuns } from "./run-diff.js";
 
-export async function markNeighbours(board: Leaderboard, suiteDir?: string): Promise<void> {
+/** `onSkip` hears of each pair that could not be compared, and why. */
+export async function markNeighbours(board: Leaderboard, suiteDir?: string, onSkip?: (message: string) => void): Promise<void> {
   const opened = new Map<string, RunDir | undefined>();
   const runOf = (source: string): RunDir | undefined => {
     const dir = basename(source) === "run-card.json" ? dirname(source) : source;
@@ -29,7 +30,14 @@ export async function markNeighbours(board: Leaderboard, suiteDir?: string): Pro
       const a = runOf(g.rows[i]!.source);
       const b = runOf(g.rows[i + 1]!.source);
       if (!a || !b || diffRefusal(a, b) !== undefined) continue;
-      const d = (await diffRuns(a, b)).v1;
+      let d;
+      try {
+        d = (await diffRuns(a, b)).v1;
+      } catch (err) {
+        // A suite changed since, a results file unreadable: the rows stay unmarked, the board is still printed.
+        onSkip?.(`${g.rows[i]!.source} vs ${g.rows[i + 1]!.source}: not compared: ${(err as Error).message}`);
+        continue;
+      }
       g.rows[i]!.vs_next = { difference: d.difference, ci_low: d.ci_low, ci_high: d.ci_high, p_value: d.p_value, significant: significant(d) };
     }
   }
