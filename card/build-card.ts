@@ -15,6 +15,8 @@ export interface RunManifestView {
   run_id: string;
   suite_identity: string;
   tracks: readonly string[];
+  /** Records per track at most (`--limit`); null or absent: every record. */
+  limit?: number | null;
   method: { method: string; seeds: readonly number[]; temperature: number; model: string };
   created_at: string;
   sessions: number;
@@ -114,6 +116,8 @@ export function buildRunCard(i: RunCardInputs): RunCard {
       entry_count: setup.entryCount,
       tracks: [...run.tracks].sort(),
       families: familiesOf(run.tracks, setup.trackFamilies),
+      // Only a limited run says so: the cards of every other run keep the bytes they had.
+      ...(run.limit ? { limit: run.limit } : {}),
     },
     scores: {
       summary: { ...summary },

@@ -19,6 +19,7 @@ const RunJsonView = z.looseObject({
   run_id: z.string(),
   suite_identity: z.string(),
   tracks: z.array(z.string()),
+  limit: z.number().int().positive().nullable().optional(),
   method: z.looseObject({ method: z.string(), seeds: z.array(z.number()), temperature: z.number(), model: z.string() }),
   created_at: z.string(),
   sessions: z.number(),

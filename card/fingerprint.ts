@@ -8,11 +8,11 @@
 import { canonicalJson } from "../common/canonical-json.js";
 import { sha256Hex } from "../common/sha256.js";
 
-/** The records a run covers: the tracks in scope and their families, sorted; `limit` is reserved (null). */
+/** The records a run covers: the tracks in scope and their families, sorted, and the records per track at most (`--limit`; null: all). */
 export interface FingerprintScope {
   tracks: readonly string[];
   families: readonly string[];
-  limit: null;
+  limit: number | null;
 }
 
 export interface FingerprintComponents {
@@ -94,9 +94,9 @@ export function legacyFingerprintParts(c: Omit<FingerprintComponents, "cardForma
   ];
 }
 
-/** The scope a card records: its tracks and (format 2 on) their families. */
-export function scopeOfCard(card: { dataset: { tracks?: readonly string[]; families?: readonly string[] } }): FingerprintScope {
-  return { tracks: card.dataset.tracks ?? [], families: card.dataset.families ?? [], limit: null };
+/** The scope a card records: its tracks, (format 2 on) their families, and its limit (null when none). */
+export function scopeOfCard(card: { dataset: { tracks?: readonly string[]; families?: readonly string[]; limit?: number | null } }): FingerprintScope {
+  return { tracks: card.dataset.tracks ?? [], families: card.dataset.families ?? [], limit: card.dataset.limit ?? null };
 }
 
 /** The components as a card records them, under the rule of the card's own format. */
@@ -104,7 +104,7 @@ export function componentsOfCard(card: {
   card_format: number;
   harness_version: string;
   method: { model_slug: string; condition: string; system_prompt_sha256: string; temperature: number; seeds?: readonly number[]; batch_size: number | null; tools_enabled: readonly string[] };
-  dataset: { sha256: string; tracks?: readonly string[]; families?: readonly string[] };
+  dataset: { sha256: string; tracks?: readonly string[]; families?: readonly string[]; limit?: number | null };
 }): FingerprintComponents {
   return {
     cardFormat: card.card_format,

@@ -6,7 +6,7 @@ export { sealCard } from "./card-hash.js";
 export { CardRecorder } from "./card-recorder.js";
 export { renderHtml } from "./leaderboard/leaderboard-html.js";
 export { renderMarkdown } from "./leaderboard/leaderboard-markdown.js";
-export { buildLeaderboard, type InvalidCard, type LeaderboardEntry } from "./leaderboard/leaderboard-rows.js";
+export { buildLeaderboard, type InvalidCard, type Leaderboard, type LeaderboardEntry, type NeighbourDifference } from "./leaderboard/leaderboard-rows.js";
 export { rankingMean } from "./quality-tier.js";
 export { REPRODUCE_TOLERANCE, compareHeadlines } from "./reproduce-compare.js";
 export { reproduceSetupProblem } from "./reproduce-setup.js";
@@ -15,6 +15,7 @@ export { datasetSha256, expectedFingerprint, scopeOf } from "./sweep/expected-fi
 export { scopeOfCard, type FingerprintScope } from "./fingerprint.js";
 export { fingerprintDifferences } from "./fingerprint-diff.js";
 export { MAX_SWEEP_RUNS, expandSweep, isListenAddress, readSweepConfig, type SweepConfig, type SweepRun } from "./sweep/sweep-config.js";
+export { readRunConfig, type RunConfig } from "./sweep/run-config.js";
 export { estimateRun, measureCharsPerToken, measureSuiteText, type TokenRatio } from "./sweep/sweep-estimate.js";
 export { SWEEP_RECORD_FORMAT, entryFromCard, writeSweepRecord, type SweepRunEntry } from "./sweep/sweep-record.js";
 export { verifyCard, type CardVerdict } from "./verify-card.js";

@@ -109,6 +109,8 @@ export interface RunCard {
     tracks: string[];
     /** Families of the tracks in scope, sorted (card format 2 on; part of the fingerprint's scope). */
     families?: string[];
+    /** Records per track at most (`--limit`, whole groups); absent when every record is in scope. Part of the fingerprint's scope. */
+    limit?: number;
   };
   scores: {
     summary: { v1_mean: number | null; v1_mean_partial?: number | null; v1_tracks: number; family_macro_mean: number | null };
@@ -235,7 +237,7 @@ export const RunCardShape = z.looseObject({
     method_class: z.enum(METHOD_CLASSES),
     answered_by: z.record(z.string(), z.looseObject({ questions: count, share: score })).optional(),
   }),
-  dataset: z.looseObject({ id: z.string(), version: z.string(), sha256: z.string(), entry_count: count, tracks: z.array(z.string()) }),
+  dataset: z.looseObject({ id: z.string(), version: z.string(), sha256: z.string(), entry_count: count, tracks: z.array(z.string()), limit: z.number().int().positive().optional() }),
   scores: z.looseObject({
     summary: z.looseObject({ v1_mean: nullableScore, v1_mean_partial: nullableScore.optional(), v1_tracks: count, family_macro_mean: nullableScore }),
     v1_ci: z.looseObject({ ci_low: nullableScore, ci_high: nullableScore }).nullable().optional(),

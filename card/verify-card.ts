@@ -93,7 +93,7 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
     else if (problems.length === 0) {
       // Rescored only when the files are the sealed ones: otherwise the differences say nothing more.
       try {
-        const { metrics, v1Interval } = await scoreResultsWithInterval({ suiteDir: options.suiteDir, resultsDir: dir, tracks: card.dataset.tracks });
+        const { metrics, v1Interval } = await scoreResultsWithInterval({ suiteDir: options.suiteDir, resultsDir: dir, tracks: card.dataset.tracks, ...(card.dataset.limit ? { limit: card.dataset.limit } : {}) });
         const diffs = scoreDifferences(card, metrics, v1Interval);
         problems.push(...diffs);
         scoresRecomputed = diffs.length === 0;

@@ -158,6 +158,8 @@ export function register(program: Command): void {
         },
         method: { method: m.engine_method, seeds: [...m.seeds], temperature: m.temperature, model: runJson?.method?.model ?? "" },
         tracks: original.dataset.tracks,
+        // A limited card reproduces over the same records.
+        ...(original.dataset.limit ? { limit: original.dataset.limit } : {}),
         ...(m.batch_size !== null ? { capacity: m.batch_size } : {}),
         methodClass: m.method_class,
         gpuHourUsd: flags.gpuHourUsd !== undefined ? parseGpuHourUsd(flags.gpuHourUsd) : original.totals.gpu_hour_usd,

@@ -12,5 +12,7 @@ import { register as scorer } from "./scorer.js";
 import { register as card } from "./card.js";
 import { register as sweep } from "./sweep.js";
 import { register as leaderboard } from "./leaderboard.js";
+import { register as view } from "./view.js";
+import { register as diff } from "./diff.js";
 
-export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer, card, sweep, leaderboard];
+export const COMMANDS: ReadonlyArray<(program: Command) => void> = [demo, run, suite, score, coordinator, agent, status, simEngine, scorer, card, sweep, leaderboard, view, diff];

@@ -15,7 +15,7 @@ import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
 import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { cardOptions, parseMethodClass, signKeyFrom } from "./flags/card-flags.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
-import { SCOPE_FLAGS } from "./flags/scope-flags.js";
+import { LIMIT_FLAGS, SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ACCESS_FLAGS, METRICS_TOKEN_FLAGS, metricsTokenFrom, serverTlsFrom } from "./flags/access-flags.js";
 import { CLUSTER_METHOD_FLAGS } from "./flags/method-flags.js";
 import { COORDINATOR_FLAGS } from "./flags/coordinator-flags.js";
@@ -42,6 +42,7 @@ export function register(program: Command): void {
     .command("coordinator")
     .description("serve a suite's work units to agents over gRPC and write <out>/<family>/<track>.jsonl");
   for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(LIMIT_FLAGS)) command.addOption(o);
   command
     .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (resumed when it holds results of the same run)").makeOptionMandatory())
     .addOption(opt("--listen <host:port>", "address to listen on", "127.0.0.1:50051"));
@@ -67,6 +68,7 @@ export function register(program: Command): void {
     const metricsToken = metricsTokenFrom({ ...access, ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
     ensureWritableDir("out", flags.out);
     const scope = optionsFromFlags(SCOPE_FLAGS, flags);
+    const { limit } = optionsFromFlags(LIMIT_FLAGS, flags);
     const timing = optionsFromFlags(COORDINATOR_FLAGS, flags);
     // A lease shorter than two heartbeats is refused before anything starts.
     heartbeatFor(timing.leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, timing.heartbeatMs);
@@ -101,6 +103,7 @@ export function register(program: Command): void {
         ...(tls ? { tls } : {}),
         ...(scope.tracks ? { tracks: scope.tracks } : {}),
         ...(scope.families ? { families: scope.families } : {}),
+        ...(limit !== undefined ? { limit } : {}),
         method: { ...method, seeds: [...method.seeds] },
         ...timing,
         force: Boolean(flags.force),

@@ -15,6 +15,7 @@ import { printable } from "../common/printable.js";
 import { DATASET_ID } from "../run/index.js";
 import { flagGroup, flagOptions } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+import { markNeighbours } from "../view/index.js";
 
 /** --suite of `leaderboard`: only results directories without a card are scored against it. */
 const LEADERBOARD_SUITE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, description: "suite to recompute each card's scores against (a card whose numbers differ is listed unverified) and to score results directories without a card", mandatory: false }]);
@@ -25,6 +26,7 @@ interface LeaderboardFlags {
   html?: string;
   trustedKeys?: string;
   format: string;
+  significance?: boolean;
 }
 
 /** What one argument names: a card file, a run directory with a card, a directory of run directories (a sweep), or a plain results directory. */
@@ -50,6 +52,7 @@ export function register(program: Command): void {
     .addOption(localOpt("--json <file>", "also write the leaderboard as JSON"))
     .addOption(localOpt("--html <file>", "also write it as one self-contained HTML page (sortable, per-track drill-down)"))
     .addOption(opt("--trusted-keys <dir>", "ed25519 public keys (*.pem): a card signed by one of them shows signed-trusted (else signed-untrusted or unsigned)"))
+    .addOption(localOpt("--no-significance", "do not compare neighbouring rows record by record (udm-orch diff of each row and the next, where both runs' results are reachable)"))
     .action(async (args: string[], flags: LeaderboardFlags) => {
       if (flags.format !== "markdown" && flags.format !== "json") throw new UsageError(`--format must be markdown or json, got ${JSON.stringify(flags.format)}`);
       if (flags.suite !== undefined && !existsSync(flags.suite)) throw new UsageError(`--suite: no such directory: ${flags.suite}`);
@@ -78,6 +81,7 @@ export function register(program: Command): void {
         }
       }
       const board = buildLeaderboard(entries, new Date(), invalid);
+      if (flags.significance !== false) await markNeighbours(board, flags.suite, (m) => process.stderr.write(`leaderboard: ${printable(m)}\n`));
       if (flags.json) writeFileAtomic(flags.json, JSON.stringify(board, null, 2) + "\n");
       if (flags.html) writeFileAtomic(flags.html, renderHtml(board));
       process.stdout.write(flags.format === "json" ? JSON.stringify(board, null, 2) + "\n" : renderMarkdown(board));

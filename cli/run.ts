@@ -12,7 +12,9 @@ import { metricsFlagGroup, metricsOptionsFrom } from "./metrics-flags.js";
 import { cardOptions, parseMethodClass, signKeyFrom } from "./flags/card-flags.js";
 import { DEFAULT_COORDINATOR_METRICS } from "../common/metrics/index.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
-import { SCOPE_FLAGS } from "./flags/scope-flags.js";
+import { FAMILIES_FLAG, LIMIT_FLAG, SUITE_FLAG, TRACKS_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
+import { flagGroup } from "./flag-group.js";
+import { readRunConfig, type RunConfig } from "../card/index.js";
 import { AGENT_METHOD_FLAGS } from "./flags/method-flags.js";
 import { LEASE_FLAGS } from "./flags/coordinator-flags.js";
 import { METRICS_TOKEN_FLAGS, metricsTokenFrom, tokenFlags } from "./flags/access-flags.js";
@@ -21,7 +23,9 @@ import { isTokenizerName, isVllmProfile, TOKENIZER_NAMES, VLLM_PROFILES, type To
 
 interface RunFlags {
   methodClass?: string;
-  out: string;
+  out?: string;
+  config?: string;
+  gpuHourUsd?: string;
   engine?: string;
   sim?: string;
   force?: boolean;
@@ -37,6 +41,9 @@ interface RunFlags {
   engineReadyTimeoutMs?: string;
 }
 
+/** --suite and --out may come from --config instead. */
+const RUN_SCOPE_FLAGS = flagGroup<ScopeOptions>({}, [{ ...SUITE_FLAG, mandatory: false, defaultText: "the config's suite" }, TRACKS_FLAG, FAMILIES_FLAG, LIMIT_FLAG]);
+
 const TOKEN_FLAGS = tokenFlags("bearer token the live page's /api routes require");
 
 const METRICS_FLAGS = metricsFlagGroup(DEFAULT_COORDINATOR_METRICS, "serve /metrics (coordinator, agents, scorer), the live run page (/) and its API");
@@ -45,9 +52,10 @@ export function register(program: Command): void {
   const command = program
     .command("run")
     .description("run a suite end to end on one machine: coordinator, one agent per engine, live scorer (rerun to resume)");
-  for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
+  command.addOption(opt("--config <file>", "run.yaml: the keys of a sweep's single cell (suite, out, models: [one], methods, temperatures, seed_sets, tracks or families, limit, method_class, gpu_hour_usd, lease_ms); a flag given beside it wins"));
+  for (const o of flagOptions(RUN_SCOPE_FLAGS)) command.addOption(o);
   command
-    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (rerun with the same --out to resume)").makeOptionMandatory())
+    .addOption(opt("--out <dir>", "results directory: <out>/<family>/<track>.jsonl, <out>/run.json, <out>/metrics.json, <out>/run-card.json (rerun with the same --out to resume; default: the config's out)"))
     .addOption(opt("--engine <urls>", "comma-separated engine base URLs (vLLM), one agent each"))
     .addOption(opt("--sim <n>", "start N simulated engines in this process instead of --engine"));
   for (const o of flagOptions(AGENT_METHOD_FLAGS)) command.addOption(o);
@@ -76,23 +84,30 @@ export function register(program: Command): void {
       const engineReadyTimeoutMs = intArg("engine-ready-timeout-ms", flags.engineReadyTimeoutMs, 1);
       const sim = intArg("sim", flags.sim, 1);
       if (!engines?.length && !sim) throw new UsageError("give --engine URL[,URL...] or --sim N");
-      const method = optionsFromFlags(AGENT_METHOD_FLAGS, flags);
-      const scope = optionsFromFlags(SCOPE_FLAGS, flags);
+      const file: RunConfig | undefined = flags.config !== undefined ? readRunConfig(flags.config) : undefined;
+      const cell = file ? configDefaults(file) : undefined;
+      const method = { ...cell?.method, ...optionsFromFlags(AGENT_METHOD_FLAGS, flags) };
+      const scope = { ...cell?.scope, ...optionsFromFlags(RUN_SCOPE_FLAGS, flags) };
+      if (scope.suiteDir === undefined) throw new UsageError("give --suite DIR (or --config run.yaml with a suite)");
+      const outDir = flags.out ?? file?.config.outDir;
+      if (outDir === undefined) throw new UsageError("give --out DIR (or --config run.yaml with an out)");
       const tokensPerS = numberArg("sim-tokens-per-s", flags.simTokensPerS, 0);
       const accuracy = numberArg("sim-accuracy", flags.simAccuracy, 0);
       if (accuracy !== undefined && accuracy > 1) throw new UsageError("--sim-accuracy must be in [0, 1]");
       const capacity = intArg("capacity", flags.capacity, 1);
-      const { leaseMs, heartbeatMs } = optionsFromFlags(LEASE_FLAGS, flags);
+      const { leaseMs = file?.config.lease_ms, heartbeatMs } = optionsFromFlags(LEASE_FLAGS, flags);
       // A lease shorter than two heartbeats is refused before anything starts.
       heartbeatFor(leaseMs ?? COORDINATOR_DEFAULTS.leaseMs, heartbeatMs);
-      ensureWritableDir("out", flags.out);
-      const { metrics, gpuHourUsd, perAgentMetrics } = metricsOptionsFrom(METRICS_FLAGS, flags);
+      ensureWritableDir("out", outDir);
+      const given = metricsOptionsFrom(METRICS_FLAGS, flags);
+      const { metrics, perAgentMetrics } = given;
+      const gpuHourUsd = flags.gpuHourUsd === undefined && file ? file.config.gpu_hour_usd : given.gpuHourUsd;
       const { token } = optionsFromFlags(TOKEN_FLAGS, flags);
       const metricsToken = metricsTokenFrom({ ...(token ? { token } : {}), ...optionsFromFlags(METRICS_TOKEN_FLAGS, flags) });
       const signKey = signKeyFrom(flags as { signKey?: string });
       const result = await runEmbedded({
         suiteDir: scope.suiteDir!,
-        outDir: flags.out,
+        outDir,
         ...(engines ? { engines } : {}),
         ...(sim ? { sim } : {}),
         simOptions: {
@@ -103,9 +118,10 @@ export function register(program: Command): void {
           ...(flags.simOracle ? { oracle: flags.simOracle } : {}),
           ...(accuracy !== undefined ? { accuracy } : {}),
         },
-        method: { method: method.method ?? COORDINATOR_DEFAULTS.method.method, seeds: method.seeds ?? [], ...(method.model ? { model: method.model } : {}) },
+        method: { method: method.method ?? COORDINATOR_DEFAULTS.method.method, seeds: method.seeds ?? [], ...(method.model ? { model: method.model } : {}), ...(cell ? { temperature: cell.temperature } : {}) },
         ...(scope.tracks ? { tracks: scope.tracks } : {}),
         ...(scope.families ? { families: scope.families } : {}),
+        ...(scope.limit !== undefined ? { limit: scope.limit } : {}),
         ...(flags.force ? { force: true } : {}),
         ...(capacity ? { capacity } : {}),
         ...(leaseMs ? { leaseMs } : {}),
@@ -117,7 +133,7 @@ export function register(program: Command): void {
         ...(token ? { token } : {}),
         ...(metricsToken ? { metricsToken } : {}),
         gpuHourUsd,
-        methodClass: parseMethodClass(flags.methodClass),
+        methodClass: flags.methodClass === undefined && file ? file.config.method_class : parseMethodClass(flags.methodClass),
         ...(signKey ? { signKey } : {}),
         perAgentMetrics,
       });
@@ -131,6 +147,20 @@ export function register(program: Command): void {
       );
       if (o.recordsErrored > 0) throw new UdmError(`${o.recordsErrored} of ${o.recordsTotal} records ended with errors (see "errors" in their result lines); rerun the same command to retry them`);
     });
+}
+
+/** What a run.yaml sets; the flags given beside it replace these. */
+function configDefaults({ config, run }: RunConfig): { method: { method: string; seeds: number[]; model: string }; scope: ScopeOptions; temperature: number } {
+  return {
+    method: { method: run.method, seeds: run.seeds, model: run.model },
+    scope: {
+      suiteDir: config.suiteDir,
+      ...(config.tracks ? { tracks: config.tracks } : {}),
+      ...(config.families ? { families: config.families } : {}),
+      ...(config.limit !== undefined ? { limit: config.limit } : {}),
+    },
+    temperature: run.temperature,
+  };
 }
 
 function simVllm(value: string): VllmProfile {

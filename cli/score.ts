@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { METRICS_FILE, writeMetricsJson, type MetricsJson, scoreResults } from "../scorer/index.js";
 import { opt, localOpt } from "./options.js";
 import { flagOptions, optionsFromFlags } from "./flag-group.js";
-import { SCOPE_FLAGS } from "./flags/scope-flags.js";
+import { LIMIT_FLAGS, SCOPE_FLAGS } from "./flags/scope-flags.js";
 import { ensureWritableFile } from "./out-path.js";
 
 interface ScoreFlags {
@@ -16,11 +16,13 @@ interface ScoreFlags {
 export function register(program: Command): void {
   const command = program.command("score").description("score result files against a suite and write metrics.json");
   for (const o of flagOptions(SCOPE_FLAGS)) command.addOption(o);
+  for (const o of flagOptions(LIMIT_FLAGS)) command.addOption(o);
   command
     .addOption(opt("--results <dir>", "results directory; every *.jsonl and *.jsonl.gz below it is read").makeOptionMandatory())
     .addOption(localOpt("--out <file>", "where to write metrics.json (default: <results>/metrics.json)"))
     .action(async (flags: ScoreFlags & Record<string, unknown>) => {
       const { suiteDir, tracks, families } = optionsFromFlags(SCOPE_FLAGS, flags);
+      const { limit } = optionsFromFlags(LIMIT_FLAGS, flags);
       const out = flags.out ?? join(flags.results, METRICS_FILE);
       // The default lies in --results: a missing results directory is scoreResults' error to name.
       if (flags.out || existsSync(flags.results)) ensureWritableFile(flags.out ? "out" : "results", out);
@@ -29,6 +31,7 @@ export function register(program: Command): void {
         resultsDir: flags.results,
         ...(tracks ? { tracks } : {}),
         ...(families ? { families } : {}),
+        ...(limit !== undefined ? { limit } : {}),
       });
       writeMetricsJson(out, metrics);
       process.stdout.write(formatReport(metrics) + `wrote ${out}\n`);

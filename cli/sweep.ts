@@ -8,7 +8,7 @@ import { signKeyFrom, signKeyOption } from "./flags/card-flags.js";
 import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { estimateRun, isListenAddress, measureCharsPerToken, measureSuiteText, type TokenRatio } from "../card/index.js";
-import { numberArg, opt } from "./options.js";
+import { intArg, numberArg, opt } from "./options.js";
 import { engineUrl } from "./engine-methods.js";
 import { planSweep, Sweep, type SweepPlan } from "../run/index.js";
 import { boolArg } from "./metrics-flags.js";
@@ -28,6 +28,7 @@ interface SweepFlags {
   tokensPerGpuS: string;
   metrics: string;
   perAgentMetrics?: string;
+  limit?: string;
 }
 
 export function register(program: Command): void {
@@ -36,7 +37,8 @@ export function register(program: Command): void {
     .description("run a matrix of models x methods x temperatures x seed-sets on one coordinator address; rerun to resume")
     .addOption(opt("--config <file>", "sweep.yaml").makeOptionMandatory())
     .addOption(opt("--dry-run", "print the matrix with tokens, GPU-hours and cost per run, run nothing"))
-    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"));
+    .addOption(opt("--listen <host:port>", "coordinator address (default: the config's listen)"))
+    .addOption(opt("--limit <n>", "records per track at most, whole groups, in every run (default: the config's limit, else all)"));
   for (const o of flagOptions(tokenFlags("bearer token agents must send"))) command.addOption(o);
   command
     .addOption(opt("--engine <url>", "--dry-run: an engine whose /tokenize counts the suite's tokens"))
@@ -49,7 +51,8 @@ export function register(program: Command): void {
       if (flags.listen !== undefined && !isListenAddress(flags.listen)) throw new UsageError(`--listen must be HOST:PORT (port 0..65535), got ${JSON.stringify(flags.listen)}`);
       if (flags.engine !== undefined) flags.engine = engineUrl(flags.engine);
       const signKey = signKeyFrom(flags);
-      const plan = await planSweep(flags.config);
+      const limit = intArg("limit", flags.limit, 1);
+      const plan = await planSweep(flags.config, limit !== undefined ? { limit } : {});
       if (flags.dryRun) return dryRun(plan, flags);
       const metricsListen = parseMetricsListen(flags.metrics);
       const perAgent = boolArg("per-agent-metrics", flags.perAgentMetrics);
@@ -72,7 +75,7 @@ export function register(program: Command): void {
 }
 
 async function dryRun({ config, runs, entries }: SweepPlan, flags: SweepFlags): Promise<void> {
-  const text = await measureSuiteText(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}) });
+  const text = await measureSuiteText(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}), ...(config.limit !== undefined ? { limit: config.limit } : {}) });
   const stated = numberArg("chars-per-token", flags.charsPerToken, 0.1)!;
   const tokensPerGpuSecond = numberArg("tokens-per-gpu-s", flags.tokensPerGpuS, 1)!;
   let ratio: TokenRatio | undefined = flags.engine ? await measureCharsPerToken(flags.engine, text.sample) : undefined;

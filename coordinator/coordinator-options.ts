@@ -17,6 +17,8 @@ export interface CoordinatorOptions {
   outDir: string;
   tracks?: readonly string[];
   families?: readonly string[];
+  /** Records per track at most, whole groups, the same every time (common/suite/record-limit.ts); all when absent. Pinned in run.json. */
+  limit?: number;
   /**
    * host:port to listen on (port 0: a free port).
    * @default "127.0.0.1:0"

@@ -27,6 +27,8 @@ const RunManifestSchema = z.looseObject({
   suite_identity: z.string(),
   suite_root: z.string().optional(),
   tracks: z.array(z.string()),
+  /** Records per track at most (`--limit`); null or absent: every record. */
+  limit: z.number().int().positive().nullable().optional(),
   method: MethodConfigSchema,
   /** The run's name (`--run-name`), published in its bus status so a scorer can follow it; absent: none. */
   run_name: z.string().optional(),
@@ -42,6 +44,8 @@ export interface RunIdentity {
   suiteIdentity: string;
   suiteRoot: string;
   tracks: readonly string[];
+  /** Records per track at most; null: every record. */
+  limit: number | null;
   method: MethodConfig;
 }
 
@@ -62,6 +66,7 @@ export function openRunManifest(outDir: string, id: RunIdentity, options: { forc
       suite_identity: id.suiteIdentity,
       suite_root: id.suiteRoot,
       tracks,
+      limit: id.limit,
       method: id.method,
       ...(options.runName !== undefined ? { run_name: options.runName } : {}),
       created_at: now,
@@ -75,6 +80,7 @@ export function openRunManifest(outDir: string, id: RunIdentity, options: { forc
     const changed: string[] = [];
     if (old.suite_identity !== id.suiteIdentity) changed.push(`suite identity ${old.suite_identity} -> ${id.suiteIdentity}`);
     if (JSON.stringify([...old.tracks].sort()) !== JSON.stringify(tracks)) changed.push(`tracks [${old.tracks.join(",")}] -> [${tracks.join(",")}]`);
+    if ((old.limit ?? null) !== id.limit) changed.push(`limit ${old.limit ?? "none"} -> ${id.limit ?? "none"}`);
     if (canonical(old.method) !== canonical(id.method)) changed.push(`method ${canonical(old.method)} -> ${canonical(id.method)}`);
     if (changed.length > 0 && !options.force) {
       throw new UsageError(
@@ -92,6 +98,7 @@ export function openRunManifest(outDir: string, id: RunIdentity, options: { forc
       suite_identity: id.suiteIdentity,
       suite_root: id.suiteRoot,
       tracks,
+      limit: id.limit,
       method: id.method,
       ...(options.runName !== undefined ? { run_name: options.runName } : {}),
       updated_at: now,

@@ -75,6 +75,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
         suiteDir: options.suiteDir,
         tracks: options.tracks,
         families: options.families,
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
         spillPath: defaultSpillPath(options.outDir),
         logger: log,
         ...(options.onGold ? { onGold: options.onGold } : {}),
@@ -85,7 +86,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
     cleanup.push(() => index.spill.dispose());
     const manifest = openRunManifest(
       options.outDir,
-      { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), method },
+      { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), limit: options.limit ?? null, method },
       { force: options.force, logger: log, ...(options.runName !== undefined ? { runName: options.runName } : {}) },
     );
     const store = await storeOpening;

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
-import { decompressedSha256, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter, type GoldMessage, openCheckedSuite } from "../common/suite/index.js";
+import { decompressedSha256, limitRecords, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter, type GoldMessage, openCheckedSuite } from "../common/suite/index.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
 import { defaultReaderCount, readerEntry, runReaders, type ReaderTask } from "./suite-readers.js";
@@ -111,6 +111,8 @@ export interface IndexOptions extends TrackFilter {
   suiteDir: string;
   /** Where the payload spill file goes (removed by spill.dispose()). */
   spillPath: string;
+  /** Records per track at most, whole groups (common/suite/record-limit.ts); all when absent. */
+  limit?: number;
   logger?: Logger;
   /**
    * Receives each selected track's gold as it is read, then the suite identity (the scorer of this
@@ -159,9 +161,11 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
       fileHashes[file.relPath] = result.sha256!;
       if (!selectedPaths.has(file.relPath)) continue;
       const track: TrackIndex = { track: file.track, family: file.family, relPath: file.relPath, records: [] };
+      const seen = new Set<string>();
       for (const { base, entries } of result.blocks) {
         for (const e of entries) {
-          if (byRunId.has(e.runId)) throw new FormatError(file.path, e.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(e.runId)}`);
+          if (seen.has(e.runId)) throw new FormatError(file.path, e.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(e.runId)}`);
+          seen.add(e.runId);
           const entry: RecordEntry = {
             offset: base + e.offset,
             stateBytes: e.stateBytes,
@@ -176,9 +180,10 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
             ),
           };
           track.records.push(entry);
-          byRunId.set(e.runId, { track, record: entry });
         }
       }
+      if (options.limit !== undefined) track.records = limitRecords(track.records, (r) => r.groupId, options.limit);
+      for (const entry of track.records) byRunId.set(entry.recordKey, { track, record: entry });
       result.blocks = [];
       tracks.push(track);
       if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, recordsJsonl: result.goldJsonl!, sha256: result.sha256! });

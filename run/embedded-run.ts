@@ -32,6 +32,8 @@ export interface EmbeddedRunOptions {
   method?: Partial<MethodConfig>;
   tracks?: readonly string[];
   families?: readonly string[];
+  /** Records per track at most, whole groups, the same every time (`--limit`); all when absent. */
+  limit?: number;
   force?: boolean;
   /** Units each agent holds at once (default: the engine's capacity). */
   capacity?: number;
@@ -158,6 +160,7 @@ export class EmbeddedRun {
       outDir: options.outDir,
       ...(options.tracks ? { tracks: options.tracks } : {}),
       ...(options.families ? { families: options.families } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
       log,
       onEmitted: (_track, seconds) => this.scorerMetrics?.emitted(seconds),
       onTrackFinal: (track, m) => {
@@ -212,6 +215,7 @@ export class EmbeddedRun {
       outDir: options.outDir,
       ...(options.tracks ? { tracks: options.tracks } : {}),
       ...(options.families ? { families: options.families } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
       ...(options.method ? { method: options.method } : {}),
       ...(options.force ? { force: true } : {}),
       ...(options.leaseMs ? { leaseMs: options.leaseMs } : {}),

@@ -52,6 +52,8 @@ interface RunJson {
   suite_root?: string;
   tracks?: string[];
   agents?: { list?: Array<Partial<OutDirAgent>> };
+  /** Records per track at most (`--limit`): the manifest's rows are then not the track's records. */
+  limit?: number | null;
 }
 
 interface MetricsJson {
@@ -70,7 +72,9 @@ export function readOutDirStatus(outDir: string): OutDirStatus {
   const tracks: OutDirTrack[] = (run.tracks ?? []).map((track) => {
     const scored = metrics?.tracks?.[track];
     const family = files.get(track)?.family ?? scored?.family ?? manifestRows.get(track)?.family ?? "";
-    const records = manifestRows.get(track)?.rows ?? scored?.records ?? null;
+    // A limited run's tracks hold the records its limit kept: what its scorer counted, else at most the limit (whole groups may pass it).
+    const rows = manifestRows.get(track)?.rows;
+    const records = run.limit ? (scored?.records ?? null) : (rows ?? scored?.records ?? null);
     const file = files.get(track);
     const committed = file ? completeLines(file.path) : 0;
     const headline = scored?.headline?.metric ? { metric: scored.headline.metric, value: scored.headline.value ?? null } : null;

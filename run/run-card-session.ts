@@ -17,6 +17,8 @@ export interface RunCardSessionOptions {
   outDir: string;
   tracks?: readonly string[];
   families?: readonly string[];
+  /** Records per track at most (`--limit`); all when absent. */
+  limit?: number;
   log: Logger;
   onTrackMetrics?: (track: string, metrics: TrackMetrics) => void;
   /** The run's scorer's interval of the v1 mean, when the scorer is not this session's own. */
@@ -62,7 +64,7 @@ export class RunCardSession {
    */
   constructor(private readonly options: RunCardSessionOptions & { ownScorer?: boolean; scorerMaxHeapMb?: number }) {
     if (!options.ownScorer) return;
-    const scope = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}) };
+    const scope = { ...(options.tracks ? { tracks: options.tracks } : {}), ...(options.families ? { families: options.families } : {}), ...(options.limit !== undefined ? { limit: options.limit } : {}) };
     const onTrackFinal = (track: string, m: TrackMetrics, current: MetricsJson | undefined) => {
       this.trackScored(track, m, current);
       options.onTrackMetrics?.(track, m);

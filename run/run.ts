@@ -67,6 +67,7 @@ export class Run {
       outDir: options.outDir,
       ...(options.tracks ? { tracks: options.tracks } : {}),
       ...(options.families ? { families: options.families } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
       log: logger.child("scorer"),
       // The page's headline column: this process scores its committed results (a bus scorer's
       // later announcement of the same headline is shown once).

@@ -55,11 +55,13 @@ export interface SweepPlan {
   scope: FingerprintScope;
 }
 
-export async function planSweep(configPath: string): Promise<SweepPlan> {
-  const config = readSweepConfig(configPath);
+/** `overrides.limit` (the command's --limit) replaces the config's `limit`. */
+export async function planSweep(configPath: string, overrides: { limit?: number } = {}): Promise<SweepPlan> {
+  const read = readSweepConfig(configPath);
+  const config = overrides.limit !== undefined ? { ...read, limit: overrides.limit } : read;
   const runs = expandSweep(config);
   const dataset = await datasetSha256(config.suiteDir);
-  const scope = scopeOf(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}) });
+  const scope = scopeOf(config.suiteDir, { ...(config.tracks ? { tracks: config.tracks } : {}), ...(config.families ? { families: config.families } : {}) }, config.limit ?? null);
   return { config, runs, dataset, scope, entries: runs.map((run) => planEntry(config, run, dataset, scope)) };
 }
 
@@ -158,6 +160,7 @@ export class Sweep {
         ownScorer: true,
           ...(config.tracks ? { tracks: config.tracks } : {}),
         ...(config.families ? { families: config.families } : {}),
+        ...(config.limit !== undefined ? { limit: config.limit } : {}),
         log: logger.child("scorer"),
         ...(web ? { onTrackMetrics: (track: string, m: TrackMetrics) => web.server.publish(trackScoredEvent(track, m.headline, m.pillar)) } : {}),
       });
@@ -177,6 +180,7 @@ export class Sweep {
           ...(this.options.token ? { token: this.options.token } : {}),
           ...(config.tracks ? { tracks: config.tracks } : {}),
           ...(config.families ? { families: config.families } : {}),
+          ...(config.limit !== undefined ? { limit: config.limit } : {}),
           method: { method: run.method, seeds: run.seeds, temperature: run.temperature, model: run.model },
           ...(config.lease_ms ? { leaseMs: config.lease_ms } : {}),
           // A widened scope resumes the run's results over the new tracks (run.json is rescoped).
@@ -286,7 +290,8 @@ function planEntry(config: SweepConfig, run: SweepRun, dataset: string, scope: F
 function covers(have: FingerprintScope, wanted: FingerprintScope): boolean {
   const tracks = new Set(have.tracks);
   const families = new Set(have.families);
-  return wanted.tracks.every((t) => tracks.has(t)) && wanted.families.every((f) => have.families.length === 0 || families.has(f));
+  // A limited card (--limit) covers only the same limit: another limit is other records.
+  return have.limit === wanted.limit && wanted.tracks.every((t) => tracks.has(t)) && wanted.families.every((f) => have.families.length === 0 || families.has(f));
 }
 
 /**
@@ -296,6 +301,8 @@ function covers(have: FingerprintScope, wanted: FingerprintScope): boolean {
  */
 function rescoped(card: RunCard | undefined, dataset: string, scope: FingerprintScope): boolean {
   if (!card || card.dataset.sha256 !== dataset) return false;
+  // Another --limit: the records already answered are kept, the run covers the new limit's.
+  if ((card.dataset.limit ?? null) !== scope.limit) return true;
   const wanted = new Set(scope.tracks);
   return card.dataset.tracks.every((t) => wanted.has(t)) && wanted.size > new Set(card.dataset.tracks).size;
 }

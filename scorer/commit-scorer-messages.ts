@@ -19,7 +19,7 @@ export type ScorerFeedMessage =
   | { type: "end" };
 
 /** workerData of the scorer thread: the CommitScorer's cloneable options, its log level and the feed. */
-export type ScorerThreadStartData = Pick<CommitScorerOptions, "suiteDir" | "outDir" | "tracks" | "families"> & {
+export type ScorerThreadStartData = Pick<CommitScorerOptions, "suiteDir" | "outDir" | "tracks" | "families" | "limit"> & {
   logLevel?: LogLevel;
   /** The feed's receiving end (transferred). */
   feed: MessagePort;

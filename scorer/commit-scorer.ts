@@ -19,6 +19,8 @@ export interface CommitScorerOptions {
   outDir: string;
   tracks?: readonly string[];
   families?: readonly string[];
+  /** Records per track at most, whole groups (`--limit`); all when absent. */
+  limit?: number;
   log: Logger;
   /** Called with each track's final metrics as soon as they are computed. */
   onTrackFinal?: (track: string, metrics: TrackMetrics) => void;
@@ -47,7 +49,7 @@ export class CommitScorer {
     const suite = openCheckedSuite(this.options.suiteDir);
     const { tracks, families } = this.options;
     const scope = selectFiles(suite, { ...(tracks ? { tracks } : {}), ...(families ? { families } : {}) });
-    this.scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log: this.options.log });
+    this.scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log: this.options.log, ...(this.options.limit !== undefined ? { limit: this.options.limit } : {}) });
   }
 
   /**
@@ -61,7 +63,7 @@ export class CommitScorer {
       const suite = openCheckedSuite(this.options.suiteDir);
       const { tracks, families } = this.options;
       const scope = selectFiles(suite, { ...(tracks ? { tracks } : {}), ...(families ? { families } : {}) });
-      scorer = RunScorer.awaitingGold({ suite, scope, duplicates: "replace", log: this.options.log });
+      scorer = RunScorer.awaitingGold({ suite, scope, duplicates: "replace", log: this.options.log, ...(this.options.limit !== undefined ? { limit: this.options.limit } : {}) });
     } catch (err) {
       // The coordinator opens the same suite and reports the same problem.
       return { onGold: () => undefined, loaded: Promise.reject(err) };

@@ -13,3 +13,4 @@ export { registerScorerMetrics, scorerCountsOf } from "./scorer-metrics.js";
 export { StreamingScorer, chooseRun } from "./streaming-scorer.js";
 export type { TrackMetrics } from "./track-metrics.js";
 export { Scorer, type ScorerOptions, type ScorerReport } from "./scorer.js";
+export { PERMUTATIONS, compareRuns, type CompareRunsOptions, type PairedDifference, type RunComparison, type TrackComparison } from "./paired-compare.js";

@@ -4,7 +4,7 @@
 // (`udm-orch score`, result-files.ts), the bus plus the scorer's journal (`udm-orch scorer`,
 // streaming-scorer.ts) and the coordinator's committed results (the embedded `run`,
 // commit-scorer.ts). Given the same results, every source ends in the same metrics.json.
-import { decompressedSha256, suiteIdentity, type Suite, type TrackFile, type SuiteRecord } from "../common/suite/index.js";
+import { decompressedSha256, limitRecords, suiteIdentity, type Suite, type TrackFile, type SuiteRecord } from "../common/suite/index.js";
 import { type ResultInput, trackOfRunId } from "../common/results/index.js";
 import { UsageError } from "../common/errors.js";
 import type { Logger } from "../common/log.js";
@@ -66,6 +66,8 @@ export interface RunScorerOptions {
   scope: readonly TrackFile[];
   duplicates: DuplicatePolicy;
   log: Logger;
+  /** Records per track at most, whole groups (`--limit`, common/suite/record-limit.ts); all when absent. */
+  limit?: number;
 }
 
 interface TrackState {
@@ -103,7 +105,7 @@ export class RunScorer {
   static async load(options: RunScorerOptions & { identity?: boolean }): Promise<RunScorer> {
     const scorer = new RunScorer(options);
     for (const t of scorer.tracks.values()) {
-      const { accumulator, sha256 } = await loadTrackGold(options.suite, t.file);
+      const { accumulator, sha256 } = await loadTrackGold(options.suite, t.file, options.limit);
       t.acc = accumulator;
       scorer.goldHashes[t.file.relPath] = sha256;
     }
@@ -125,7 +127,9 @@ export class RunScorer {
     if (!t) throw new UsageError(`gold for track ${JSON.stringify(track)}, which is not in scope`);
     if (t.acc) throw new UsageError(`gold for track ${JSON.stringify(track)} given twice`);
     const accumulator = new TrackAccumulator(t.file.track, t.file.family);
-    for (const record of records) accumulator.addRecord(record, { file: t.file.path, ...(record.line !== undefined ? { line: record.line } : {}) });
+    const limit = this.options.limit;
+    const kept = limit === undefined ? records : limitRecords([...records], (r) => r.metadata.group_id, limit);
+    for (const record of kept) accumulator.addRecord(record, { file: t.file.path, ...(record.line !== undefined ? { line: record.line } : {}) });
     accumulator.sealRecords();
     t.acc = accumulator;
     this.goldHashes[t.file.relPath] = sha256;

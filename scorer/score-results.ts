@@ -18,6 +18,8 @@ export interface ScoreOptions {
   resultsDir: string;
   tracks?: readonly string[];
   families?: readonly string[];
+  /** Records per track at most, whole groups (the run's `--limit`); all when absent. */
+  limit?: number;
   /** Worker threads that read and score shards of the tracks (default: cores, at most 4; 1 = in this thread). */
   workers?: number;
   log?: Logger;
@@ -36,12 +38,12 @@ export async function scoreResultsWithInterval(options: ScoreOptions): Promise<{
   const shards = planShards(scope, options.workers ?? defaultWorkers(scope));
   const files = resultFiles(options.resultsDir);
   if (shards.length <= 1) {
-    const scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log });
+    const scorer = await RunScorer.load({ suite, scope, duplicates: "replace", log, ...(options.limit !== undefined ? { limit: options.limit } : {}) });
     await applyResultFiles(scorer, files, { warnTornLines: true, log });
     const metrics = scorer.final();
     return { metrics, v1Interval: scorer.v1Interval() };
   }
-  const common = { suiteDir: options.suiteDir, resultsDir: options.resultsDir, resultFiles: files };
+  const common = { suiteDir: options.suiteDir, resultsDir: options.resultsDir, resultFiles: files, ...(options.limit !== undefined ? { limit: options.limit } : {}) };
   const outputs = await scoreShardsInWorkers(shards.map((tracks, i) => ({ ...common, tracks, warnTornLines: i === 0 })));
   const finals = new Map<string, FinalTrack>();
   const hashes: Record<string, string> = {};

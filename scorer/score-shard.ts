@@ -15,6 +15,8 @@ export interface ShardInput {
   tracks: readonly string[];
   /** Whether this shard warns about torn last lines (every shard reads every file; one warning is enough). */
   warnTornLines: boolean;
+  /** Records per track at most (the run's `--limit`); all when absent. */
+  limit?: number;
 }
 
 export interface ShardOutput {
@@ -26,7 +28,7 @@ export interface ShardOutput {
 export async function scoreShard(input: ShardInput, log: Logger): Promise<ShardOutput> {
   const suite = openSuite(input.suiteDir);
   const mine = new Set(input.tracks);
-  const scorer = await RunScorer.load({ suite, scope: suite.files.filter((f) => mine.has(f.track)), duplicates: "replace", log, identity: false });
+  const scorer = await RunScorer.load({ suite, scope: suite.files.filter((f) => mine.has(f.track)), duplicates: "replace", log, identity: false, ...(input.limit !== undefined ? { limit: input.limit } : {}) });
   await applyResultFiles(scorer, input.resultFiles, { warnTornLines: input.warnTornLines, log });
   return { hashes: scorer.goldHashes, tracks: scorer.finals() };
 }

@@ -453,6 +453,36 @@ export class TrackAccumulator {
     return missing;
   }
 
+  /**
+   * Whether each record's headline question is right (true), wrong or missing (false), in file
+   * order; null where the record has no gold for it. Retrieval tracks rank whole queries: none.
+   */
+  headlineOutcomes(): Array<{ runId: string; right: boolean | null }> {
+    const kind = this.headlineKind();
+    const out: Array<{ runId: string; right: boolean | null }> = [];
+    if (kind === "retrieval" || kind === undefined) return out;
+    for (const [runId, r] of this.records) {
+      if (r.kind !== "plain") continue;
+      if (kind === "routing") {
+        if (!r.routing) out.push({ runId, right: null });
+        else {
+          const pred = r.pred[r.routing.question]!;
+          out.push({ runId, right: pred !== MISSING && r.routing.accepted.has(r.questions[r.routing.question]!.options[pred]!) });
+        }
+        continue;
+      }
+      const i = r.questions.findIndex((q) => q.key === this.headlineKey);
+      const q = r.questions[i];
+      out.push({ runId, right: !q || q.gold === MISSING ? null : r.pred[i] === q.gold });
+    }
+    return out;
+  }
+
+  /** The per-group sums behind the headline (groups in the order of their first record), for paired comparisons. */
+  headlineGroupSums(): GroupSums {
+    return this.groupSums();
+  }
+
   /** Per-group sums behind the headline, for the bootstrap. */
   private groupSums(): GroupSums {
     const kind = this.headlineKind();

@@ -68,8 +68,8 @@ export function renderHtml(board: Leaderboard): string {
         })
         .join("");
       return (
-        `<section><h2>${esc(g.dataset)} <small>sha256 ${esc(g.dataset_sha256)} · ${g.scope.length} tracks in scope</small></h2>` +
-        `<table class="board" data-group="${gi}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></section>`
+        `<section><h2>${esc(g.dataset)} <small>sha256 ${esc(g.dataset_sha256)} · ${g.scope.length} tracks in scope${g.limit != null ? ` · <b class="limited">limited scope: ${g.limit} records per track</b>` : ""}</small></h2>` +
+        `<table class="board" data-group="${gi}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>${neighbours(g.rows)}</section>`
       );
     })
     .join("");
@@ -144,4 +144,17 @@ ${board.invalid.length > 0 ? `<section class="invalid"><h2>Skipped, not valid ru
 </script>
 </body></html>
 `;
+}
+
+/** The neighbouring rows compared record by record (row.vs_next), as a list under the group's table. */
+function neighbours(rows: readonly LeaderboardRow[]): string {
+  const signed = (x: number | null) => (x === null ? "n/a" : `${x >= 0 ? "+" : ""}${x.toFixed(4)}`);
+  const items = rows.flatMap((r, i) => {
+    const d = r.vs_next;
+    const next = rows[i + 1];
+    if (!d || !next) return [];
+    const ci = d.ci_low !== null && d.ci_high !== null ? ` [${signed(d.ci_low)}, ${signed(d.ci_high)}]` : "";
+    return [`<li class="${d.significant ? "significant" : ""}">${esc(rankText(r))} (${esc(r.model)}) vs ${esc(rankText(next))} (${esc(next.model)}): ${signed(d.difference)}${ci}, p ${d.p_value === null ? "n/a" : d.p_value.toFixed(3)}${d.significant ? " *" : ""}</li>`];
+  });
+  return items.length === 0 ? "" : `<p>Neighbouring rows, paired over the same records (* = the 95% interval of the v1-mean difference leaves out 0):</p><ul class="neighbours">${items.join("")}</ul>`;
 }

@@ -32,7 +32,7 @@ export function pillarNames(rows: readonly LeaderboardRow[]): string[] {
 export function renderMarkdown(board: Leaderboard): string {
   const out: string[] = [];
   for (const g of board.groups) {
-    out.push(`## ${mdCell(g.dataset)} (sha256 ${mdCell(g.dataset_sha256.slice(0, 16))}, ${g.scope.length} tracks in scope)`, "");
+    out.push(`## ${mdCell(g.dataset)} (sha256 ${mdCell(g.dataset_sha256.slice(0, 16))}, ${g.scope.length} tracks in scope${g.limit != null ? `, limited scope: ${g.limit} records per track (--limit)` : ""})`, "");
     const pillars = pillarNames(g.rows);
     const head = ["rank", "model", "condition", "method class", "v1 mean [CI]", ...pillars.map(mdCell), "cost / 1k records", "records / min", "p95 latency s", "cost-adjusted", "quality tier", "verification", "signature", "date", "fingerprint", "run id", "directory"];
     out.push(`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`);
@@ -59,6 +59,8 @@ export function renderMarkdown(board: Leaderboard): string {
       out.push(`| ${cells.map(mdCell).join(" | ")} |`);
     }
     out.push("");
+    const pairs = g.rows.flatMap((r, i) => (r.vs_next && g.rows[i + 1] ? [neighbourLine(r, g.rows[i + 1]!)] : []));
+    if (pairs.length > 0) out.push("Neighbouring rows, paired over the same records (udm-orch diff; * = the 95% interval of the v1-mean difference leaves out 0):", "", ...pairs, "");
     if (g.repeats.length > 0) {
       out.push("Repeats of one setup (ranked cards with one fingerprint):", "", "| fingerprint | model | condition | n | v1 mean | sd | min - max |", "|---|---|---|---|---|---|---|");
       for (const s of g.repeats) out.push(`| ${[s.fingerprint, s.model, s.condition, String(s.n), num(s.v1_mean), num(s.v1_sd), `${num(s.v1_min)} - ${num(s.v1_max)}`].map(mdCell).join(" | ")} |`);
@@ -72,4 +74,12 @@ export function renderMarkdown(board: Leaderboard): string {
   }
   out.push(`${board.cost_adjusted_formula}. Quality tiers are provisional nominations from automatic scores (the UDM benchmark protocol).`);
   return out.join("\n") + "\n";
+}
+
+/** "rank 1 (model) vs rank 2 (model): +0.0123 [+0.0040, +0.0200], p 0.002 *". */
+function neighbourLine(r: LeaderboardRow, next: LeaderboardRow): string {
+  const d = r.vs_next!;
+  const signed = (x: number | null) => (x === null ? "n/a" : `${x >= 0 ? "+" : ""}${x.toFixed(4)}`);
+  const ci = d.ci_low !== null && d.ci_high !== null ? ` [${signed(d.ci_low)}, ${signed(d.ci_high)}]` : "";
+  return `- ${mdCell(rankText(r))} (${mdCell(r.model)}) vs ${mdCell(rankText(next))} (${mdCell(next.model)}): ${signed(d.difference)}${ci}, p ${d.p_value === null ? "n/a" : d.p_value.toFixed(3)}${d.significant ? " *" : ""}`;
 }

@@ -61,12 +61,29 @@ export interface LeaderboardRow {
   /** Records of the card whose result errored, and records in scope (null: no card). */
   records_errored: number | null;
   records: number | null;
+  /**
+   * This row against the next one of its group, record by record (`udm-orch diff`'s paired v1-mean
+   * difference); absent where either run's results are not reachable.
+   */
+  vs_next?: NeighbourDifference;
+}
+
+/** A row's v1 mean minus the next row's, paired over the same records, with its 95% interval and permutation p-value. */
+export interface NeighbourDifference {
+  difference: number | null;
+  ci_low: number | null;
+  ci_high: number | null;
+  p_value: number | null;
+  /** The interval leaves out 0. */
+  significant: boolean;
 }
 
 export interface LeaderboardGroup {
   dataset_sha256: string;
   dataset: string;
   scope: string[];
+  /** Records per track at most (`--limit`): a limited scope, ranked apart from full runs; null or absent when none. */
+  limit?: number | null;
   rows: LeaderboardRow[];
   /** Each setup run more than once among the ranked rows: its v1 means' mean, spread and count. */
   repeats: RepeatSummary[];
@@ -115,18 +132,20 @@ function intervalOf(ci: { ci_low: number | null; ci_high: number | null } | null
   return [typeof ci?.ci_low === "number" ? ci.ci_low : null, typeof ci?.ci_high === "number" ? ci.ci_high : null];
 }
 
-function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha: string; scope: string[]; row: LeaderboardRow } {
+function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha: string; scope: string[]; limit: number | null; row: LeaderboardRow } {
   if (e.kind === "card") {
     const c = e.card;
     const mean = rankingMean(c.scores.summary);
     const costPer1k = c.totals.cost_per_entry_usd === null ? null : c.totals.cost_per_entry_usd * 1000;
     const [lo, hi] = intervalOf(c.scores.v1_ci);
     const scope = [...c.dataset.tracks].sort();
+    const limit = c.dataset.limit ?? null;
     return {
-      key: `${c.dataset.sha256}\n${scope.join(",")}`,
+      key: `${c.dataset.sha256}\n${scope.join(",")}${limit === null ? "" : `\nlimit ${limit}`}`,
       dataset: `${c.dataset.id} ${c.dataset.version}`,
       datasetSha: c.dataset.sha256,
       scope,
+      limit,
       row: {
         rank: 0,
         source: e.source,
@@ -167,6 +186,7 @@ function rowOf(e: LeaderboardEntry): { key: string; dataset: string; datasetSha:
     dataset: e.datasetLabel,
     datasetSha: m.suite.identity,
     scope,
+    limit: null,
     row: {
       rank: 0,
       source: e.source,
@@ -214,9 +234,9 @@ const apart = (r: LeaderboardRow) => ((r.status !== null && r.status !== "comple
 export function buildLeaderboard(entries: readonly LeaderboardEntry[], now = new Date(), invalid: readonly InvalidCard[] = []): Leaderboard {
   const groups = new Map<string, LeaderboardGroup>();
   for (const e of entries) {
-    const { key, dataset, datasetSha, scope, row } = rowOf(e);
+    const { key, dataset, datasetSha, scope, limit, row } = rowOf(e);
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { dataset_sha256: datasetSha, dataset, scope, rows: [], repeats: [] }));
+    if (!g) groups.set(key, (g = { dataset_sha256: datasetSha, dataset, scope, limit, rows: [], repeats: [] }));
     g.rows.push(row);
   }
   for (const g of groups.values()) {

@@ -17,10 +17,10 @@ export async function datasetSha256(suiteDir: string): Promise<string> {
   return suiteIdentity(hashes);
 }
 
-/** The scope a run over `filter` will record: the tracks it selects and their families, as the card writes them. */
-export function scopeOf(suiteDir: string, filter: { tracks?: readonly string[]; families?: readonly string[] }): FingerprintScope {
+/** The scope a run over `filter` (and `limit` records per track) will record: the tracks it selects and their families, as the card writes them. */
+export function scopeOf(suiteDir: string, filter: { tracks?: readonly string[]; families?: readonly string[] }, limit: number | null = null): FingerprintScope {
   const files = selectFiles(openSuite(suiteDir), { ...(filter.tracks ? { tracks: filter.tracks } : {}), ...(filter.families ? { families: filter.families } : {}) });
-  return { tracks: [...new Set(files.map((f) => f.track))].sort(), families: [...new Set(files.map((f) => f.family))].sort(), limit: null };
+  return { tracks: [...new Set(files.map((f) => f.track))].sort(), families: [...new Set(files.map((f) => f.family))].sort(), limit };
 }
 
 /** `cardFormat`: the rule to compute by (a card's own, to compare with an older card). */

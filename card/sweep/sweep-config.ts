@@ -54,6 +54,8 @@ const SweepConfigSchema = z.strictObject({
   method_class: z.enum(METHOD_CLASSES).default("raw-llm"),
   gpu_hour_usd: z.number().min(0).default(0),
   lease_ms: z.number().int().min(100).optional(),
+  /** Records per track at most, whole groups (`--limit`): a smoke test of the matrix. */
+  limit: z.number().int().min(1).optional(),
 });
 export type SweepConfig = z.infer<typeof SweepConfigSchema> & { path: string; suiteDir: string; outDir: string };
 

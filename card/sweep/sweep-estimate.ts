@@ -4,7 +4,7 @@
 // measured characters per token then scale to every prompt), else from a stated chars-per-token
 // ratio. GPU time is tokens over a stated engine throughput; cost is GPU-hours x the GPU-hour price.
 import { redactUrl } from "../../common/redact-url.js";
-import { openSuite, readTrackRecords, selectFiles } from "../../common/suite/index.js";
+import { limitRecords, openSuite, readTrackRecords, selectFiles, type SuiteRecord } from "../../common/suite/index.js";
 import type { SweepRun } from "./sweep-config.js";
 
 export interface SuiteText {
@@ -20,13 +20,20 @@ export interface SuiteText {
 
 const SAMPLE_PROMPTS = 200;
 
-export async function measureSuiteText(suiteDir: string, scope: { tracks?: readonly string[]; families?: readonly string[] }): Promise<SuiteText> {
+/** `scope.limit`: records per track at most (a limited sweep: only those are sent). */
+export async function measureSuiteText(suiteDir: string, scope: { tracks?: readonly string[]; families?: readonly string[]; limit?: number }): Promise<SuiteText> {
   const suite = openSuite(suiteDir);
   const files = selectFiles(suite, { ...(scope.tracks ? { tracks: scope.tracks } : {}), ...(scope.families ? { families: scope.families } : {}) });
   const out: SuiteText = { records: 0, questions: 0, recordChars: 0, questionChars: 0, sample: [] };
   let seen = 0;
   for (const file of files) {
-    for await (const r of readTrackRecords(file)) {
+    let records: AsyncIterable<SuiteRecord> | SuiteRecord[] = readTrackRecords(file);
+    if (scope.limit !== undefined) {
+      const all: SuiteRecord[] = [];
+      for await (const r of records) all.push(r);
+      records = limitRecords(all, (r) => r.metadata.group_id, scope.limit);
+    }
+    for await (const r of records) {
       const state = JSON.stringify(r.state);
       const qs = Object.values(r.questions).map((q) => JSON.stringify({ instructions: q.instructions, criteria: q.criteria }));
       const prompt = state + qs.join("");

@@ -2,7 +2,7 @@
 // `score`, `scorer`, `suite verify`, `card reproduce`, `leaderboard`). Declared once here; a command
 // whose --suite means something more (optional, found elsewhere) says so with its own description.
 import { flagGroup, type FlagSpec } from "../flag-group.js";
-import { csv } from "../options.js";
+import { csv, intArg } from "../options.js";
 
 /** The suite and the part of it in scope. */
 export interface ScopeOptions {
@@ -11,6 +11,8 @@ export interface ScopeOptions {
   tracks?: readonly string[];
   /** Families in scope. @default all */
   families?: readonly string[];
+  /** Records per track at most, whole groups, the same every time (a smoke test). @default all */
+  limit?: number;
 }
 
 const list = (raw: string): string[] => csv(raw) ?? [];
@@ -27,3 +29,15 @@ export const SCOPE_FLAGS = flagGroup<ScopeOptions>({}, [SUITE_FLAG, TRACKS_FLAG,
 
 /** --suite alone (the run's scope is the run's: `scorer`; or the whole suite: `suite verify`). */
 export const SUITE_FLAGS = flagGroup<ScopeOptions>({}, [SUITE_FLAG]);
+
+/** --limit N: records per track at most (whole groups); part of the run's scope and fingerprint. */
+export const LIMIT_FLAG: FlagSpec<ScopeOptions> = {
+  key: "limit",
+  flags: "--limit <n>",
+  description: "records per track at most, whole groups (metadata.group_id), the same records every time: a smoke test, marked as a limited scope on the card",
+  parse: (raw, flag) => intArg(flag, raw, 1)!,
+  defaultText: "all",
+};
+
+/** --limit alone (run, coordinator, sweep). */
+export const LIMIT_FLAGS = flagGroup<ScopeOptions>({}, [LIMIT_FLAG]);

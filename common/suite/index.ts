@@ -4,3 +4,4 @@ export { QuestionSchema, type Question, type SuiteRecord } from "./schema.js";
 export { openCheckedSuite, readCheckedTrack } from "./suite-check.js";
 export { decompressedSha256, manifestHashProblem, openSuite, readTrackRecords, selectFiles, suiteIdentity, type Suite, type TrackFile, type TrackFilter } from "./suite.js";
 export { verifySuite } from "./verify.js";
+export { limitRecords } from "./record-limit.js";

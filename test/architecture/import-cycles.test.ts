@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { importsOf, sourceFiles } from "./source-files.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..", "..");
-const SOURCE_FOLDERS = ["common", "coordinator", "agent", "scorer", "sim", "card", "run", "cli", "bench"];
+const SOURCE_FOLDERS = ["common", "coordinator", "agent", "scorer", "sim", "card", "run", "view", "cli", "bench"];
 
 function relativeImports(file: string): string[] {
   return importsOf(file)

@@ -15,9 +15,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   scorer: ["common"],
   sim: ["common"],
   card: ["common", "scorer"],
+  view: ["common", "scorer", "card"],
   run: ["common", "proto", "coordinator", "scorer", "card", "agent", "sim"],
-  cli: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "run", "bench"],
-  bench: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "run", "cli"],
+  cli: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "run", "view", "bench"],
+  bench: ["proto", "common", "coordinator", "agent", "scorer", "sim", "card", "run", "view", "cli"],
 };
 
 /** Packages a folder must not use directly. */
@@ -27,7 +28,7 @@ const FORBIDDEN_PACKAGES: Record<string, readonly RegExp[]> = {
   sim: [/^@grpc\//],
 };
 
-const ROLES = ["agent", "card", "coordinator", "run", "scorer", "sim"];
+const ROLES = ["agent", "card", "coordinator", "run", "scorer", "sim", "view"];
 
 const cases: Array<[string, string, string]> = [];
 for (const folder of Object.keys(MAY_IMPORT)) {

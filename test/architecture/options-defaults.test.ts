@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { sourceFiles } from "./source-files.js";
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), "..", "..");
-const FOLDERS = ["common", "coordinator", "agent", "scorer", "sim", "card", "run", "cli"];
+const FOLDERS = ["common", "coordinator", "agent", "scorer", "sim", "card", "run", "view", "cli"];
 
 interface DefaultsCase {
   file: string;

@@ -30,6 +30,19 @@ describe("fingerprint", () => {
     expect(fingerprint({ ...BASE, temperature: 0.7, batchSize: 8, toolsEnabled: ["search", "calc"] })).toBe("c7a10ce4045d820b0f14566c525fd3eac556e07e8ea728d5fc3db1b42f3ace84");
   });
 
+  it("format 2: a card's dataset.limit (--limit) is in its fingerprint's scope; a card without one keeps the digest it had", () => {
+    const card = {
+      card_format: 2,
+      harness_version: "0.1.0",
+      method: { model_slug: "sim/pseudo", condition: "systemone", system_prompt_sha256: BASE.systemPromptSha256, temperature: 0, batch_size: null, tools_enabled: [] },
+      dataset: { sha256: "d".repeat(64), tracks: ["vihsd", "aiv-nli500"], families: ["toxicity", "nli"] },
+    };
+    expect(fingerprint(componentsOfCard(card))).toBe("562f626275e99cf33cd674e9d5d5849536f0863d3410a655c56bf4ee0c44c2fd");
+    const limited = componentsOfCard({ ...card, dataset: { ...card.dataset, limit: 2 } });
+    expect(limited.scope.limit).toBe(2);
+    expect(fingerprint(limited)).not.toBe(fingerprint(componentsOfCard(card)));
+  });
+
   it("format 2: model `sim/pseudosystemone` with condition \"\" is not `sim/pseudo` with `systemone`", () => {
     const other = { ...BASE, modelSlug: "sim/pseudosystemone", condition: "" };
     // The collision the format 1 rule has, kept only to verify old cards:
