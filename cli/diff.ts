@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { UsageError } from "../common/errors.js";
 import { diffRuns, openRunDir, renderDiffHtml, renderDiffJson, renderDiffMarkdown } from "../view/index.js";
 import { PERMUTATIONS } from "../scorer/index.js";
-import { intArg, opt } from "./options.js";
+import { intArg, localOpt, opt } from "./options.js";
 import { flagGroup, flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
 import { VIEW_DEFAULT_URL } from "./view.js";
@@ -31,8 +31,8 @@ export function register(program: Command): void {
     .argument("<run-b>", "run directory of the same suite and scope");
   for (const o of flagOptions(DIFF_SUITE_FLAGS)) command.addOption(o);
   command
-    .addOption(opt("--format <format>", `output: ${FORMATS.join(", ")}`, "markdown"))
-    .addOption(opt("--out <file>", "write the output to this file instead of standard output"))
+    .addOption(localOpt("--format <format>", `output: ${FORMATS.join(", ")}`, "markdown"))
+    .addOption(localOpt("--out <file>", "write the output to this file instead of standard output"))
     .addOption(opt("--permutations <n>", "permutations of the paired test", String(PERMUTATIONS)))
     .addOption(opt("--view-a <url>", "where `udm-orch view RUN_A` serves (the flipped records link to it)", VIEW_DEFAULT_URL))
     .addOption(opt("--view-b <url>", "where `udm-orch view RUN_B` serves", VIEW_DEFAULT_URL.replace(/\d+$/, (p) => String(Number(p) + 1))))

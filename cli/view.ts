@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { EXIT, UsageError } from "../common/errors.js";
 import { parseMetricsListen } from "../common/metrics/index.js";
 import { VIEW_DEFAULT_LISTEN, openRunDir, startViewServer, checkSuiteIdentity } from "../view/index.js";
-import { opt } from "./options.js";
+import { localOpt } from "./options.js";
 import { flagGroup, flagOptions, optionsFromFlags } from "./flag-group.js";
 import { SUITE_FLAG, type ScopeOptions } from "./flags/scope-flags.js";
 import { tokenFlags } from "./flags/access-flags.js";
@@ -22,7 +22,7 @@ export function register(program: Command): void {
     .description("browse a run's answers in a self-contained page: tracks, records (filters), one record with its gold and distribution, confusion matrices")
     .argument("<run-dir>", "run directory (udm-orch run/coordinator --out)");
   for (const o of flagOptions(VIEW_SUITE_FLAGS)) command.addOption(o);
-  command.addOption(opt("--listen <host:port>", "address of the page", VIEW_DEFAULT_LISTEN));
+  command.addOption(localOpt("--listen <host:port>", "address of the page", VIEW_DEFAULT_LISTEN));
   for (const o of flagOptions(TOKEN_FLAGS)) command.addOption(o);
   command.action(async (dir: string, flags: { listen: string } & Record<string, unknown>) => {
     const listen = parseMetricsListen(flags.listen, "--listen");
