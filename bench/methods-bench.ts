@@ -4,7 +4,7 @@
 //
 //   node dist/bench/methods-bench.js --suite DIR [--per-track N] [--concurrency 16] [--kv-cache-tokens N]
 //                                    [--methods systemone,label-read] [--bos] [--out bench/out/methods.json]
-//                                    [--profiles legacy,structured-seed,current]
+//                                    [--profiles legacy,structured-seed,current] [--tokenizers builtin,qwen3,llama3.1,gemma3]
 //
 // DIR is a full-scale suite (`udm-orch suite make --scale full`). Records are a stratified sample:
 // the first N records of every track (all 44), so every question shape is in it; figures are per
@@ -18,12 +18,14 @@
 // and over chat, each without and with seeds 0,1,2) against each of the sim's vLLM profiles
 // (sim/engine/vllm-profile.ts); without it, the default profile and the methods as before. Each
 // method first does what an agent does at startup (info(): the endpoint probe, the seed probe),
-// counted apart as probe_requests; the per-record figures are the records' own.
+// counted apart as probe_requests; the per-record figures are the records' own. --tokenizers runs
+// the whole set once per tokenizer of the sim (the real ones load once, before the runs): prompt
+// tokens and cache blocks are then the model's own, and wall_s shows what the tokenizer costs.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname } from "node:path";
 import { openSuite, readTrackRecords } from "../common/suite/index.js";
-import { startSimEngine, VLLM_PROFILES, isVllmProfile, type SimEngineOptions, type VllmProfile } from "../sim/index.js";
+import { startSimEngine, VLLM_PROFILES, isVllmProfile, loadHfTokenizer, isTokenizerName, TOKENIZER_NAMES, type SimEngineOptions, type VllmProfile, type TokenizerName } from "../sim/index.js";
 import { SystemOneMethod, DecisionsMethod, LabelReadMethod, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION, type EngineMethod, type RecordPayload } from "../agent/index.js";
 import { arg, optionalArg } from "./bench-args.js";
 
@@ -149,6 +151,13 @@ const profiles: VllmProfile[] | undefined = profileArg?.split(",").map((p) => {
   }
   return p;
 });
+const tokenizers: TokenizerName[] = (optionalArg("tokenizers") ?? "builtin").split(",").map((t) => {
+  if (!isTokenizerName(t)) {
+    process.stderr.write(`--tokenizers: ${JSON.stringify(t)} is not one of ${TOKENIZER_NAMES.join(", ")}\n`);
+    process.exit(2);
+  }
+  return t;
+});
 const sample = await loadSample(suiteDir, perTrack);
 process.stderr.write(`sample: ${sample.records.length} records (${sample.questions} questions) of ${sample.suiteRecords}, ${sample.tracks} tracks\n`);
 
@@ -172,15 +181,18 @@ const methods: Record<string, Maker> = profiles ? profileMethods : {
 };
 const engineFor: Record<string, SimEngineOptions> = { "label-read, older vLLM (top-k)": { logprobTokenIds: false } };
 
-const results: Array<{ profile: VllmProfile | "structured-seed"; method: string; realistic: RunFigures; best: RunFigures }> = [];
-for (const profile of profiles ?? [undefined]) {
-  for (const [name, make] of Object.entries(methods)) {
-    if (only && !only.some((o) => name.startsWith(o))) continue;
-    const extra: SimEngineOptions = { ...(engineFor[name] ?? {}), ...(bos ? { bos: true } : {}), ...(profile ? { vllm: profile } : {}) };
-    const realistic = await run(make, sample, { ...extra, ...(kvCacheTokens ? { kvCacheTokens } : {}) }, concurrency);
-    const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
-    results.push({ profile: profile ?? "structured-seed", method: name, realistic, best });
-    process.stderr.write(`${profile ?? "default"} ${name}: ${JSON.stringify({ req: realistic.inference_requests_per_record, tok: realistic.tokenize_requests_per_record, prompt: realistic.prompt_tokens_per_record, hit: realistic.prefix_cache_hit_rate, best: best.prefix_cache_hit_rate, probe: realistic.probe_requests, by: realistic.answered_by, errors: realistic.errors, wall: realistic.wall_s })}\n`);
+const results: Array<{ tokenizer: TokenizerName; profile: VllmProfile | "structured-seed"; method: string; realistic: RunFigures; best: RunFigures }> = [];
+for (const tokenizer of tokenizers) {
+  const tokenizerOption: SimEngineOptions = tokenizer === "builtin" ? {} : { tokenizer: await loadHfTokenizer(tokenizer) };
+  for (const profile of profiles ?? [undefined]) {
+    for (const [name, make] of Object.entries(methods)) {
+      if (only && !only.some((o) => name.startsWith(o))) continue;
+      const extra: SimEngineOptions = { ...(engineFor[name] ?? {}), ...(bos ? { bos: true } : {}), ...(profile ? { vllm: profile } : {}), ...tokenizerOption };
+      const realistic = await run(make, sample, { ...extra, ...(kvCacheTokens ? { kvCacheTokens } : {}) }, concurrency);
+      const best = await run(make, sample, { ...extra, kvCacheTokens: Number.MAX_SAFE_INTEGER }, 1);
+      results.push({ tokenizer, profile: profile ?? "structured-seed", method: name, realistic, best });
+      process.stderr.write(`${tokenizer} ${profile ?? "default"} ${name}: ${JSON.stringify({ req: realistic.inference_requests_per_record, tok: realistic.tokenize_requests_per_record, prompt: realistic.prompt_tokens_per_record, hit: realistic.prefix_cache_hit_rate, best: best.prefix_cache_hit_rate, probe: realistic.probe_requests, by: realistic.answered_by, errors: realistic.errors, wall: realistic.wall_s })}\n`);
+    }
   }
 }
 
@@ -196,6 +208,7 @@ const figures = {
   kv_cache_tokens: kvCacheTokens ?? 1_000_000,
   bos,
   profiles: profiles ?? null,
+  tokenizers,
   label_read_template: { version: LABEL_READ_TEMPLATE_VERSION, sha256: LABEL_READ_TEMPLATE_SHA256 },
   results,
 };
