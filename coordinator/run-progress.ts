@@ -15,11 +15,15 @@ export interface RunProgressOptions {
   onTrackComplete: (p: Readonly<TrackProgress>, atStart: boolean) => void;
   /** Called once, when every record in scope is committed. */
   onRunComplete: () => void;
+  /** More tracks come (addTrack) while the suite is read: the run cannot complete before allTracksAdded(). */
+  tracksToCome?: boolean;
 }
 
 export class RunProgress {
-  readonly recordsTotal: number;
-  readonly recordsResumed: number;
+  private total: number;
+  private resumed: number;
+  private tracksToCome: boolean;
+  private announced = false;
   private committedCount: number;
   private readonly tracks = new Map<string, TrackProgress>();
   private readonly meter = new ThroughputMeter();
@@ -40,9 +44,35 @@ export class RunProgress {
       total += t.records;
       resumed += t.committed;
     }
-    this.recordsTotal = total;
-    this.recordsResumed = resumed;
+    this.total = total;
+    this.resumed = resumed;
     this.committedCount = resumed;
+    this.tracksToCome = options.tracksToCome ?? false;
+  }
+
+  get recordsTotal(): number {
+    return this.total;
+  }
+
+  get recordsResumed(): number {
+    return this.resumed;
+  }
+
+  /** A track read and verified after the start, with how many of its records were committed before. */
+  addTrack(t: { track: string; family: string; records: number; committed: number }, nowMs: number): void {
+    const p: TrackProgress = { track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.committed >= t.records };
+    this.tracks.set(t.track, p);
+    this.total += t.records;
+    this.resumed += t.committed;
+    this.committedCount += t.committed;
+    if (this.announced && p.complete) this.options.onTrackComplete(p, true);
+    this.checkRunComplete(nowMs);
+  }
+
+  /** Every track is in: the run completes once every record is committed. */
+  allTracksAdded(nowMs: number): void {
+    this.tracksToCome = false;
+    this.checkRunComplete(nowMs);
   }
 
   get recordsCommitted(): number {
@@ -50,11 +80,12 @@ export class RunProgress {
   }
 
   get complete(): boolean {
-    return this.committedCount >= this.recordsTotal;
+    return !this.tracksToCome && this.committedCount >= this.total;
   }
 
   /** Announces what was already complete at start: those tracks, and the run when nothing is left. */
   announceResumed(nowMs: number): void {
+    this.announced = true;
     for (const p of this.tracks.values()) if (p.complete) this.options.onTrackComplete(p, true);
     this.checkRunComplete(nowMs);
   }
