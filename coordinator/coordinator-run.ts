@@ -235,7 +235,8 @@ export class CoordinatorRun implements ServedRun {
     const c = scheduler.counters;
     return {
       runId: this.runId,
-      state: statusState(this.lifecycle, this.lifecycle === "stopped" ? this.outcome().state : undefined, progress.recordsCommitted, progress.recordsTotal),
+      // While tracks are still being read, every record read may be committed and the run not complete.
+      state: statusState(this.lifecycle, this.lifecycle === "stopped" ? this.outcome().state : undefined, progress.recordsCommitted, progress.complete ? progress.recordsTotal : Infinity),
       suiteIdentity: this.parts.index.identity,
       recordsTotal: progress.recordsTotal,
       recordsCommitted: progress.recordsCommitted,
@@ -277,7 +278,7 @@ export class CoordinatorRun implements ServedRun {
   outcome(): RunOutcome {
     const { progress } = this;
     return {
-      state: runEnd({ committed: progress.recordsCommitted, total: progress.recordsTotal, fatal: this.fatal }),
+      state: runEnd({ committed: progress.recordsCommitted, total: progress.complete ? progress.recordsTotal : Infinity, fatal: this.fatal }),
       runId: this.runId,
       recordsTotal: progress.recordsTotal,
       recordsCommitted: progress.recordsCommitted,
