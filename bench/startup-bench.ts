@@ -3,8 +3,9 @@
 // started on an empty out dir, then again on the same out dir with every second record of each
 // track committed (a resume). Each start is timed from spawn to the "coordinator listening on" line
 // (suite read, checked, indexed and spilled, run.json and committed results read, scorer loaded),
-// then the coordinator is stopped with SIGTERM. Since issue 26 the ready line comes once the first
-// track is verified and its units are out (time to first unit); suite_read_s is the whole read.
+// then the coordinator is stopped with SIGTERM. Issue 26: a probe agent attaches as soon as the port
+// is open and times its first WorkUnit (first_unit_s, handed out while the rest is still read);
+// suite_read_s is the whole read ("suite indexed").
 //
 //   node dist/bench/startup-bench.js --suite DIR [--tracks LIST] [--cli PATH/TO/cli/main.js]
 //     [--cpu-prof DIR] [--no-resume] [--out bench/out/startup.json]
@@ -23,13 +24,16 @@ import { AppendLog, acceptedResultLine, NOUL_KEYS, trackResultsPath } from "../c
 import { openSuite, readTrackRecords, selectFiles } from "../common/suite/index.js";
 import { measureReadAndParse, runReadAndParseChild } from "./read-and-parse.js";
 import { sampleProcess, type ProcSample } from "./proc-sample.js";
+import { firstUnitProbe } from "./first-unit-probe.js";
 import { arg, optionalArg } from "./bench-args.js";
 
 const SELF = fileURLToPath(import.meta.url);
 
 interface StartFigures {
-  /** Spawn to serving: the first track is verified and its units are out (issue 26: time to first unit). */
+  /** Spawn to the CLI's ready line (after the scorer's gold, so after the whole read). */
   wall_s: number;
+  /** Spawn to the first WorkUnit a probe agent (attached as soon as the port is open) received. */
+  first_unit_s: number | null;
   /** Spawn to the whole suite read and verified ("suite indexed"). */
   suite_read_s: number | null;
   port_open_s: number | null;
@@ -81,6 +85,7 @@ async function timeStart(cli: string, suite: string, outDir: string, tracks: str
   let stdout = "";
   let stderr = "";
   let portOpen: number | undefined;
+  let probe: ReturnType<typeof firstUnitProbe> | undefined;
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
   const ready = await new Promise<RegExpMatchArray>((res, rej) => {
     child.stdout!.on("data", (b: Buffer) => {
@@ -90,7 +95,11 @@ async function timeStart(cli: string, suite: string, outDir: string, tracks: str
     });
     child.stderr!.on("data", (b: Buffer) => {
       stderr += b.toString();
-      if (portOpen === undefined && stderr.includes("coordinator listening; reading the suite")) portOpen = performance.now();
+      if (portOpen === undefined && stderr.includes("coordinator listening; reading the suite")) {
+        portOpen = performance.now();
+        const address = /coordinator listening; reading the suite \{"address":"([^"]+)"/.exec(stderr)?.[1];
+        if (address) probe = firstUnitProbe(address);
+      }
     });
     void exited.then((code) => rej(new Error(`coordinator exited (${code}) before it was ready:\n${stderr.slice(-3000)}`)));
   });
@@ -111,11 +120,14 @@ async function timeStart(cli: string, suite: string, outDir: string, tracks: str
     child.stderr!.on("data", check);
     void exited.then(() => res());
   });
+  const firstUnit = probe ? await Promise.race([probe.firstUnitAt, exited.then(() => undefined)]) : undefined;
+  probe?.stop();
   clearInterval(sampler);
   child.kill("SIGTERM");
   await exited;
   return {
     wall_s: (tReady - t0) / 1000,
+    first_unit_s: firstUnit !== undefined ? (firstUnit - t0) / 1000 : null,
     suite_read_s: tIndexed !== undefined ? (tIndexed - t0) / 1000 : null,
     port_open_s: portOpen !== undefined ? (portOpen - t0) / 1000 : null,
     cpu_s: atReady?.cpuS ?? null,
@@ -165,7 +177,7 @@ async function main(): Promise<void> {
     const floor = measureReadAndParse(SELF, suite, tracks);
     process.stderr.write(`read and parse: ${floor.records} records in ${floor.wall_s.toFixed(2)} s (${floor.cpu_s.toFixed(2)} CPU-s)\n`);
     const fresh = await timeStart(cli, suite, outDir, tracks, cpuProf);
-    process.stderr.write(`fresh start: first unit ${fresh.wall_s.toFixed(2)} s, suite read ${fresh.suite_read_s?.toFixed(2)} s (${fresh.cpu_s} CPU-s at first unit)\n`);
+    process.stderr.write(`fresh start: first unit ${fresh.first_unit_s?.toFixed(2)} s, ready line ${fresh.wall_s.toFixed(2)} s, suite read ${fresh.suite_read_s?.toFixed(2)} s (${fresh.cpu_s} CPU-s at first unit)\n`);
     let resumed: StartFigures | undefined;
     let committed = 0;
     if (resume) {
@@ -173,7 +185,7 @@ async function main(): Promise<void> {
       const r = await timeStart(cli, suite, outDir, tracks, cpuProf);
       if (r.records_already_committed !== committed) throw new Error(`resume found ${r.records_already_committed} committed records, ${committed} were written`);
       resumed = { ...r, ratio_to_read_and_parse: r.wall_s / floor.wall_s };
-      process.stderr.write(`resumed start: first unit ${r.wall_s.toFixed(2)} s, suite read ${r.suite_read_s?.toFixed(2)} s (${r.cpu_s} CPU-s at first unit)\n`);
+      process.stderr.write(`resumed start: first unit ${r.first_unit_s?.toFixed(2)} s, ready line ${r.wall_s.toFixed(2)} s, suite read ${r.suite_read_s?.toFixed(2)} s (${r.cpu_s} CPU-s at first unit)\n`);
     }
     const figures = {
       bench: "startup",

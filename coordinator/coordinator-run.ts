@@ -3,6 +3,7 @@
 // metrics, and the ordered shutdown.
 import type * as grpc from "@grpc/grpc-js";
 import { busStatusOf, type BusEvent } from "../common/bus/index.js";
+import { FormatError, UsageError } from "../common/errors.js";
 import type { CommittedLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 import { AgentSessions } from "./agent-sessions.js";
@@ -286,7 +287,7 @@ export class CoordinatorRun implements ServedRun {
       recordsErrored: this.parts.store.erroredCount,
       counters: { ...this.scheduler.counters, rejectedByReason: { ...this.scheduler.counters.rejectedByReason } },
       elapsedSeconds: (Date.now() - this.startedAt) / 1000,
-      ...(this.fatal ? { error: this.fatal.message } : {}),
+      ...(this.fatal ? { error: this.fatal.message, ...(this.fatal instanceof UsageError || this.fatal instanceof FormatError ? { badInput: true } : {}) } : {}),
     };
   }
 
