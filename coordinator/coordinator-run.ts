@@ -48,7 +48,7 @@ export interface RunParts {
    * The suite is still being read: its tracks (in scope, in suite order) come by addTrack as they
    * are verified, then allTracksAdded(); the index holds those read so far.
    */
-  tracksToCome?: ReadonlyArray<{ track: string; family: string }>;
+  tracksToCome?: ReadonlyArray<{ track: string; family: string; records: number }>;
 }
 
 export class CoordinatorRun implements ServedRun {
@@ -108,7 +108,7 @@ export class CoordinatorRun implements ServedRun {
         }
       },
       onRunComplete: () => this.runComplete(),
-      tracksToCome: parts.tracksToCome !== undefined,
+      ...(parts.tracksToCome ? { tracksToCome: parts.tracksToCome } : {}),
     });
     const limits = options.planLimits;
     // A record too large to send is committed once with an error per question naming its size
@@ -131,7 +131,7 @@ export class CoordinatorRun implements ServedRun {
           bus: options.bus,
           runId: this.runId,
           outDir: options.outDir,
-          tracks: parts.tracksToCome ?? index.tracks.map((t) => ({ track: t.track, family: t.family })),
+          tracks: (parts.tracksToCome ?? index.tracks).map((t) => ({ track: t.track, family: t.family })),
           status: () => busStatusOf(this.status(), new Date().toISOString()),
           log,
         })

@@ -37,6 +37,7 @@ export class PayloadSpill {
   /** Appends one record's payload and returns where it lies. */
   add(stateJson: string, questionsJson: string): SpillSlot {
     if (this.failure) throw this.failure;
+    if (this.closed) throw new Error(`payload spill ${this.path} is disposed`);
     const state = Buffer.from(stateJson, "utf8");
     const questions = Buffer.from(questionsJson, "utf8");
     const size = state.length + questions.length;
@@ -126,6 +127,9 @@ export class PayloadSpill {
   /** Appends a block of payload bytes as it is (a reader's block) and returns the offset it starts at. */
   appendBlock(bytes: Uint8Array): number {
     if (this.failure) throw this.failure;
+    // The suite may still be read when the run stops: a write to a closed descriptor could land in
+    // a file opened meanwhile under the same number.
+    if (this.closed) throw new Error(`payload spill ${this.path} is disposed`);
     this.writeBehind();
     const at = this.size;
     this.size += bytes.length;

@@ -15,8 +15,12 @@ export interface RunProgressOptions {
   onTrackComplete: (p: Readonly<TrackProgress>, atStart: boolean) => void;
   /** Called once, when every record in scope is committed. */
   onRunComplete: () => void;
-  /** More tracks come (addTrack) while the suite is read: the run cannot complete before allTracksAdded(). */
-  tracksToCome?: boolean;
+  /**
+   * Tracks still being read (addTrack brings each), with the records manifest.json says they hold
+   * (0 when it does not say): counted in the total at once, so the run's size is known from the
+   * start; the run cannot complete before allTracksAdded().
+   */
+  tracksToCome?: ReadonlyArray<{ track: string; family: string; records: number }>;
 }
 
 export class RunProgress {
@@ -47,8 +51,16 @@ export class RunProgress {
     this.total = total;
     this.resumed = resumed;
     this.committedCount = resumed;
-    this.tracksToCome = options.tracksToCome ?? false;
+    for (const t of options.tracksToCome ?? []) {
+      this.tracks.set(t.track, { track: t.track, family: t.family, records: t.records, committed: 0, complete: false });
+      this.pending.add(t.track);
+      this.total += t.records;
+    }
+    this.tracksToCome = options.tracksToCome !== undefined;
   }
+
+  /** Tracks announced by tracksToCome and not added yet. */
+  private readonly pending = new Set<string>();
 
   get recordsTotal(): number {
     return this.total;
@@ -61,6 +73,7 @@ export class RunProgress {
   /** A track read and verified after the start, with how many of its records were committed before. */
   addTrack(t: { track: string; family: string; records: number; committed: number }, nowMs: number): void {
     const p: TrackProgress = { track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.committed >= t.records };
+    if (this.pending.delete(t.track)) this.total -= this.tracks.get(t.track)?.records ?? 0;
     this.tracks.set(t.track, p);
     this.total += t.records;
     this.resumed += t.committed;
@@ -86,7 +99,7 @@ export class RunProgress {
   /** Announces what was already complete at start: those tracks, and the run when nothing is left. */
   announceResumed(nowMs: number): void {
     this.announced = true;
-    for (const p of this.tracks.values()) if (p.complete) this.options.onTrackComplete(p, true);
+    for (const p of this.tracks.values()) if (p.complete && !this.pending.has(p.track)) this.options.onTrackComplete(p, true);
     this.checkRunComplete(nowMs);
   }
 

@@ -71,7 +71,8 @@ export class SuiteFeed {
     return this.reading.declaredIdentity ?? this.reading.index.identity;
   }
 
-  get selectedTracks(): ReadonlyArray<{ track: string; family: string }> {
+  /** With the records manifest.json says each holds (0 where it does not say). */
+  get selectedTracks(): ReadonlyArray<{ track: string; family: string; records: number }> {
     return this.reading.selectedTracks;
   }
 
@@ -105,7 +106,8 @@ export class SuiteFeed {
     const firstIn = new Promise<void>((r) => (first = r));
     void this.pump(run, store, first)
       .catch((err: unknown) => {
-        if (!ended) run.fail(err as Error);
+        // A run that is stopping stops the read too (its spill is gone): that is no failure.
+        if (!ended && run.state() === "running") run.fail(err as Error);
       })
       .finally(first);
     await firstIn;

@@ -140,7 +140,7 @@ export interface SuiteReading {
    */
   declaredIdentity: string | undefined;
   /** The selected tracks in suite order. */
-  selectedTracks: Array<{ track: string; family: string }>;
+  selectedTracks: Array<{ track: string; family: string; records: number }>;
   /** Resolves once every file is read and verified; rejects with the first problem in suite order. */
   read: Promise<SuiteIndex>;
   /** Stops reading before the next file (the run ended): `read` rejects, nothing more is placed. */
@@ -191,7 +191,7 @@ export function readSuite(options: IndexOptions): SuiteReading {
   const read = readInto(suite, selectedPaths, index, options, control);
   // An unobserved rejection before the caller awaits it would end the process.
   read.catch(() => undefined);
-  return { index, declaredIdentity, selectedTracks: selected.map((f) => ({ track: f.track, family: f.family })), read, stop: () => (control.stopped = true) };
+  return { index, declaredIdentity, selectedTracks: selected.map((f) => ({ track: f.track, family: f.family, records: manifest?.files[f.relPath]?.rows ?? 0 })), read, stop: () => (control.stopped = true) };
 }
 
 async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index: SuiteIndex, options: IndexOptions, control: { stopped: boolean }): Promise<SuiteIndex> {
