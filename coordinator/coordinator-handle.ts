@@ -16,6 +16,8 @@ export interface RunOutcome {
   elapsedSeconds: number;
   /** Why the run failed, when it did. */
   error?: string;
+  /** The failure was bad input (a suite file that failed verification while the run served): exit 2, not 1. */
+  badInput?: boolean;
 }
 
 export interface CoordinatorHandle {

@@ -91,6 +91,11 @@ export interface CoordinatorOptions {
    */
   onGold?: (message: GoldMessage) => void;
   /**
+   * Test hook: awaited before each suite file is read (in the coordinator's thread), so a test can
+   * hold a late track back deterministically while the early ones are served. Not for production use.
+   */
+  beforeTrackRead?: (relPath: string) => Promise<void>;
+  /**
    * A sweep's runs follow each other on one address: at the end agents are let go (their stream
    * ends, they reattach to the next run) instead of drained (which stops them).
    * @default false

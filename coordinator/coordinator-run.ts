@@ -3,6 +3,7 @@
 // metrics, and the ordered shutdown.
 import type * as grpc from "@grpc/grpc-js";
 import { busStatusOf, type BusEvent } from "../common/bus/index.js";
+import { FormatError, UsageError } from "../common/errors.js";
 import type { CommittedLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 import { AgentSessions } from "./agent-sessions.js";
@@ -13,7 +14,7 @@ import type { HealthService } from "./transport/health.js";
 import { runEnd, statusState, type CoordinatorState } from "./lifecycle.js";
 import type { OutDirLock } from "./out-dir-lock.js";
 import { oversizeRecords, payloadBytes, planUnits } from "./planner.js";
-import type { RecordEntry } from "./suite-index.js";
+import type { RecordEntry, TrackIndex } from "./suite-index.js";
 import { givenUpLine, resultLine } from "./result-line.js";
 import type { ResultsStore } from "./results-store.js";
 import type { MethodConfig, RunManifest } from "./run-manifest.js";
@@ -46,6 +47,11 @@ export interface RunParts {
   index: SuiteIndex;
   manifest: RunManifest;
   store: ResultsStore;
+  /**
+   * The suite is still being read: its tracks (in scope, in suite order) come by addTrack as they
+   * are verified, then allTracksAdded(); the index holds those read so far.
+   */
+  tracksToCome?: ReadonlyArray<{ track: string; family: string; records: number }>;
 }
 
 export class CoordinatorRun implements ServedRun {
@@ -86,9 +92,11 @@ export class CoordinatorRun implements ServedRun {
     this.history = new EventHistory(options.outDir, (err) => log.warn("run-events.log not written", { error: err.message }));
     this.done = new Promise<RunOutcome>((r) => (this.resolveDone = r));
 
-    const toPlan = index.tracks.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.recordKey)) }));
+    // A run that starts while the suite is read gets every track by addTrack, the first ones too.
+    const initial = parts.tracksToCome ? [] : index.tracks;
+    const toPlan = initial.map((t) => ({ track: t.track, family: t.family, records: t.records.filter((r) => !store.isCommitted(r.recordKey)) }));
     this.progress = new RunProgress({
-      tracks: index.tracks.map((t, i) => ({ track: t.track, family: t.family, records: t.records.length, committed: t.records.length - toPlan[i]!.records.length })),
+      tracks: initial.map((t, i) => ({ track: t.track, family: t.family, records: t.records.length, committed: t.records.length - toPlan[i]!.records.length })),
       onCommitted: (line) => {
         // A given-up line has no latency: it took no engine time of its own.
         if (line.usage) this.metrics?.recordLatency(line.usage.latencyMs / 1000);
@@ -109,6 +117,7 @@ export class CoordinatorRun implements ServedRun {
         }
       },
       onRunComplete: () => this.runComplete(),
+      ...(parts.tracksToCome ? { tracksToCome: parts.tracksToCome } : {}),
     });
     const limits = options.planLimits;
     // A record too large to send is committed once with an error per question naming its size
@@ -131,7 +140,7 @@ export class CoordinatorRun implements ServedRun {
           bus: options.bus,
           runId: this.runId,
           outDir: options.outDir,
-          tracks: index.tracks.map((t) => ({ track: t.track, family: t.family })),
+          tracks: (parts.tracksToCome ?? index.tracks).map((t) => ({ track: t.track, family: t.family })),
           status: () => {
             const s = busStatusOf(this.status(), new Date().toISOString());
             return parts.manifest.run_name !== undefined ? { ...s, runName: parts.manifest.run_name } : s;
@@ -140,6 +149,7 @@ export class CoordinatorRun implements ServedRun {
         })
       : undefined;
     this.scheduler = this.createScheduler(units);
+    if (parts.tracksToCome) this.scheduler.expectMoreUnits();
     this.runAgents = new RunAgentsRecord(
       options.outDir,
       parts.manifest,
@@ -182,17 +192,35 @@ export class CoordinatorRun implements ServedRun {
     this.runAgents.write();
     this.scheduler.startLeaseClock();
     this.publisher?.start();
-    const { log, store } = this.parts;
-    const { planLimits } = this.parts.options;
-    for (const { record, track, family } of this.oversize) {
-      const bytes = payloadBytes(record);
-      log.warn("record too large to send; committed with every question in errors", { run_id: record.recordKey, bytes });
-      store.append(givenUpLine(record, track, family, `record payload is ${bytes} bytes, over the limit of ${planLimits.maxRecordBytes} bytes a work unit may carry`));
-    }
+    for (const { record, track, family } of this.oversize) this.commitOversize(record, track, family);
     const { bus, onLiveEvent } = this.parts.options;
     if (bus && onLiveEvent) this.scores = followScores(bus, this.runId, (e) => this.liveEvent(e), this.parts.log);
     this.replayHistory();
     this.progress.announceResumed(Date.now());
+  }
+
+  /**
+   * A track read and verified after the start: what of it is not committed is planned and handed
+   * out (its results file was scanned before this, so the store knows what is committed).
+   */
+  addTrack(track: TrackIndex): void {
+    if (this.settled || this.lifecycle !== "running") return;
+    const { store, log, options } = this.parts;
+    const limits = options.planLimits;
+    const records = track.records.filter((r) => !store.isCommitted(r.recordKey));
+    const oversize = oversizeRecords(records, limits);
+    const units = planUnits([{ track: track.track, family: track.family, records: oversize.size > 0 ? records.filter((r) => !oversize.has(r)) : records }], limits);
+    log.info("track read; handing out its units", { track: track.track, records: track.records.length, committed: track.records.length - records.length, units: units.length });
+    this.progress.addTrack({ track: track.track, family: track.family, records: track.records.length, committed: track.records.length - records.length }, Date.now());
+    for (const record of oversize) this.commitOversize(record, track.track, track.family);
+    this.scheduler.addUnits(units);
+  }
+
+  /** Every track of the suite is read and verified: the run may now complete. */
+  allTracksAdded(): void {
+    if (this.settled) return;
+    this.scheduler.allUnitsAdded();
+    this.progress.allTracksAdded(Date.now());
   }
 
   state(): CoordinatorState {
@@ -223,7 +251,8 @@ export class CoordinatorRun implements ServedRun {
     const elapsedSeconds = this.clock.elapsedSeconds(nowMs);
     return {
       runId: this.runId,
-      state: statusState(this.lifecycle, this.lifecycle === "stopped" ? this.outcome().state : undefined, progress.recordsCommitted, progress.recordsTotal),
+      // While tracks are still being read, every record read may be committed and the run not complete.
+      state: statusState(this.lifecycle, this.lifecycle === "stopped" ? this.outcome().state : undefined, progress.recordsCommitted, progress.complete ? progress.recordsTotal : Infinity),
       suiteIdentity: this.parts.index.identity,
       recordsTotal: progress.recordsTotal,
       recordsCommitted: progress.recordsCommitted,
@@ -280,7 +309,7 @@ export class CoordinatorRun implements ServedRun {
   outcome(): RunOutcome {
     const { progress } = this;
     return {
-      state: runEnd({ committed: progress.recordsCommitted, total: progress.recordsTotal, fatal: this.fatal }),
+      state: runEnd({ committed: progress.recordsCommitted, total: progress.complete ? progress.recordsTotal : Infinity, fatal: this.fatal }),
       runId: this.runId,
       recordsTotal: progress.recordsTotal,
       recordsCommitted: progress.recordsCommitted,
@@ -288,7 +317,7 @@ export class CoordinatorRun implements ServedRun {
       recordsErrored: this.parts.store.erroredCount,
       counters: { ...this.scheduler.counters, rejectedByReason: { ...this.scheduler.counters.rejectedByReason } },
       elapsedSeconds: this.clock.elapsedSeconds(Date.now()),
-      ...(this.fatal ? { error: this.fatal.message } : {}),
+      ...(this.fatal ? { error: this.fatal.message, ...(this.fatal instanceof UsageError || this.fatal instanceof FormatError ? { badInput: true } : {}) } : {}),
     };
   }
 
@@ -344,6 +373,12 @@ export class CoordinatorRun implements ServedRun {
     lock.release();
     log.info("coordinator stopped", { ...this.outcome(), counters: undefined });
     this.settle();
+  }
+
+  private commitOversize(record: RecordEntry, track: string, family: string): void {
+    const bytes = payloadBytes(record);
+    this.parts.log.warn("record too large to send; committed with every question in errors", { run_id: record.recordKey, bytes });
+    this.parts.store.append(givenUpLine(record, track, family, `record payload is ${bytes} bytes, over the limit of ${this.parts.options.planLimits.maxRecordBytes} bytes a work unit may carry`));
   }
 
   private createScheduler(units: ReturnType<typeof planUnits>): Scheduler {

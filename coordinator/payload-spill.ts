@@ -25,6 +25,9 @@ export class PayloadSpill {
   private inFlight = 0;
   private failure: Error | undefined;
   private idle: Array<() => void> = [];
+  /** Writes in the background: where each starts and ends. */
+  private readonly writing = new Set<{ at: number; end: number }>();
+  private readonly upTo: Array<{ end: number; resolve: () => void }> = [];
 
   constructor(readonly path: string) {
     mkdirSync(dirname(path), { recursive: true });
@@ -34,6 +37,7 @@ export class PayloadSpill {
   /** Appends one record's payload and returns where it lies. */
   add(stateJson: string, questionsJson: string): SpillSlot {
     if (this.failure) throw this.failure;
+    if (this.closed) throw new Error(`payload spill ${this.path} is disposed`);
     const state = Buffer.from(stateJson, "utf8");
     const questions = Buffer.from(questionsJson, "utf8");
     const size = state.length + questions.length;
@@ -51,6 +55,16 @@ export class PayloadSpill {
   /** Waits for the blocks written behind; throws the first write error. */
   async settled(): Promise<void> {
     while (this.inFlight > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.failure) throw this.failure;
+  }
+
+  /**
+   * Waits until every byte before `end` is written (a track's payloads, while later tracks are
+   * still being spilled: settled() could wait for as long as reading goes on).
+   */
+  async writtenUpTo(end: number): Promise<void> {
+    if (this.pendingBytes > 0 && this.size < end) this.flush();
+    if ([...this.writing].some((w) => w.at < end)) await new Promise<void>((resolve) => this.upTo.push({ end, resolve }));
     if (this.failure) throw this.failure;
   }
 
@@ -113,6 +127,9 @@ export class PayloadSpill {
   /** Appends a block of payload bytes as it is (a reader's block) and returns the offset it starts at. */
   appendBlock(bytes: Uint8Array): number {
     if (this.failure) throw this.failure;
+    // The suite may still be read when the run stops: a write to a closed descriptor could land in
+    // a file opened meanwhile under the same number.
+    if (this.closed) throw new Error(`payload spill ${this.path} is disposed`);
     this.writeBehind();
     const at = this.size;
     this.size += bytes.length;
@@ -143,17 +160,31 @@ export class PayloadSpill {
   private writeAt(block: Buffer, at: number): void {
     if (this.inFlight >= MAX_IN_FLIGHT) return writeAllAt(this.fd, block, at);
     this.inFlight++;
+    const range = { at, end: at + block.length };
+    this.writing.add(range);
     const fd = this.fd;
     const writeFrom = (done: number): void =>
       write(fd, block, done, block.length - done, at + done, (err, n) => {
         if (!err && done + n < block.length) return writeFrom(done + n);
         if (err) this.failure ??= new Error(`cannot write payload spill ${this.path}: ${err.message}`, { cause: err });
         this.inFlight--;
+        this.writing.delete(range);
+        this.wakeUpTo();
         if (this.inFlight > 0) return;
         if (this.closed) close(fd, () => undefined);
         for (const resolve of this.idle.splice(0)) resolve();
       });
     writeFrom(0);
+  }
+
+  private wakeUpTo(): void {
+    for (let i = this.upTo.length - 1; i >= 0; i--) {
+      const w = this.upTo[i]!;
+      if (this.failure || ![...this.writing].some((r) => r.at < w.end)) {
+        this.upTo.splice(i, 1);
+        w.resolve();
+      }
+    }
   }
 
   /** Closes and deletes the file. */

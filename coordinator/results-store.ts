@@ -20,6 +20,11 @@ export interface ResultsStoreOptions {
   onCommitted?: (line: CommittedLine) => void;
   /** A write or fsync failed; the store refuses further lines. */
   onError?: (err: Error) => void;
+  /**
+   * Scan no file at open: each is scanned by scanTrack (before its track's units go out) or
+   * scanRest, so a resumed start hands out work before it has re-read every committed line.
+   */
+  deferScan?: boolean;
 }
 
 interface TrackFileState {
@@ -48,26 +53,45 @@ export class ResultsStore {
   static async open(options: ResultsStoreOptions): Promise<ResultsStore> {
     const store = new ResultsStore(options);
     mkdirSync(options.outDir, { recursive: true });
-    for (const file of trackFilesUnder(options.outDir)) {
-      const { log, torn } = await AppendLog.open(file, {
-        onLine: (value, line) => {
-          const parsed = parseResultLine(file, line, value, "not a results line: ");
-          store.committed.add(parsed.run_id);
-          store.noteErrors(parsed.run_id, lineHasErrors(parsed));
-        },
-      });
-      store.logs.set(file, log);
-      if (torn) {
-        store.repaired.push(torn);
-        options.logger?.warn("torn last line cut off (crash mid-write?); its record will be redone", { file, line: torn.line, bytes_dropped: torn.bytesDropped });
-      }
+    for (const file of trackFilesUnder(options.outDir)) store.unscanned.add(file);
+    if (!options.deferScan) await store.scanRest();
+    return store;
+  }
+
+  /** Track files found at open and not scanned yet: nothing may be appended to them before. */
+  private readonly unscanned = new Set<string>();
+
+  /** Scans one track's file if it was there at open and is not scanned yet (deferScan). */
+  async scanTrack(family: string, track: string): Promise<void> {
+    await this.scan(trackResultsPath(this.options.outDir, family, track));
+  }
+
+  /** Scans every file not scanned yet. */
+  async scanRest(): Promise<void> {
+    for (const file of [...this.unscanned]) await this.scan(file);
+  }
+
+  private async scan(file: string): Promise<void> {
+    if (!this.unscanned.delete(file)) return;
+    // A run_id lives in its track's file only, so a file's errored records are settled with it.
+    const errored = new Set<string>();
+    const { log, torn } = await AppendLog.open(file, {
+      onLine: (value, line) => {
+        const parsed = parseResultLine(file, line, value, "not a results line: ");
+        this.committed.add(parsed.run_id);
+        if (lineHasErrors(parsed)) errored.add(parsed.run_id);
+        else errored.delete(parsed.run_id);
+      },
+    });
+    this.logs.set(file, log);
+    if (torn) {
+      this.repaired.push(torn);
+      this.options.logger?.warn("torn last line cut off (crash mid-write?); its record will be redone", { file, line: torn.line, bytes_dropped: torn.bytesDropped });
     }
     // A record whose latest line has errors is not done: this start redoes it, and its new line
     // supersedes the old one (the results format: the later line of a run_id wins).
-    for (const recordKey of store.errored) store.committed.delete(recordKey);
-    store.retrying = store.errored.size;
-    store.errored.clear();
-    return store;
+    for (const recordKey of errored) this.committed.delete(recordKey);
+    this.retrying += errored.size;
   }
 
   /** Records whose latest line had errors when the store was opened (redone by this start). */
@@ -109,6 +133,7 @@ export class ResultsStore {
     let f = this.files.get(key);
     if (!f) {
       const path = trackResultsPath(this.options.outDir, line.family, line.track);
+      if (this.unscanned.has(path)) throw new Error(`results store: ${path} was not scanned before a line was appended to it`);
       let log = this.logs.get(path);
       if (!log) this.logs.set(path, (log = new AppendLog(path)));
       this.files.set(key, (f = { log, waiting: [] }));

@@ -15,11 +15,19 @@ export interface RunProgressOptions {
   onTrackComplete: (p: Readonly<TrackProgress>, atStart: boolean) => void;
   /** Called once, when every record in scope is committed. */
   onRunComplete: () => void;
+  /**
+   * Tracks still being read (addTrack brings each), with the records manifest.json says they hold
+   * (0 when it does not say): counted in the total at once, so the run's size is known from the
+   * start; the run cannot complete before allTracksAdded().
+   */
+  tracksToCome?: ReadonlyArray<{ track: string; family: string; records: number }>;
 }
 
 export class RunProgress {
-  readonly recordsTotal: number;
-  readonly recordsResumed: number;
+  private total: number;
+  private resumed: number;
+  private tracksToCome: boolean;
+  private announced = false;
   private committedCount: number;
   private readonly tracks = new Map<string, TrackProgress>();
   private readonly meter = new ThroughputMeter();
@@ -40,9 +48,44 @@ export class RunProgress {
       total += t.records;
       resumed += t.committed;
     }
-    this.recordsTotal = total;
-    this.recordsResumed = resumed;
+    this.total = total;
+    this.resumed = resumed;
     this.committedCount = resumed;
+    for (const t of options.tracksToCome ?? []) {
+      this.tracks.set(t.track, { track: t.track, family: t.family, records: t.records, committed: 0, complete: false });
+      this.pending.add(t.track);
+      this.total += t.records;
+    }
+    this.tracksToCome = options.tracksToCome !== undefined;
+  }
+
+  /** Tracks announced by tracksToCome and not added yet. */
+  private readonly pending = new Set<string>();
+
+  get recordsTotal(): number {
+    return this.total;
+  }
+
+  get recordsResumed(): number {
+    return this.resumed;
+  }
+
+  /** A track read and verified after the start, with how many of its records were committed before. */
+  addTrack(t: { track: string; family: string; records: number; committed: number }, nowMs: number): void {
+    const p: TrackProgress = { track: t.track, family: t.family, records: t.records, committed: t.committed, complete: t.committed >= t.records };
+    if (this.pending.delete(t.track)) this.total -= this.tracks.get(t.track)?.records ?? 0;
+    this.tracks.set(t.track, p);
+    this.total += t.records;
+    this.resumed += t.committed;
+    this.committedCount += t.committed;
+    if (this.announced && p.complete) this.options.onTrackComplete(p, true);
+    this.checkRunComplete(nowMs);
+  }
+
+  /** Every track is in: the run completes once every record is committed. */
+  allTracksAdded(nowMs: number): void {
+    this.tracksToCome = false;
+    this.checkRunComplete(nowMs);
   }
 
   get recordsCommitted(): number {
@@ -50,12 +93,13 @@ export class RunProgress {
   }
 
   get complete(): boolean {
-    return this.committedCount >= this.recordsTotal;
+    return !this.tracksToCome && this.committedCount >= this.total;
   }
 
   /** Announces what was already complete at start: those tracks, and the run when nothing is left. */
   announceResumed(nowMs: number): void {
-    for (const p of this.tracks.values()) if (p.complete) this.options.onTrackComplete(p, true);
+    this.announced = true;
+    for (const p of this.tracks.values()) if (p.complete && !this.pending.has(p.track)) this.options.onTrackComplete(p, true);
     this.checkRunComplete(nowMs);
   }
 

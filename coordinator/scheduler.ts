@@ -134,6 +134,32 @@ export class Scheduler {
   constructor(units: readonly PlannedUnit[], private readonly options: SchedulerOptions) {
     this.leases = new LeaseTable(options.leaseMs);
     this.now = options.now ?? Date.now;
+    this.enqueue(units);
+  }
+
+  /**
+   * While tracks are still being read the end is not in sight: the tail rule (pieces, holding
+   * back) waits for allUnitsAdded(), or it would cut the first tracks' units as if they were the last.
+   */
+  private moreToCome = false;
+
+  /** More units will come (addUnits) until allUnitsAdded(). */
+  expectMoreUnits(): void {
+    this.moreToCome = true;
+  }
+
+  allUnitsAdded(): void {
+    this.moreToCome = false;
+    this.pump();
+  }
+
+  /** Units of a track read after the start (the suite is read while the run serves): queued behind the rest, then handed out. */
+  addUnits(units: readonly PlannedUnit[]): void {
+    this.enqueue(units);
+    this.pump();
+  }
+
+  private enqueue(units: readonly PlannedUnit[]): void {
     for (const unit of units) {
       const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.recordKey)), status: "queued", leasedAt: 0 };
       this.units.set(unit.unitId, state);
@@ -408,7 +434,7 @@ export class Scheduler {
    */
   private remainingS(): number | undefined {
     const tpc = this.tokensPerCost.value;
-    if (tpc === undefined) return undefined;
+    if (tpc === undefined || this.moreToCome) return undefined;
     let known = 0;
     let sum = 0;
     let unknown = 0;

@@ -14,7 +14,7 @@ import { HealthService } from "./transport/health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ResultsStore } from "./results-store.js";
 import { openRunManifest } from "./run-manifest.js";
-import { defaultSpillPath, indexSuite } from "./suite-index.js";
+import { SuiteFeed } from "./suite-feed.js";
 import { serverCredentials } from "./transport/tls.js";
 
 export type { CoordinatorHandle, RunOutcome } from "./coordinator-handle.js";
@@ -58,9 +58,12 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
 
     const lock = lockOutDir(options.outDir, log);
     cleanup.push(() => lock.release());
-    // The committed results are scanned while the suite is read: the reading runs on reader
-    // threads, so this thread is free for it. A torn last line cut off by the scan was never
-    // committed, so cutting it before run.json is checked changes nothing a later start would keep.
+    // The suite is read while the run serves (suite-feed.ts): a track's units go out once its file
+    // is verified and its committed results scanned, so the store scans each file when its track
+    // comes. Without a manifest there is no identity to check run.json against before the end:
+    // then the whole suite is read first, as before.
+    const feed = new SuiteFeed(options, log);
+    cleanup.push(() => feed.dispose());
     const storeOpening = ResultsStore.open({
       outDir: options.outDir,
       batchLines: options.storeBatchLines,
@@ -68,25 +71,16 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
       logger: log,
       onCommitted: (line) => run?.committed(line),
       onError: (err) => run?.fail(err),
+      deferScan: feed.incremental,
     });
     cleanup.push(async () => (await storeOpening.catch(() => undefined))?.close());
-    const [index] = await Promise.all([
-      indexSuite({
-        suiteDir: options.suiteDir,
-        tracks: options.tracks,
-        families: options.families,
-        ...(options.limit !== undefined ? { limit: options.limit } : {}),
-        spillPath: defaultSpillPath(options.outDir),
-        logger: log,
-        ...(options.onGold ? { onGold: options.onGold } : {}),
-      }),
-      // A store that fails to open fails the start, but only once the suite's own verdict is in.
-      storeOpening.catch(() => undefined),
-    ]);
-    cleanup.push(() => index.spill.dispose());
+    // A store that fails to open fails the start, but only once the suite's own verdict is in: the
+    // first track's (or, without a manifest, the whole suite's).
+    await Promise.all([feed.firstVerified(), storeOpening.catch(() => undefined)]);
+    const index = feed.index;
     const manifest = openRunManifest(
       options.outDir,
-      { suiteIdentity: index.identity, suiteRoot: resolve(index.root), tracks: index.tracks.map((t) => t.track), limit: options.limit ?? null, method },
+      { suiteIdentity: feed.identity, suiteRoot: resolve(index.root), tracks: feed.selectedTracks.map((t) => t.track), limit: options.limit ?? null, method },
       { force: options.force, logger: log, ...(options.runName !== undefined ? { runName: options.runName } : {}) },
     );
     const store = await storeOpening;
@@ -103,12 +97,14 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
       index,
       manifest,
       store,
+      ...(feed.incremental ? { tracksToCome: feed.selectedTracks } : {}),
     });
     run = r;
     service.serve(r);
     health.set("SERVING");
     log.info("coordinator running", { address, run_id: r.runId, tls: options.tls ? (options.tls.requireClientCert ? "mutual" : "server") : "off" });
     r.start();
+    await feed.feed(r, store);
     return {
       address,
       port,

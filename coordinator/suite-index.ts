@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
-import { decompressedSha256, limitRecords, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter, type GoldMessage, openCheckedSuite } from "../common/suite/index.js";
+import { decompressedSha256, limitRecords, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter, type GoldMessage, type Suite, openCheckedSuite } from "../common/suite/index.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
 import { defaultReaderCount, readerEntry, runReaders, type ReaderTask } from "./suite-readers.js";
@@ -123,6 +123,30 @@ export interface IndexOptions extends TrackFilter {
   readers?: number;
   /** The reader threads' entry (tests point it at the build); default readerEntry(). */
   readerEntry?: URL;
+  /**
+   * Each selected track once its file is read whole and verified against the manifest, in suite
+   * order, with where its payloads end in the spill (spill.writtenUpTo before sending them).
+   */
+  onTrack?: (track: TrackIndex, spillEnd: number) => void;
+  /** Test hook: awaited before a file is read (reading in this thread only), to hold a track back deterministically. */
+  beforeRead?: (relPath: string) => Promise<void>;
+}
+
+/** A suite being read: the index fills in as files are verified, in suite order. */
+export interface SuiteReading {
+  /** Tracks and records appear as their files are verified; identity is the declared one until the end. */
+  index: SuiteIndex;
+  /**
+   * The identity manifest.json declares (every file's sha256 there): known before a file is read,
+   * and the one the read confirms, since every file is checked against it. Undefined without a manifest.
+   */
+  declaredIdentity: string | undefined;
+  /** The selected tracks in suite order. */
+  selectedTracks: Array<{ track: string; family: string; records: number }>;
+  /** Resolves once every file is read and verified; rejects with the first problem in suite order. */
+  read: Promise<SuiteIndex>;
+  /** Stops reading before the next file (the run ended): `read` rejects, nothing more is placed. */
+  stop(): void;
 }
 
 /** What has come back of one file of the suite, until it is placed in the index (in suite order). */
@@ -141,13 +165,39 @@ interface FileResult {
  * problem in suite order is the one thrown, whatever thread found it. Throws on a manifest mismatch.
  */
 export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
+  const reading = readSuite(options);
+  return reading.read.catch((err: unknown) => {
+    reading.index.spill.dispose();
+    throw err;
+  });
+}
+
+/**
+ * Starts reading the suite (indexSuite's pass) and returns at once with the index it fills in: a
+ * track is placed (onTrack) only once its file is read whole and matches the manifest. The caller
+ * owns the spill (dispose() it, also when `read` rejects). Throws at once on a suite whose layout
+ * is unsound.
+ */
+export function readSuite(options: IndexOptions): SuiteReading {
   const suite = openCheckedSuite(options.suiteDir);
   const selected = selectFiles(suite, options);
   const selectedPaths = new Set(selected.map((f) => f.relPath));
+  const manifest = suite.manifest;
+  const declaredIdentity = manifest ? suiteIdentity(Object.fromEntries(suite.files.map((f) => [f.relPath, (manifest.files[f.relPath]?.sha256 ?? "").toLowerCase()]))) : undefined;
   const fileHashes: Record<string, string> = {};
   const tracks: TrackIndex[] = [];
   const byRunId = new Map<string, { track: TrackIndex; record: RecordEntry }>();
   const spill = new PayloadSpill(options.spillPath);
+  const index: SuiteIndex = { root: suite.root, identity: declaredIdentity ?? "", fileHashes, tracks, byRunId, totalRecords: 0, spill };
+  const control = { stopped: false };
+  const read = readInto(suite, selectedPaths, index, options, control);
+  // An unobserved rejection before the caller awaits it would end the process.
+  read.catch(() => undefined);
+  return { index, declaredIdentity, selectedTracks: selected.map((f) => ({ track: f.track, family: f.family, records: manifest?.files[f.relPath]?.rows ?? 0 })), read, stop: () => (control.stopped = true) };
+}
+
+async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index: SuiteIndex, options: IndexOptions, control: { stopped: boolean }): Promise<SuiteIndex> {
+  const { fileHashes, tracks, byRunId, spill } = index;
   const interner = new OptionInterner();
   const gold = options.onGold !== undefined;
   const results: FileResult[] = suite.files.map(() => ({ blocks: [], done: false }));
@@ -155,9 +205,14 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
   /** Places every finished file that follows the ones placed already. */
   const placeReady = () => {
     for (; placed < suite.files.length && results[placed]!.done; placed++) {
+      if (control.stopped) throw new Error("reading the suite stopped: the run ended");
       const file = suite.files[placed]!;
       const result = results[placed]!;
       if (result.error) throw result.error;
+      // A selected file's counts and hash were checked as it was read (readCheckedTrack); a file
+      // only hashed is checked here, so that nothing placed after it rests on an unverified file.
+      const problem = manifestHashProblem(suite, file, result.sha256!);
+      if (problem) throw new UsageError(`suite ${suite.root} does not match its manifest.json:\n  - ${problem}`);
       fileHashes[file.relPath] = result.sha256!;
       if (!selectedPaths.has(file.relPath)) continue;
       const track: TrackIndex = { track: file.track, family: file.family, relPath: file.relPath, records: [] };
@@ -186,58 +241,56 @@ export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
       for (const entry of track.records) byRunId.set(entry.recordKey, { track, record: entry });
       result.blocks = [];
       tracks.push(track);
+      index.totalRecords += track.records.length;
       if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, recordsJsonl: result.goldJsonl!, sha256: result.sha256! });
+      options.onTrack?.(track, spill.bytes);
       result.goldJsonl = undefined;
     }
   };
   const entry = options.readerEntry ?? readerEntry();
   const readers = entry ? (options.readers ?? defaultReaderCount()) : 0;
-  try {
-    if (readers > 0 && entry) {
-      const tasks: ReaderTask[] = suite.files.map((f, index) => ({ index, relPath: f.relPath, selected: selectedPaths.has(f.relPath), gold }));
-      await runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
-        const result = results[msg.index]!;
-        if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
-        else {
-          result.done = true;
-          if (msg.type === "error") result.error = decodeThreadError(msg.error);
-          else {
-            result.sha256 = msg.sha256;
-            if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
-          }
-          placeReady();
-        }
-      });
-      if (placed < suite.files.length) throw new Error(`the reader threads left ${suite.files.length - placed} file(s) of ${suite.root} unread`);
-    } else {
-      for (const [index, file] of suite.files.entries()) {
-        const result = results[index]!;
-        if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
-        else {
-          const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
-          result.sha256 = read.sha256;
-          if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
-        }
+  if (readers > 0 && entry) {
+    const tasks: ReaderTask[] = suite.files.map((f, index) => ({ index, relPath: f.relPath, selected: selectedPaths.has(f.relPath), gold }));
+    await runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
+      const result = results[msg.index]!;
+      if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
+      else {
         result.done = true;
+        if (msg.type === "error") result.error = decodeThreadError(msg.error);
+        else {
+          result.sha256 = msg.sha256;
+          if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
+        }
         placeReady();
       }
+    });
+    if (placed < suite.files.length) throw new Error(`the reader threads left ${suite.files.length - placed} file(s) of ${suite.root} unread`);
+  } else {
+    for (const [index, file] of suite.files.entries()) {
+      const result = results[index]!;
+      await options.beforeRead?.(file.relPath);
+      if (control.stopped) throw new Error("reading the suite stopped: the run ended");
+      if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
+      else {
+        const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
+        result.sha256 = read.sha256;
+        if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
+      }
+      result.done = true;
+      placeReady();
     }
-    const problems = suite.files
-      .map((f) => manifestHashProblem(suite, f, fileHashes[f.relPath] ?? ""))
-      .filter((p): p is string => p !== undefined);
-    if (problems.length > 0) {
-      throw new UsageError(`suite ${suite.root} does not match its manifest.json:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    }
-    await spill.settled();
-  } catch (err) {
-    spill.dispose();
-    throw err;
   }
-  const totalRecords = tracks.reduce((n, t) => n + t.records.length, 0);
-  const identity = suiteIdentity(fileHashes);
-  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: totalRecords, spill_bytes: spill.bytes, reader_threads: readers });
-  options.onGold?.({ kind: "end", identity });
-  return { root: suite.root, identity, fileHashes, tracks, byRunId, totalRecords, spill };
+  const problems = suite.files
+    .map((f) => manifestHashProblem(suite, f, fileHashes[f.relPath] ?? ""))
+    .filter((p): p is string => p !== undefined);
+  if (problems.length > 0) {
+    throw new UsageError(`suite ${suite.root} does not match its manifest.json:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+  await spill.settled();
+  index.identity = suiteIdentity(fileHashes);
+  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: index.totalRecords, spill_bytes: spill.bytes, reader_threads: readers });
+  options.onGold?.({ kind: "end", identity: index.identity });
+  return index;
 }
 
 export function defaultSpillPath(outDir: string): string {

@@ -230,9 +230,10 @@ export class EmbeddedRun {
     web?.attach(coordinator.handle, coordinator.runId);
     // A shutdown while the suite was read found no coordinator to drain: drain it now.
     if (this.interrupted) void coordinator.shutdown();
+    // A suite file that fails verification while the run serves ends it before the gold feed ends (issue 26).
+    if ((await Promise.race([scorerLoaded.then(() => "loaded" as const), coordinator.handle.done.then((o) => (o.state === "complete" ? new Promise<never>(() => undefined) : ("ended" as const)))])) === "loaded") await scorer.replayCommitted();
+    // After the gold: the coordinator's totals are whole once the gold feed has ended (issue 26).
     const status = await coordinator.status();
-    await scorerLoaded;
-    await scorer.replayCommitted();
     await this.cardSession.started(coordinator, {
       method: options.method?.method ?? "systemone",
       batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,

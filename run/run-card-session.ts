@@ -117,13 +117,19 @@ export class RunCardSession {
   }
 
   /** The coordinator is listening (run.json is written): write the `running` card. */
-  async started(coordinator: { status(): Promise<RunStatus> }, flags: CardFlags): Promise<void> {
+  async started(coordinator: { status(): Promise<RunStatus>; done?: Promise<unknown> }, flags: CardFlags): Promise<void> {
     this.coordinator = coordinator;
-    const status = await coordinator.status();
     if (this.scorer) {
-      await this.scorer.loaded;
-      await this.scorer.replayCommitted();
+      // A suite file that fails verification while the run serves ends it before the gold feed
+      // ends (issue 26): the card is then written, and finished, without the scorer.
+      // A complete run's gold has ended: then the scorer always replays.
+      const never = new Promise<never>(() => undefined);
+      const ended = coordinator.done ? coordinator.done.then((o) => ((o as { state?: string }).state === "complete" ? never : ("ended" as const))) : never;
+      if ((await Promise.race([this.scorer.loaded.then(() => "loaded" as const), ended])) === "loaded") await this.scorer.replayCommitted();
     }
+    // After the gold: the coordinator serves while the suite is read (issue 26), and its totals are
+    // whole once the gold feed has ended.
+    const status = await coordinator.status();
     this.recorder = new CardRecorder({
       outDir: this.options.outDir,
       setup: cardSetup({ suiteDir: this.options.suiteDir, entryCount: status.recordsTotal, method: flags.method, batchSize: flags.batchSize, methodClass: flags.methodClass, gpuHourUsd: flags.gpuHourUsd }),

@@ -3,7 +3,7 @@
 // create() starts it and prints the listen address; run() waits for the outcome, prints it and seals
 // the card; shutdown() drains (agents finish what they hold, results are flushed).
 import type { KeyObject } from "node:crypto";
-import { UdmError } from "../common/errors.js";
+import { UdmError, UsageError } from "../common/errors.js";
 import { createLogger, type Logger } from "../common/log.js";
 import { createProcessRegistry, type ListenAddress } from "../common/metrics/index.js";
 import { Coordinator, type RunOutcome, type WorkerCoordinatorOptions, livePageLine, startObservabilityServer, type ObservabilityServer, trackScoredEvent } from "../coordinator/index.js";
@@ -126,7 +126,7 @@ export class Run {
           `${c.leasesExpired} leases expired, ${c.backupUnits} backup units, ${outcome.elapsedSeconds.toFixed(1)} s\n` +
           `run card ${sealed.cardPath} (${sealed.card.status}, fingerprint ${sealed.card.fingerprint.slice(0, 12)})\n`,
       );
-      if (outcome.state === "failed") throw new UdmError(`run failed: ${outcome.error ?? "unknown error"}`);
+      if (outcome.state === "failed") throw new (outcome.badInput ? UsageError : UdmError)(`run failed: ${outcome.error ?? "unknown error"}`);
       if (outcome.state !== "complete") throw new UdmError(`run stopped before every record was committed; start again with the same --out to resume`);
       if (outcome.recordsErrored > 0) throw new UdmError(`${outcome.recordsErrored} of ${outcome.recordsTotal} records ended with errors; start again with the same --out to retry them`);
       return outcome;
