@@ -2,9 +2,11 @@
 // of this process to that engine carries it as `Authorization: Bearer KEY`, whichever part of the
 // agent sends it (methods, probe, load and settings reads, the --vllm-cmd supervisor). Kept by the
 // engine's origin, as vLLM keys a whole server: the agents of a process that share an engine share
-// its key. The key is never part of a URL, an error message or a log line.
+// its key, and a second, different key for the same engine is refused. The key is never part of a
+// URL, an error message or a log line.
+import { UsageError } from "../common/errors.js";
 
-/** Keys by engine origin; the last registered of an origin is used (each agent releases its own). */
+/** Keys by engine origin, one per registration (all equal); each agent releases its own. */
 const keys = new Map<string, string[]>();
 
 function originOf(url: string | URL): string | undefined {
@@ -20,6 +22,7 @@ export function useEngineApiKey(engineUrl: string, key: string): () => void {
   const origin = originOf(engineUrl);
   if (origin === undefined || key === "") return () => {};
   const list = keys.get(origin) ?? [];
+  if (list.length > 0 && list[0] !== key) throw new UsageError(`--engine-api-key: this process already sends another key to the engine at ${origin}; an engine has one key`);
   list.push(key);
   keys.set(origin, list);
   let released = false;
