@@ -57,6 +57,7 @@ describe("sim-engine --api-key", () => {
 
   it("lets the right key through (either of several, scheme in any case), and leaves /health, /metrics, /tokenize, /detokenize and OPTIONS open", async () => {
     const e = await engine(["k-1", "k-2"]);
+    expect((await ask(e.url, "GET", "/v1/models")).status).toBe(401);
     for (const authorization of ["Bearer k-1", "bearer k-2", "BEARER k-1"]) {
       expect((await ask(e.url, "GET", "/v1/models", authorization)).status).toBe(200);
       expect((await ask(e.url, "POST", "/v1/completions", authorization)).status).toBe(200);
@@ -68,6 +69,7 @@ describe("sim-engine --api-key", () => {
   });
 
   it("checks nothing without a key (none given, or only empty ones)", async () => {
+    expect((await ask((await engine(["k"])).url, "GET", "/v1/models")).status).toBe(401);
     for (const keys of [undefined, [""]]) {
       const e = await engine(keys);
       expect((await ask(e.url, "GET", "/v1/models")).status).toBe(200);
