@@ -128,6 +128,30 @@ describe("engine API key", () => {
     }
   }, 120_000);
 
+  it("the engine restarted with another key mid-run: said once, not ready, units handed back, no errored records", async () => {
+    const suiteDir = tmp("suite-rekey");
+    const outDir = tmp("out-rekey");
+    const records = (await makeSuite({ out: suiteDir, scale: "small", seed: 23, tracks: ["vihsd", "respan", "trec-dl19"] })).records;
+    const coordinator = await startCoordinator({ suiteDir, outDir, leaseMs: 600_000, heartbeatMs: 200, logger: capture().logger });
+    cleanups.push(() => coordinator.close());
+    const first = await startSimEngine({ tokensPerS: 4_000, apiKeys: ["k-old-1"] });
+    const log = capture();
+    const rekeyed = await agent({ coordinator: coordinator.address, engineUrl: first.url, agentId: "rekeyed", engineApiKey: "k-old-1", capacity: 2, logger: log.logger });
+    await waitFor("the agent answering, units in hand", () => rekeyed.stats().resultsSent >= 2 && rekeyed.stats().inflightUnits > 0, 60_000);
+    await first.close();
+    const second = await startSimEngine({ port: first.port, tokensPerS: 4_000, apiKeys: ["k-new-2"] });
+    cleanups.push(() => second.close());
+    await waitFor("the agent not ready, its units handed back", () => !rekeyed.stats().ready && rekeyed.stats().inflightUnits === 0, 20_000);
+    await waitFor("the refusal said", () => log.lines.some((l) => REFUSED.test(l)), 10_000);
+    const steadyEngine = await startSimEngine({ tokensPerS: 20_000 });
+    cleanups.push(() => steadyEngine.close());
+    await agent({ coordinator: coordinator.address, engineUrl: steadyEngine.url, agentId: "steady", logger: capture().logger });
+    const outcome = await coordinator.done;
+    expect(outcome).toMatchObject({ state: "complete", recordsCommitted: records, recordsErrored: 0 });
+    expect(resultLines(outDir).filter((l) => l.errors && Object.keys(l.errors).length > 0)).toEqual([]);
+    expect(log.lines.filter((l) => REFUSED.test(l))).toEqual([expect.stringMatching(/^error engine refused the API key \(HTTP 401\): check --engine-api-key/)]);
+  }, 120_000);
+
   it("refuses a second, different key for an engine this process already sends one to", async () => {
     const engine = await startSimEngine({ tokensPerS: 0, apiKeys: ["k-a"] });
     cleanups.push(() => engine.close());
