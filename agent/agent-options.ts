@@ -25,6 +25,11 @@ export interface AgentOptions {
    * @default "completions"
    */
   labelReadApi?: "completions" | "chat";
+  /**
+   * The engine's API key (vLLM's --api-key or VLLM_API_KEY), sent as `Authorization: Bearer KEY`
+   * with every engine request; with vllmCmd the engine gets it as VLLM_API_KEY. @default none
+   */
+  engineApiKey?: string;
   /** Bearer token the coordinator expects. @default none */
   token?: string;
   /** CA certificate (PEM) of the coordinator; enables TLS. @default none (insecure) */

@@ -8,6 +8,7 @@ import { registerAgentMetrics } from "./agent-metrics.js";
 import { withAgentDefaults, AGENT_DEFAULTS, MIB, type AgentOptions, type ResolvedAgentOptions } from "./agent-options.js";
 import type { AgentStats } from "./agent-stats.js";
 import { startAgent, type AgentHandle, type AgentOutcome } from "./attach-loop.js";
+import { useEngineApiKey } from "./engine-auth.js";
 import { readEngineLoad } from "./engine-load.js";
 import { EngineProcess } from "./engine-process.js";
 import { EngineTimeouts } from "./engine-timeouts.js";
@@ -25,6 +26,7 @@ export class Agent {
     private readonly timeouts: EngineTimeouts,
     private readonly engine: EngineProcess | undefined,
     private readonly metricsServer: MetricsServer | undefined,
+    private readonly releaseApiKey: () => void,
   ) {}
 
   /** Starts the engine (--vllm-cmd), attaches to the coordinator and serves metrics; a UsageError for bad TLS files or method. */
@@ -36,7 +38,14 @@ export class Agent {
     const anyMethod = o.method === ANY_METHOD;
     if (!anyMethod) methodFactory(o.method);
 
-    const engine = o.vllmCmd ? new EngineProcess(o.vllmCmd, o.model, o.engineUrl, logger) : undefined;
+    const releaseApiKey = o.engineApiKey ? useEngineApiKey(o.engineUrl, o.engineApiKey) : () => {};
+    let engine: EngineProcess | undefined;
+    try {
+      engine = o.vllmCmd ? new EngineProcess(o.vllmCmd, o.model, o.engineUrl, logger, o.engineApiKey) : undefined;
+    } catch (err) {
+      releaseApiKey();
+      throw err;
+    }
     const limiter = new AdaptiveConcurrency({
       max: o.maxConcurrency, // the initial limit is clamped to it
       // No request should run past its timeout merely for being one of too many (adaptive-concurrency.ts).
@@ -90,10 +99,11 @@ export class Agent {
         handle.stop();
         await handle.done;
         await engine?.stop();
+        releaseApiKey();
         throw err;
       }
     }
-    return new Agent(o, handle, timeouts, engine, metricsServer);
+    return new Agent(o, handle, timeouts, engine, metricsServer, releaseApiKey);
   }
 
   get agentId(): string {
@@ -123,6 +133,7 @@ export class Agent {
         clearTimeout(this.drainTimer);
         await this.engine?.stop();
         await this.metricsServer?.close();
+        this.releaseApiKey();
       }
     })();
     return this.ended;

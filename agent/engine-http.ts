@@ -5,6 +5,7 @@ import { defaultMaxListeners, getMaxListeners, setMaxListeners } from "node:even
 import http from "node:http";
 import https from "node:https";
 import { UdmError } from "../common/errors.js";
+import { engineAuthorization } from "./engine-auth.js";
 import { isAdmissionRefusal, parseErrorBody, type ErrorInfo } from "../common/engine-protocol/index.js";
 
 /** The engine answered with a non-2xx status. */
@@ -166,6 +167,9 @@ function requestTextOnce(url: string, req: EngineRequest): Promise<string> {
   const isHttps = target.protocol === "https:";
   if (!isHttps && target.protocol !== "http:") return Promise.reject(new EngineUnreachableError(url, new Error(`unsupported protocol ${target.protocol}`)));
   const body = req.body === undefined ? undefined : Buffer.from(req.body instanceof JsonText ? req.body.text : JSON.stringify(req.body), "utf8");
+  const headers: http.OutgoingHttpHeaders = body ? { "content-type": "application/json", "content-length": body.length } : {};
+  const authorization = engineAuthorization(target);
+  if (authorization) headers.authorization = authorization;
   return new Promise<string>((resolve, reject) => {
     let settled = false;
     const settle = (err: unknown, text?: string) => {
@@ -181,7 +185,7 @@ function requestTextOnce(url: string, req: EngineRequest): Promise<string> {
       {
         method: req.method,
         agent: agents[target.protocol as "http:" | "https:"],
-        headers: body ? { "content-type": "application/json", "content-length": body.length } : {},
+        headers,
       },
       (res) => {
         const chunks: Buffer[] = [];

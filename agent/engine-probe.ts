@@ -5,7 +5,8 @@
 // readiness in Hello and heartbeats; the session hands its units back when it turns not ready.
 import type { EngineInfo, EngineMethod } from "./engine-method.js";
 import type { Logger } from "../common/log.js";
-import { EngineRetriesExhaustedError, EngineTimeoutError, EngineUnreachableError, requestText, type EngineRequestObservation } from "./engine-http.js";
+import { EngineHttpError, EngineRetriesExhaustedError, EngineTimeoutError, EngineUnreachableError, requestText, type EngineRequestObservation } from "./engine-http.js";
+import { isKeyRefusal, keyRefusalMessage } from "./engine-auth.js";
 
 export interface EngineProbeOptions {
   /** Probe interval while the engine answers, in ms. */
@@ -62,6 +63,8 @@ export class EngineProbe {
   private probing: Promise<boolean> | undefined;
   private reportTimer: NodeJS.Timeout | undefined;
   private reporting = false;
+  /** The engine refuses our API key (HTTP 401): said once, then quiet until it accepts one again. */
+  private keyRefused = false;
   /** The request the probe under way waits on, and since when. */
   private awaiting: { endpoint: string; since: number } | undefined;
 
@@ -92,6 +95,11 @@ export class EngineProbe {
     if (typeof outcome !== "number") return;
     if (outcome < 400 || admissionRefused) {
       this.serverErrors = 0;
+      return;
+    }
+    // The key refused mid-run (the engine restarted with another): not ready at once, no errored answers.
+    if (isKeyRefusal(outcome)) {
+      if (this.readyNow) this.probeSoon();
       return;
     }
     if (outcome < 500 || outcome === 501) return;
@@ -165,17 +173,21 @@ export class EngineProbe {
       this.readyNow = false;
       this.errorNow = error;
     }
+    // A refused key is no outage to retry into: one clear line, and not the reports below.
+    const refusal = !info && error instanceof EngineHttpError && isKeyRefusal(error.status) ? error : undefined;
+    if (refusal && !this.keyRefused) this.logger.error(keyRefusalMessage(this.options.engineUrl ?? this.options.healthUrl ?? refusal.url, refusal.status));
+    this.keyRefused = refusal !== undefined;
     if (this.readyNow) this.downSince = undefined;
     else if (wasReady) this.downSince = Date.now();
     if (this.readyNow) clearTimeout(this.reportTimer);
     else if (wasReady && this.reporting) this.armDownReport(this.options.downReportMs ?? 5_000);
-    else if (this.downSince !== undefined && this.options.notReadyWarnMs !== undefined && Date.now() - this.downSince >= this.options.notReadyWarnMs) {
+    else if (this.downSince !== undefined && !this.keyRefused && this.options.notReadyWarnMs !== undefined && Date.now() - this.downSince >= this.options.notReadyWarnMs) {
       this.downSince = undefined;
       this.logger.warn(`engine not ready after ${Math.round(this.options.notReadyWarnMs / 1000)} s (still trying): ${error?.message ?? "no answer"}`, { error: error?.message });
     }
     if (wasReady !== this.readyNow) {
       if (this.readyNow) this.logger.info("engine ready", { model: info?.model, maxModelLen: info?.maxModelLen, capacity: info?.capacity });
-      else this.logger.warn("engine not ready", { error: error?.message });
+      else if (!this.keyRefused) this.logger.warn("engine not ready", { error: error?.message });
     }
     const infoChanged = info !== undefined && (previous?.model !== info.model || previous.maxModelLen !== info.maxModelLen || previous.capacity !== info.capacity);
     // A change seen by any probe (the timer's or a caller's) moves the timer to the new interval.
@@ -212,6 +224,7 @@ export class EngineProbe {
   /** The engine is still not ready: say why (a refused connection, an endpoint that does not answer, an error), then again later. */
   private reportDown(): void {
     if (!this.reporting || this.stopper.signal.aborted || this.readyNow) return;
+    if (this.keyRefused) return this.armDownReport(this.options.downReportRepeatMs ?? 30_000); // said once already
     const engine = this.options.engineUrl ?? this.options.healthUrl ?? "";
     const awaiting = this.awaiting;
     const silentFor = awaiting ? Date.now() - awaiting.since : 0;

@@ -9,18 +9,22 @@ import { UsageError } from "../common/errors.js";
 import { fillModelTemplate, MODEL_ENV, MODEL_PLACEHOLDER } from "./model-template.js";
 import { VllmSupervisor } from "./vllm-supervisor.js";
 
+/** vLLM's environment variable for its API key: kept off the command line and out of `ps`. */
+export const ENGINE_API_KEY_ENV = "VLLM_API_KEY";
+
 export class EngineProcess {
   private readonly supervisor: VllmSupervisor;
   private readonly template: string | undefined;
   private servedModel: string | undefined;
 
   /** Starts the command now, unless it is a template and no model is known yet; a UsageError for a --model that is no model id. */
-  constructor(command: string, model: string | undefined, engineUrl: string, private readonly logger: Logger) {
+  /** `apiKey` (--engine-api-key) reaches the engine as VLLM_API_KEY, which vLLM reads when its command has no --api-key (vllm/entrypoints/openai/api_server.py, build_app). */
+  constructor(command: string, model: string | undefined, engineUrl: string, private readonly logger: Logger, apiKey?: string) {
     this.template = command.includes(MODEL_PLACEHOLDER) ? fillModelTemplate(command) : undefined;
     const problem = this.template && model ? modelNameProblem(model) : undefined;
     if (problem) throw new UsageError(`--model: ${problem}; with a {model} template in --vllm-cmd it must be a model id`);
     this.servedModel = this.template ? model || undefined : undefined;
-    this.supervisor = new VllmSupervisor({ command: this.template ?? command, healthUrl: `${engineUrl}/health`, logger, extraEnv: this.modelEnv() });
+    this.supervisor = new VllmSupervisor({ command: this.template ?? command, healthUrl: `${engineUrl}/health`, logger, extraEnv: this.modelEnv(), ...(apiKey ? { secretEnv: { [ENGINE_API_KEY_ENV]: apiKey } } : {}) });
     if (!this.template || this.servedModel) this.supervisor.start();
   }
 

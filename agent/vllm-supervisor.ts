@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Logger } from "../common/log.js";
+import { engineAuthorization } from "./engine-auth.js";
 import { reconnectDelayMs, type BackoffOptions } from "./reconnect-backoff.js";
 
 export interface VllmSupervisorOptions {
@@ -26,6 +27,8 @@ export interface VllmSupervisorOptions {
   env?: NodeJS.ProcessEnv;
   /** Variables set for the child on top of env (a template's UDM_ENGINE_MODEL). */
   extraEnv?: Record<string, string>;
+  /** Variables set for the child that the log names without their value (the engine's VLLM_API_KEY). */
+  secretEnv?: Record<string, string>;
 }
 
 export type SupervisorState = "starting" | "ready" | "down" | "stopped";
@@ -139,8 +142,10 @@ export class VllmSupervisor {
   private spawnChild(): void {
     this.starts++;
     this.setState("starting");
-    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${Object.entries(this.extraEnv).map(([k, v]) => `${k}=${v} `).join("")}${this.command}`);
-    const child = spawn(this.command ?? "", { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...(this.options.env ?? process.env), ...this.extraEnv } });
+    const secretEnv = this.options.secretEnv ?? {};
+    const shownEnv = [...Object.entries(this.extraEnv), ...Object.keys(secretEnv).map((k) => [k, "***"])];
+    this.log.info(`starting (${this.starts === 1 ? "first start" : `restart ${this.starts - 1}`}): ${shownEnv.map(([k, v]) => `${k}=${v} `).join("")}${this.command}`);
+    const child = spawn(this.command ?? "", { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...(this.options.env ?? process.env), ...this.extraEnv, ...secretEnv } });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => this.log.info(line));
@@ -170,7 +175,8 @@ export class VllmSupervisor {
       if (this.child !== child || this.stopping) return;
       let ok = false;
       try {
-        const res = await fetch(this.options.healthUrl, { signal: AbortSignal.timeout(2_000) });
+        const authorization = engineAuthorization(this.options.healthUrl);
+        const res = await fetch(this.options.healthUrl, { signal: AbortSignal.timeout(2_000), ...(authorization ? { headers: { authorization } } : {}) });
         ok = res.ok;
         await res.body?.cancel();
       } catch {

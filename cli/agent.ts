@@ -2,6 +2,7 @@
 // SIGTERM/SIGINT drain (finish and send what is in hand); a second SIGINT stops at once.
 // Exit 0 after a drain (the coordinator's "run complete", or a signal), 1 when the coordinator
 // refuses the credentials or the agent cannot go on.
+import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError, UdmError, EXIT } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
@@ -27,6 +28,24 @@ function labelReadApi(value: string): "completions" | "chat" {
   return value;
 }
 
+function apiKey(value: string, flag: string): string {
+  if (value.trim() === "") throw new UsageError(`--${flag} must not be empty`);
+  return value;
+}
+
+/** The key in a file (its first line; a trailing newline is not part of it), kept out of `ps` and the environment. */
+function apiKeyFile(file: string, flag: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`--${flag}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const key = text.split(/\r?\n/, 1)[0]!.trim();
+  if (key === "") throw new UsageError(`--${flag}: ${file} holds no key`);
+  return key;
+}
+
 /** An integer flag in [min, max]; the message names the flag. */
 const int =
   (min: number, max?: number) =>
@@ -39,6 +58,16 @@ const AGENT_FLAGS = flagGroup<AgentOptions>(AGENT_DEFAULTS, [
   { key: "method", flags: "--method <name>", description: `engine method (${Object.keys(METHODS).join(", ")}), or "any": the one each run names (a sweep)`, parse: engineMethod },
   { key: "model", flags: "--model <name>", description: "model to ask the engine for", defaultText: "the first it serves" },
   { key: "labelReadApi", flags: "--label-read-api <api>", description: "label-read prompts: completions (token ids) or chat (the server's chat template)", parse: labelReadApi },
+  {
+    key: "engineApiKey",
+    flags: "--engine-api-key <key>",
+    description:
+      "the engine's API key (vLLM's --api-key or VLLM_API_KEY), sent as Authorization: Bearer with every engine request; with --vllm-cmd the engine gets it as VLLM_API_KEY. " +
+      "Seen by `ps`: prefer --engine-api-key-file or the variable",
+    parse: apiKey,
+    defaultText: "none",
+  },
+  { key: "engineApiKey", flags: "--engine-api-key-file <file>", description: "read --engine-api-key from a file (its first line)", parse: apiKeyFile },
   { key: "token", flags: "--token <token>", description: "bearer token the coordinator expects" },
   { key: "tlsCa", flags: "--tls-ca <file>", description: "CA certificate (PEM) of the coordinator; enables TLS" },
   { key: "tlsCert", flags: "--tls-cert <file>", description: "client certificate (PEM) for mutual TLS" },
@@ -81,6 +110,7 @@ export function register(program: Command): void {
   const command = program.command("agent").description("attach to a coordinator and answer its work units through a local engine (vLLM or sim-engine)");
   for (const o of flagOptions(AGENT_FLAGS)) command.addOption(o);
   command.action(async (flags: Record<string, unknown>) => {
+    if (flags.engineApiKey !== undefined && flags.engineApiKeyFile !== undefined) throw new UsageError("--engine-api-key and --engine-api-key-file: give one of them");
     const options = optionsFromFlags(AGENT_FLAGS, flags) as AgentOptions;
     if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new UsageError("--tls-cert and --tls-key go together");
     const logger = createLogger("udm-orch");

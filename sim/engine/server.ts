@@ -14,6 +14,7 @@ import { systemone } from "./endpoints/systemone.js";
 import { tokenize } from "./endpoints/tokenize.js";
 import { detokenize } from "./endpoints/detokenize.js";
 import { router } from "./http.js";
+import { apiKeyCheck, UNAUTHORIZED_BODY } from "./api-key.js";
 import { loadHfTokenizer } from "./model/hf-tokenizer.js";
 import type { EngineTokenizer, TokenizerName } from "./model/engine-tokenizer.js";
 
@@ -39,29 +40,34 @@ export async function startSimEngine(options: SimEngineOptions = {}): Promise<Si
   };
   const ctx = new EngineContext(options, crash, await engineTokenizer(options.tokenizer));
   const { http, metrics } = ctx;
+  const authorized = apiKeyCheck((options.apiKeys ?? []).filter((k) => k !== ""));
 
-  const server = createServer(
-    router(
-      http,
-      {
-        // A legacy vLLM has no such routes: FastAPI's 404 (vllm-profile.ts).
-        ...(ctx.profile === "legacy"
-          ? {}
-          : {
-              "/v1/systemone": { method: "POST", handle: (req, res) => systemone(ctx, req, res) },
-              "/v1/decisions": { method: "POST", handle: (req, res) => decisions(ctx, req, res) },
-            }),
-        "/v1/completions": { method: "POST", handle: (req, res) => completions(ctx, req, res) },
-        "/v1/chat/completions": { method: "POST", handle: (req, res) => chatCompletions(ctx, req, res) },
-        "/tokenize": { method: "POST", handle: (req, res) => tokenize(ctx, req, res) },
-        "/detokenize": { method: "POST", handle: (req, res) => detokenize(ctx, req, res) },
-        "/v1/models": { method: "GET", handle: (_req, res) => http.send(res, 200, modelList(ctx)) },
-        "/health": { method: "GET", handle: (_req, res) => http.send(res, 200, undefined, "text/plain") },
-        "/metrics": { method: "GET", handle: async (_req, res) => http.send(res, 200, await metrics.text(), metrics.contentType) },
-      },
-      (message) => errorBody(500, "InternalServerError", message),
-    ),
+  const routes = router(
+    http,
+    {
+      // A legacy vLLM has no such routes: FastAPI's 404 (vllm-profile.ts).
+      ...(ctx.profile === "legacy"
+        ? {}
+        : {
+            "/v1/systemone": { method: "POST", handle: (req, res) => systemone(ctx, req, res) },
+            "/v1/decisions": { method: "POST", handle: (req, res) => decisions(ctx, req, res) },
+          }),
+      "/v1/completions": { method: "POST", handle: (req, res) => completions(ctx, req, res) },
+      "/v1/chat/completions": { method: "POST", handle: (req, res) => chatCompletions(ctx, req, res) },
+      "/tokenize": { method: "POST", handle: (req, res) => tokenize(ctx, req, res) },
+      "/detokenize": { method: "POST", handle: (req, res) => detokenize(ctx, req, res) },
+      "/v1/models": { method: "GET", handle: (_req, res) => http.send(res, 200, modelList(ctx)) },
+      "/health": { method: "GET", handle: (_req, res) => http.send(res, 200, undefined, "text/plain") },
+      "/metrics": { method: "GET", handle: async (_req, res) => http.send(res, 200, await metrics.text(), metrics.contentType) },
+    },
+    (message) => errorBody(500, "InternalServerError", message),
   );
+  // The key is checked before any route, as vLLM's middleware wraps the whole app (api-key.ts).
+  const server = createServer((req, res) => {
+    if (authorized(req)) return routes(req, res);
+    req.resume();
+    http.send(res, 401, UNAUTHORIZED_BODY);
+  });
   // A test tool, but bounded like every udm-orch port: agents hold many connections (one per request
   // in flight), and a hung request (the hang fault) may sit silent as long as the agent waits.
   limitHttpServer(server, { maxConnections: 4_096, idleTimeoutMs: 0 });

@@ -13,6 +13,8 @@ export interface ProxiedRequest {
   status: number;
   /** Parsed JSON response body, when it was JSON. */
   response?: unknown;
+  /** The request's Authorization header (passed on to the engine). */
+  authorization?: string;
 }
 
 export interface EngineProxyOptions {
@@ -52,7 +54,8 @@ export async function startEngineProxy(target: string, options: EngineProxyOptio
         sent = JSON.stringify(body);
       }
     }
-    const entry: ProxiedRequest = { method: req.method ?? "GET", path, body, status: 0 };
+    const authorization = req.headers.authorization;
+    const entry: ProxiedRequest = { method: req.method ?? "GET", path, body, status: 0, ...(authorization !== undefined ? { authorization } : {}) };
     requests.push(entry);
     const own = options.answer && body && typeof body === "object" ? options.answer(path, body as Record<string, unknown>) : undefined;
     if (own) {
@@ -62,7 +65,7 @@ export async function startEngineProxy(target: string, options: EngineProxyOptio
       return;
     }
     try {
-      const upstream = await fetch(`${target}${path}`, { method: req.method, headers: raw ? { "content-type": "application/json" } : {}, ...(raw ? { body: sent } : {}) });
+      const upstream = await fetch(`${target}${path}`, { method: req.method, headers: { ...(raw ? { "content-type": "application/json" } : {}), ...(authorization !== undefined ? { authorization } : {}) }, ...(raw ? { body: sent } : {}) });
       let text = await upstream.text();
       entry.status = upstream.status;
       try {

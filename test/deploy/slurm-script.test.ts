@@ -1,7 +1,8 @@
 // deploy/slurm/udm-orch.sbatch's argument construction, run by bash with stand-ins for srun,
 // scontrol, udm-orch and vllm that write down their argv (the full Slurm run is
 // slurm.integration.test.ts). The stand-in udm-orch starts the agent's --vllm-cmd with sh -c, as
-// the agent does. Names with spaces stay one argument; $(...) in UDM_MODEL runs nothing.
+// the agent does, with VLLM_API_KEY from --engine-api-key-file (or UDM_ENGINE_API_KEY) as the
+// agent's supervisor sets it. Names with spaces stay one argument; $(...) in UDM_MODEL runs nothing.
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,8 +27,14 @@ rec udm-orch "$@"
 printf '%s\n' "\${UDM_TOKEN:-}" >> "$CALLS.token"
 if [ "$1" = coordinator ] && [ -n "\${UDM_SLURM_FILE_SD_DIR:-}" ]; then cp -r "$UDM_SLURM_FILE_SD_DIR" "$CALLS.sd"; fi
 prev=""
+key=\${UDM_ENGINE_API_KEY:-}
 for a in "$@"; do
-  if [ "$prev" = --vllm-cmd ]; then sh -c "$a"; fi
+  if [ "$prev" = --engine-api-key-file ]; then key=$(cat "$a"); fi
+  prev=$a
+done
+prev=""
+for a in "$@"; do
+  if [ "$prev" = --vllm-cmd ]; then VLLM_API_KEY=$key sh -c "$a"; fi
   prev=$a
 done
 exit 0
@@ -35,6 +42,7 @@ exit 0
 const VLLM = `#!/usr/bin/env bash
 ${RECORD}
 rec vllm "$@"
+printf '%s\n' "\${VLLM_API_KEY:-}" >> "$CALLS.vllm-key"
 `;
 
 const dirs: string[] = [];
@@ -147,6 +155,32 @@ describe("udm-orch.sbatch arguments", () => {
     // UDM_TOKEN exported: that one, and the file is not consulted.
     expect(runScript(dir, fakes, { ...env, UDM_TOKEN: "mine" }).status).toBe(0);
     expect(seen()).toEqual(new Set([token, "mine"]));
+  });
+
+  it("makes an engine key per run (mode 600): the agents read it from the file, vLLM gets it as VLLM_API_KEY, no command line holds it; an exported UDM_ENGINE_API_KEY wins", () => {
+    const { dir, fakes, tool } = stage();
+    const env = { UDM_SLURM_BIN: join(tool, "udm-orch"), UDM_MODEL: "org/m" };
+    const first = runScript(dir, fakes, env);
+    expect(first.status, first.stderr).toBe(0);
+    const file = join(dir, "out dir", ".udm-slurm", "engine-api-key");
+    const key = readFileSync(file, "utf8");
+    expect(key).toMatch(/^[0-9a-f]{48}$/);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(key).not.toBe(readFileSync(join(dir, "out dir", ".udm-slurm", "token"), "utf8"));
+    const agent = first.calls.find((c) => c.startsWith("udm-orch <agent>"))!;
+    expect(agent).toContain(`<--engine-api-key-file> <${file}>`);
+    expect(first.calls.join("\n")).not.toContain(key);
+    const vllmKeys = () => readFileSync(join(dir, "calls.log.vllm-key"), "utf8").trim().split("\n");
+    expect(vllmKeys()).toEqual([key]);
+    // A requeued or resubmitted job uses the same key.
+    expect(runScript(dir, fakes, env).status).toBe(0);
+    expect(readFileSync(file, "utf8")).toBe(key);
+    expect(vllmKeys()).toEqual([key, key]);
+    // UDM_ENGINE_API_KEY exported: the agents read that one themselves, no file flag.
+    const mine = runScript(dir, fakes, { ...env, UDM_ENGINE_API_KEY: "mine" });
+    expect(mine.status).toBe(0);
+    expect(mine.calls.filter((c) => c.startsWith("udm-orch <agent>")).at(-1)).not.toContain("--engine-api-key-file");
+    expect(vllmKeys().at(-1)).toBe("mine");
   });
 
   it("writes its endpoints as Prometheus file_sd targets while it runs, and removes them at its end", () => {

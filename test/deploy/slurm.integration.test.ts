@@ -253,6 +253,14 @@ describe.skipIf(tools.mode === "skip")("Slurm: deploy/slurm/udm-orch.sbatch", ()
         const res = await fetch(`http://127.0.0.1:${target.split(":")[1]}/metrics`, { headers: { authorization: `Bearer ${token}` } });
         expect(res.status, `${target}/metrics`).toBe(200);
       }
+      // The engines on the node's address ask for the run's engine key (VLLM_API_KEY from each
+      // agent), which the agents send: /metrics above is open, the API is not.
+      const engineKey = readFileSync(join(outDir, ".udm-slurm", "engine-api-key"), "utf8");
+      for (const target of targets("vllm")) {
+        const models = `http://127.0.0.1:${target.split(":")[1]}/v1/models`;
+        expect((await fetch(models)).status, models).toBe(401);
+        expect((await fetch(models, { headers: { authorization: `Bearer ${engineKey}` } })).status, models).toBe(200);
+      }
     }
     // What --signal=B:USR1@<secs> does before the time limit.
     cluster!.client("scancel", ["--signal=USR1", "--batch", job]);

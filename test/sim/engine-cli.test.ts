@@ -36,6 +36,29 @@ describe("udm-orch sim-engine", () => {
     expect(await exit).toBe(1);
   });
 
+  it("--api-key: /v1 paths answer 401 without the key, with it they serve; VLLM_API_KEY when no flag is given", async () => {
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const json = { "content-type": "application/json" };
+    const body = { state: "s", questions: { q: choiceQuestion(2) } };
+    for (const [args, key] of [
+      [["--api-key", "k-flag"], "k-flag"],
+      [[], "k-env"],
+    ] as const) {
+      vi.stubEnv("VLLM_API_KEY", "k-env");
+      const out = captureStdout();
+      const exit = runCli(["sim-engine", "--port", "0", "--tokens-per-s", "0", ...args, "--faults", "crash-after=1"]);
+      const url = await out.firstLine;
+      expect(await postJson(`${url}/v1/systemone`, body, json)).toEqual({ status: 401, body: { error: "Unauthorized" } });
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      expect((await postJson(`${url}/v1/systemone`, body, { ...json, authorization: `Bearer ${key}` })).status).toBe(200);
+      await expect(postJson(`${url}/v1/systemone`, body, { ...json, authorization: `Bearer ${key}` })).rejects.toThrow();
+      expect(await exit).toBe(1);
+      vi.unstubAllEnvs();
+      vi.restoreAllMocks();
+      vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    }
+  });
+
   it("takes a suite directory as --oracle and answers its gold at accuracy 1", async () => {
     vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     const records = makeRecords(6);
