@@ -221,6 +221,7 @@ export class CoordinatorRun implements ServedRun {
     if (this.settled) return;
     this.scheduler.allUnitsAdded();
     this.progress.allTracksAdded(Date.now());
+    if (this.parts.tracksToCome) this.announceResumed();
   }
 
   state(): CoordinatorState {
@@ -446,13 +447,22 @@ export class CoordinatorRun implements ServedRun {
   }
 
   /**
-   * After a restart: the events of the sessions before (replayed, marked so), then a `resumed`
-   * event saying what this session starts from. A first session has no history to replay.
+   * After a restart: the events of the sessions before (replayed, marked so), then (announceResumed)
+   * a `resumed` event saying what this session starts from. A first session has no history to replay.
    */
   private replayHistory(): void {
     const earlier = this.history.last(DEFAULT_REPLAY);
     if (this.parts.options.onLiveEvent) for (const e of earlier) this.emitLive({ ...e, replayed: true });
-    if (this.parts.manifest.resumes === 0 && earlier.length === 0) return;
+    this.resumedToAnnounce = this.parts.manifest.resumes > 0 || earlier.length > 0;
+    // Tracks still to come have not had their committed lines scanned: the count is whole once they are in.
+    if (!this.parts.tracksToCome) this.announceResumed();
+  }
+
+  private resumedToAnnounce = false;
+
+  private announceResumed(): void {
+    if (!this.resumedToAnnounce) return;
+    this.resumedToAnnounce = false;
     const resumed: LiveEvent = {
       type: "resumed",
       at: now(),
