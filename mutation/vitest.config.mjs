@@ -15,7 +15,7 @@ export default defineConfig({
       "test/card/card-hash.test.ts",
       "test/card/sweep-plan.test.ts",
       "test/card/results-files.test.ts",
-      "test/card/mutation-*.test.ts",
+      "test/card/verify-card.test.ts",
       "test/coordinator/scheduler.test.ts",
       "test/coordinator/planner.test.ts",
       "test/coordinator/result-validator.test.ts",
