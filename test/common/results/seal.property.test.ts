@@ -1,0 +1,74 @@
+// sealResults reads a line the coordinator wrote without parsing it when it cannot hold errors (a
+// fast path); the count of errored records must be what parsing every line gives. Differential:
+// random files of well-formed, reordered, escaped, corrupt and torn lines against a plain parse.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { sealResults } from "../../../common/results/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "udm-seal-prop-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** What parsing every line gives: each run_id's last parsed line decides whether it is errored. */
+function erroredByParsing(text: string): number {
+  const errored = new Map<string, boolean>();
+  for (const line of text.split("\n")) {
+    let row: unknown;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (row === null || typeof row !== "object") continue;
+    const { run_id, errors } = row as { run_id?: unknown; errors?: unknown };
+    if (typeof run_id !== "string") continue;
+    errored.set(run_id, errors !== null && typeof errors === "object" && Object.keys(errors as object).length > 0);
+  }
+  return [...errored.values()].filter(Boolean).length;
+}
+
+// Run ids a fast path could misread: quotes and backslashes (escaped in JSON), non-ASCII text.
+const runId = fc.constantFrom("t:1", "t:2", 't:"3', "t:\\4", "t:é5", "t:6}");
+const errors = fc.constantFrom(undefined, null, {}, { q: "engine: HTTP 500" }, { errors: "x" });
+const wholeLine = fc.record({ runId, errors, first: fc.boolean(), escapeKey: fc.boolean() }).map(({ runId, errors, first, escapeKey }) => {
+  const body: Record<string, unknown> = first ? { run_id: runId, id: "x", probs: {} } : { id: "x", run_id: runId, probs: {} };
+  if (errors !== undefined) body.errors = errors;
+  const text = JSON.stringify(body);
+  // The same key written with a \u escape: JSON, but no literal "errors" in the text.
+  return escapeKey ? text.replace('"errors"', '"\\u0065rrors"') : text;
+});
+// A line cut short anywhere (corrupt in the middle of a file, or torn at its end), blank lines.
+const line = fc.oneof(
+  { weight: 6, arbitrary: wholeLine },
+  { weight: 2, arbitrary: fc.tuple(wholeLine, fc.nat()).map(([l, n]) => l.slice(0, 1 + (n % (l.length - 1)))) },
+  { weight: 1, arbitrary: fc.constantFrom("", "   ", "[]", "1", '{"id":"x","errors":{"q":"x"}}') },
+);
+
+describe("sealResults errorRecords", () => {
+  it("is the count parsing every line gives", () => {
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.boolean(), (lines, newlineAtEnd) => {
+        const dir = join(root, `r${n++}`);
+        mkdirSync(dir);
+        const text = lines.join("\n") + (newlineAtEnd ? "\n" : "");
+        writeFileSync(join(dir, "a.jsonl"), text);
+        expect(sealResults(dir).errorRecords).toBe(erroredByParsing(text));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("`only` limits the files sealed to those named", () => {
+    const dir = join(root, "only");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    writeFileSync(join(dir, "fam", "a.jsonl"), '{"run_id":"a:1","errors":{"q":"x"}}\n');
+    writeFileSync(join(dir, "fam", "b.jsonl"), '{"run_id":"b:1","errors":{"q":"x"}}\n');
+    const seal = sealResults(dir, new Set(["fam/b.jsonl"]));
+    expect(Object.keys(seal.files)).toEqual(["fam/b.jsonl"]);
+    expect(seal.errorRecords).toBe(1);
+    expect(Object.keys(sealResults(dir).files)).toEqual(["fam/a.jsonl", "fam/b.jsonl"]);
+  });
+});
