@@ -21,7 +21,13 @@ export const MODULES = [
   {
     name: "authentication (gRPC, HTTP)",
     // The token check itself, and where the gRPC service and the HTTP routes call it.
-    files: ["common/bearer-token.ts", "coordinator/transport/grpc-service.ts:96-103", "coordinator/observability/observability-routes.ts:33-65"],
+    files: [
+      "common/bearer-token.ts",
+      "coordinator/transport/grpc-service.ts:97-103",
+      "coordinator/observability/observability-routes.ts:33-37",
+      "coordinator/observability/observability-routes.ts:61-65",
+      "common/metrics/metrics-server.ts:54-57",
+    ],
   },
   { name: "label trie", files: ["agent/methods/label-trie.ts"] },
   { name: "label tokens", files: ["agent/methods/label-tokens.ts"] },

@@ -35,6 +35,7 @@ export default defineConfig({
       "test/agent/engine-fidelity.test.ts",
       "test/agent/mutation-*.test.ts",
       "test/common/results/*.test.ts",
+      "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
     ],
     testTimeout: 60_000,
