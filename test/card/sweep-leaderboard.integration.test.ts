@@ -143,6 +143,8 @@ describe("sweep", () => {
     watching = false;
     await watcher;
     expect(code, second.output()).toBe(0);
+    // Every agent was back for the last run or its drain window: none is left redialling.
+    expect(second.output()).not.toMatch(/did not come back to be drained/);
     expect((await scored).at(-1)!.type).toBe("track_scored");
     const runIds = [...new Set(watched.map((w) => w.runId))];
     expect(runIds.length, JSON.stringify(watched.slice(-5))).toBeGreaterThanOrEqual(2);
