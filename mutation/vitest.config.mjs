@@ -24,7 +24,7 @@ export default defineConfig({
       "test/coordinator/wire-fast-path.property.test.ts",
       "test/coordinator/agent-connection.test.ts",
       "test/coordinator/bearer-token.integration.test.ts",
-      "test/coordinator/mutation-*.test.ts",
+      "test/coordinator/lease-table.test.ts",
       "test/observability/metrics-token.test.ts",
       "test/agent/label-trie.test.ts",
       "test/agent/state-fit.test.ts",
