@@ -11,6 +11,7 @@ export default defineConfig({
       "test/scorer/score-results.test.ts",
       "test/scorer/prng.test.ts",
       "test/scorer/bootstrap.test.ts",
+      "test/scorer/aggregate.test.ts",
       "test/card/fingerprint.test.ts",
       "test/card/card-hash.test.ts",
       "test/card/sweep-plan.test.ts",
