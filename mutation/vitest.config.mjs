@@ -34,7 +34,7 @@ export default defineConfig({
       "test/agent/label-read-chat-thinking.test.ts",
       "test/agent/label-tokens-merge.test.ts",
       "test/agent/engine-fidelity.test.ts",
-      "test/agent/mutation-*.test.ts",
+      "test/agent/engine-distribution.test.ts",
       "test/common/results/*.test.ts",
       "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
