@@ -35,6 +35,7 @@ export default defineConfig({
       "test/agent/label-tokens-merge.test.ts",
       "test/agent/engine-fidelity.test.ts",
       "test/agent/engine-distribution.test.ts",
+      "test/agent/label-tokens.test.ts",
       "test/common/results/*.test.ts",
       "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
