@@ -54,4 +54,23 @@ describe("planner limits", () => {
     const units = planUnits([{ track: "t", family: "f", records: recs }], { maxRecords: 1, maxQuestions: 512, maxPayloadBytes: 1e9 });
     expect(units.map((u) => u.unitId)).toEqual(["t/0", "t/1", "t/10", "t/11", "t/2", "t/3", "t/4", "t/5", "t/6", "t/7", "t/8", "t/9"]);
   });
+
+  it("the costliest unit of a track first and the costliest track first, whatever their names and file order", () => {
+    const small = entry("a", "0", "small");
+    const large = Array.from({ length: 3 }, (_, i) => entry("a", `l${i}`, "large"));
+    const units = planUnits([{ track: "a", family: "f", records: [small, ...large] }], { maxRecords: 1, maxQuestions: 512, maxPayloadBytes: 1e9 });
+    expect(units.map((u) => u.groupIds)).toEqual([["large"], ["small"]]);
+    const tracks = planUnits(
+      [
+        { track: "a", family: "f", records: [entry("a", "0", "g")] },
+        { track: "b", family: "f", records: [entry("b", "0", "g", { questions: 3 })] },
+      ],
+      { ...big, maxPayloadBytes: 1e9 },
+    );
+    expect(tracks.map((u) => u.track)).toEqual(["b", "a"]);
+  });
+
+  it("the default limits are the documented ones", () => {
+    expect(DEFAULT_PLAN_LIMITS).toEqual({ maxRecords: 64, maxQuestions: 512, maxPayloadBytes: 1 << 20, maxGroupBytes: 16 << 20, maxRecordBytes: 128 << 20 });
+  });
 });
