@@ -5,12 +5,14 @@
 // tests only the mutants of changed code or changed tests.
 import { MODULES } from "./mutation/modules.mjs";
 
-// MUTATION_MODULE=<part of a module's name> tests that module alone, with its own report and
-// incremental file (while working on one module; the committed incremental file stays whole).
+// MUTATION_MODULE=<part of a module's name>[,<another>...] tests those modules alone, with their
+// own report and incremental file (MUTATION_SLUG names them; by default the names given), while
+// working on them; mutation/merge-reports.mjs folds the results into the committed incremental file.
 const only = process.env.MUTATION_MODULE;
-const modules = only ? MODULES.filter((m) => m.name.includes(only)) : MODULES;
+const parts = only ? only.split(",").map((p) => p.trim()).filter(Boolean) : [];
+const modules = only ? MODULES.filter((m) => parts.some((p) => m.name.includes(p))) : MODULES;
 if (modules.length === 0) throw new Error(`MUTATION_MODULE=${only}: no such module in mutation/modules.mjs`);
-const slug = only ? "-" + only.replace(/[^a-z0-9]+/gi, "-") : "";
+const slug = only ? "-" + (process.env.MUTATION_SLUG ?? only).replace(/[^a-z0-9]+/gi, "-") : "";
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {
