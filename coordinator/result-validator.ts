@@ -90,7 +90,7 @@ let scratch = { places: new Int32Array(256), where: new Int32Array(256) };
 
 /** Per-question counters for one check, reused: a check runs to its end before the next begins. */
 function scratchFor(n: number): { places: Int32Array; where: Int32Array } {
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: growing always or at n == length only allocates more (the 300-question test kills never growing)
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: growing always or at n == length only allocates more (never growing fails the 300-question test)
   if (scratch.places.length < n) scratch = { places: new Int32Array(n * 2), where: new Int32Array(n * 2) };
   scratch.places.fill(0, 0, n);
   scratch.where.fill(-1, 0, n);
