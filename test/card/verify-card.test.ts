@@ -46,7 +46,8 @@ describe("verifyCard", () => {
     const { path, card } = sealedRun();
     expect(Object.keys(card.results_files)).toEqual(["toxicity/vihsd-2.jsonl", "toxicity/vihsd.jsonl"]);
     const v = await verifyCard(path);
-    expect(v).toMatchObject({ problems: [], filesChecked: 2, resultsPresent: true, scoresRecomputed: false });
+    expect(v.problems).toEqual([]);
+    expect(v).toMatchObject({ filesChecked: 2, resultsPresent: true, scoresRecomputed: false });
     expect(v.card?.run_card_hash).toBe(card.run_card_hash);
   });
 
@@ -115,6 +116,20 @@ describe("verifyCard", () => {
     const v = await verifyCard(path);
     expect(v.problems).toContain("results file link.jsonl: refused: a symbolic link, not a results file");
     expect(v.resultsPresent).toBe(true);
+  });
+
+  it("a card that lists no results file, with one beside it: that file is not sealed", async () => {
+    const { dir, path, card } = sealedRun();
+    writeCard(path, sealCard({ ...card, results_files: {} }));
+    const v = await verifyCard(path);
+    expect(v.resultsPresent).toBe(true);
+    expect(v.problems).toEqual([
+      `results file toxicity/vihsd-2.jsonl: present in ${dir} but not sealed by the card`,
+      `results file toxicity/vihsd.jsonl: present in ${dir} but not sealed by the card`,
+    ]);
+    rmSync(join(dir, "toxicity"), { recursive: true });
+    expect(await verifyCard(path)).toMatchObject({ resultsPresent: false, filesChecked: 0 });
+    expect((await verifyCard(path)).problems).toEqual([]);
   });
 
   it("a file that is no card: one problem, no card", async () => {

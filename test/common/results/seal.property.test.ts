@@ -61,6 +61,23 @@ describe("sealResults errorRecords", () => {
     );
   });
 
+  it("lines the fast path must not take for whole ones: a corrupt line, run_id not first, a torn last line ending in }", () => {
+    const dir = join(root, "examples");
+    mkdirSync(dir);
+    const errored = (id: string) => JSON.stringify({ run_id: id, id: "x", probs: {}, errors: { q: "x" } });
+    const text = [
+      errored("t:1"),
+      '{"run_id":"t:1}', // corrupt: no closing quote; t:1 stays errored
+      errored("t:5"),
+      '{"id":"5","run_id":"t:5","probs":{}}', // whole, run_id not first: t:5 redone
+      errored("t:2"),
+      '{"run_id":"t:2","id":"2","probs":{}', // torn last line (no newline), ends in }: t:2 stays errored
+    ].join("\n");
+    writeFileSync(join(dir, "a.jsonl"), text);
+    expect(erroredByParsing(text)).toBe(2);
+    expect(sealResults(dir).errorRecords).toBe(2);
+  });
+
   it("`only` limits the files sealed to those named", () => {
     const dir = join(root, "only");
     mkdirSync(join(dir, "fam"), { recursive: true });
