@@ -57,6 +57,8 @@ const RUN_ID_FIRST = '{"run_id":"';
  * The run_id of a line that cannot have an errors field, read without parsing the line: it starts
  * with its run_id (as the coordinator writes lines) and has no "errors" anywhere, nor any \u escape
  * that could spell one. Undefined for any other line, which is then parsed.
+ * Only whole lines reach it (the last line, which a crash may have cut, is always parsed): a line
+ * corrupted in the middle of a file, which the coordinator never writes, may be read as whole here.
  */
 // Stryker disable next-line BlockStatement: a fast path that answers nothing leaves every line to the parse, the same count
 function runIdOfLineWithoutErrors(line: string): string | undefined {
