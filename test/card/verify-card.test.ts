@@ -142,3 +142,47 @@ describe("verifyCard", () => {
     expect(v).toMatchObject({ filesChecked: 0, resultsPresent: false, scoresRecomputed: false });
   });
 });
+
+describe("verifyCard with a suite", () => {
+  it("rescoring the sealed results reproduces the card's scores; a changed score is named", async () => {
+    const { writeSuite, record, peaked, ABC } = await import("../scorer/suite-fixture.js");
+    const { scoreResultsWithInterval } = await import("../../scorer/index.js");
+    const suiteDir = join(root, "suite");
+    const recs = [1, 2, 3].map((i) => record("vihsd", { id: `${i}`, family: "toxicity", questions: { label: { type: "choice", criteria: ABC } }, expected: { label: i === 3 ? "B" : "A" } }));
+    writeSuite(suiteDir, [{ family: "toxicity", track: "vihsd", records: recs }]);
+    const dir = join(root, "scored");
+    mkdirSync(join(dir, "toxicity"), { recursive: true });
+    writeFileSync(join(dir, "toxicity", "vihsd.jsonl"), [1, 2, 3].map((i) => JSON.stringify({ run_id: `vihsd:${i}`, id: `${i}`, probs: { label: peaked(["A", "B", "C"], "A") }, skipped: [] }) + "\n").join(""));
+    const { metrics, v1Interval } = await scoreResultsWithInterval({ suiteDir, resultsDir: dir, tracks: ["vihsd"] });
+    const card = buildRunCard({
+      run: { run_id: "r1", suite_identity: metrics.suite.identity, tracks: ["vihsd"], method: { method: "systemone", seeds: [], temperature: 0, model: "sim/pseudo" }, created_at: "2026-01-01T00:00:00.000Z", sessions: 1, resumes: 0 },
+      metrics,
+      v1Interval,
+      totals: undefined,
+      results: sealResults(dir),
+      cluster: { agents: [], leasesExpired: 0, backupUnits: 0, resultsRejected: 0 },
+      setup: { datasetId: "udm-eval-v1", datasetVersion: "r", entryCount: 3, templateVersion: null, systemPrompt: "", batchSize: null, toolsEnabled: [], methodClass: "raw-llm", gpuHourUsd: 0 },
+      status: "complete",
+      finished: "2026-01-01T00:01:00.000Z",
+      elapsedSeconds: 60,
+    });
+    const path = join(dir, "run-card.json");
+    writeCard(path, card);
+    const ok = await verifyCard(path, { suiteDir });
+    expect(ok.problems).toEqual([]);
+    expect(ok.scoresRecomputed).toBe(true);
+    // A headline changed and the card resealed: the seals hold, the rescored number does not.
+    const tracks = { ...card.scores.tracks, vihsd: { ...card.scores.tracks.vihsd!, headline: { ...card.scores.tracks.vihsd!.headline, value: 1 } } };
+    writeCard(path, sealCard({ ...card, scores: { ...card.scores, tracks } }));
+    const changed = await verifyCard(path, { suiteDir });
+    expect(changed.scoresRecomputed).toBe(false);
+    expect(changed.problems.length).toBeGreaterThan(0);
+    expect(changed.problems.join("\n")).toMatch(/vihsd/);
+    // A suite that is not there: the rescoring fails with a named problem.
+    writeCard(path, card);
+    const missing = await verifyCard(path, { suiteDir: join(root, "no-suite") });
+    expect(missing.problems).toHaveLength(1);
+    expect(missing.problems[0]).toMatch(/^scores: cannot rescore the results files against .*no-suite: /);
+    expect(missing.scoresRecomputed).toBe(false);
+  });
+});
