@@ -38,5 +38,8 @@ export default {
   thresholds: { high: 90, low: 85, break: null },
   timeoutMS: 3_000,
   ignorePatterns: ["dist", "bench/out", ".tmp", "reports", "deploy", "helm", "docs"],
+  // Its own sandbox folder per MUTATION_MODULE run: a run that ends removes its temp folder, and
+  // would remove the sandbox of another run beside it.
+  tempDirName: `.stryker-tmp${slug}`,
   cleanTempDir: "always",
 };
