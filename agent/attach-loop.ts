@@ -49,6 +49,11 @@ export interface AttachOptions {
   concurrency?: number;
   /** Reconnect backoff (default 250 ms doubling to 30 s, with jitter). */
   reconnect?: Partial<BackoffOptions>;
+  /**
+   * Largest reconnect delay in ms after the coordinator said it restarts (a reconnecting Drain: a
+   * restart, or a sweep's next run), until attached again (default RESTART_RETRY_MAX_MS).
+   */
+  restartRetryMaxMs?: number;
   /** Heartbeat interval in ms. Default: the coordinator's Welcome.heartbeat_ms, else 5000. */
   heartbeatMs?: number;
   /** Engine probe intervals in ms while ready / while down (defaults 5000 / 1000). */
@@ -101,6 +106,13 @@ export function defaultAgentId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
 }
 
+/**
+ * After a reconnecting Drain another coordinator is coming on the same address, however long it
+ * takes (a sweep seals a run and starts the next; an engine restarts meanwhile): redial at least
+ * this often instead of backing off to 30 s, or a short next run ends before the agent is back.
+ */
+export const RESTART_RETRY_MAX_MS = 1_000;
+
 /** Engine probe intervals while ready / while down, and how long one probe may take. */
 const PROBE_READY_MS = 5_000;
 const PROBE_DOWN_MS = 1_000;
@@ -111,6 +123,7 @@ export function startAgent(options: AttachOptions): AgentHandle {
   const instance = randomBytes(8).toString("hex");
   const logger = (options.logger ?? createLogger("udm-orch")).child(`agent ${agentId}`);
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...options.reconnect };
+  const restartBackoff: BackoffOptions = { ...backoff, maxMs: Math.min(backoff.maxMs, options.restartRetryMaxMs ?? RESTART_RETRY_MAX_MS) };
   const counters = newCounters();
   const probe = new EngineProbe(
     options.method,
@@ -149,6 +162,8 @@ export function startAgent(options: AttachOptions): AgentHandle {
   let coordinatorDrainReason: string | undefined;
   /** The coordinator said it restarts: the session's end is a disconnect, not the agent's. */
   let coordinatorRestarts = false;
+  /** Since that, not attached again: failed attaches are retried at restartBackoff. */
+  let awaitingRestart = false;
   let wake: () => void = () => {};
   let resolveDone!: (o: AgentOutcome) => void;
   const done = new Promise<AgentOutcome>((resolve) => (resolveDone = resolve));
@@ -221,6 +236,7 @@ export function startAgent(options: AttachOptions): AgentHandle {
         logger,
         onAttached: () => {
           attempt = 0;
+          awaitingRestart = false;
           if (state === "connecting") setState("running");
         },
         onCoordinatorDrain: (reason, reconnect) => {
@@ -240,7 +256,8 @@ export function startAgent(options: AttachOptions): AgentHandle {
       coordinatorRestarts = false;
       if (restarting && end.kind === "drained" && !wantDrain && !wantStop) {
         // What was in hand is sent; the next coordinator takes the agent on the same address.
-        const delay = reconnectDelayMs(attempt++, backoff);
+        awaitingRestart = true;
+        const delay = reconnectDelayMs(attempt++, restartBackoff);
         logger.info("the coordinator restarts; reattaching", { inMs: delay });
         setState("connecting");
         await sleep(delay);
@@ -263,8 +280,8 @@ export function startAgent(options: AttachOptions): AgentHandle {
           counters.disconnects++;
           lastError = end.error?.message;
           if (wantStop || wantDrain) break;
-          const delay = reconnectDelayMs(attempt++, backoff);
-          logger.warn("coordinator stream ended; reattaching", { error: end.error?.message, inMs: delay, attempt });
+          const delay = reconnectDelayMs(attempt++, awaitingRestart ? restartBackoff : backoff);
+          logger.warn("coordinator stream ended; reattaching", { error: end.error?.message, inMs: delay, attempt, ...(awaitingRestart ? { restarting: true } : {}) });
           setState("connecting");
           await sleep(delay);
         }

@@ -96,8 +96,9 @@ export interface CoordinatorOptions {
    */
   beforeTrackRead?: (relPath: string) => Promise<void>;
   /**
-   * A sweep's runs follow each other on one address: at the end agents are let go (their stream
-   * ends, they reattach to the next run) instead of drained (which stops them).
+   * A sweep's runs follow each other on one address: at the end agents are let go (told with a
+   * reconnecting Drain that the next run follows, then their stream ends; they reattach to the next
+   * run) instead of drained (which stops them).
    * @default false
    */
   releaseAgentsAtEnd?: boolean;

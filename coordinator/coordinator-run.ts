@@ -342,6 +342,11 @@ export class CoordinatorRun implements ServedRun {
     if (!this.parts.options.releaseAgentsAtEnd) {
       this.sessions.drainAll(restart ? "coordinator restarting" : "coordinator draining", restart);
       await waitFor(() => this.sessions.size === 0, graceMs);
+    } else if (this.settled) {
+      // A sweep's run is complete and the next run takes this address: the agents are told so
+      // (Drain with reconnect) before their streams end, and come back at a short interval however
+      // long the next run takes to start, instead of backing off to 30 s and missing a short run.
+      this.sessions.drainAll("run complete; the next run follows on this address", true);
     }
     try {
       await store.close();

@@ -43,6 +43,7 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
       if (i < 0) return key;
       places[i] = places[i]! + 1;
       if (inProbs) where[i] = IN_PROBS;
+      // Stryker disable next-line ArithmeticOperator: the hint only speeds indexOf up, which finds the key from any hint
       hint = i + 1;
     }
     return undefined;
@@ -57,9 +58,11 @@ export function validateResult(result: IncomingResult, ctx: ValidationContext): 
       const i = qs.indexOf(key, hint);
       if (i < 0) return unknownQuestion(key);
       // A question listed twice is refused below (conflicting); its values are the first listing's.
+      // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: a question placed before is refused as conflicting whatever its offset
       if (where[i]! < 0 && places[i] === 0) where[i] = expected;
       places[i] = places[i]! + 1;
       expected += qs.options(i).length;
+      // Stryker disable next-line ArithmeticOperator: the hint only speeds indexOf up
       hint = i + 1;
     }
     if (compact.values.length !== expected) {
@@ -87,6 +90,7 @@ let scratch = { places: new Int32Array(256), where: new Int32Array(256) };
 
 /** Per-question counters for one check, reused: a check runs to its end before the next begins. */
 function scratchFor(n: number): { places: Int32Array; where: Int32Array } {
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: growing always or at n == length only allocates more (never growing fails the 300-question test)
   if (scratch.places.length < n) scratch = { places: new Int32Array(n * 2), where: new Int32Array(n * 2) };
   scratch.places.fill(0, 0, n);
   scratch.where.fill(-1, 0, n);

@@ -38,6 +38,7 @@ export function bootstrapResamples(g: GroupSums, seed: number, resamples = BOOTS
   const draws = new Uint32Array(n);
   for (let r = 0; r < resamples; r++) {
     rng.fill(draws);
+    // Stryker disable next-line ConditionalExpression: the fast path is an optimisation; the general loop gives the same sums
     if (width === 2) {
       // The common case (accuracy, nDCG mean, accepted accuracy), kept free of the inner loop.
       let a = 0;
@@ -53,6 +54,7 @@ export function bootstrapResamples(g: GroupSums, seed: number, resamples = BOOTS
       total.fill(0);
       for (let i = 0; i < n; i++) {
         const base = Math.floor(draws[i]! * scale) * width;
+        // Stryker disable next-line EqualityOperator: w == width writes past the end of the typed array, which is ignored
         for (let w = 0; w < width; w++) total[w]! += sums[base + w]!;
       }
     }
@@ -85,6 +87,7 @@ function quantile(sorted: Float64Array, q: number): number {
 export function meanOfResamples(tracks: readonly Float64Array[]): Float64Array {
   const len = tracks[0]?.length ?? 0;
   const out = new Float64Array(len);
+  // Stryker disable next-line EqualityOperator: r == len reads past every track (undefined is left out) and writes past the end, ignored
   for (let r = 0; r < len; r++) {
     let sum = 0;
     let n = 0;
@@ -95,6 +98,7 @@ export function meanOfResamples(tracks: readonly Float64Array[]): Float64Array {
         n++;
       }
     }
+    // Stryker disable next-line ConditionalExpression: without the test, 0 / 0 is NaN too
     out[r] = n === 0 ? NaN : sum / n;
   }
   return out;

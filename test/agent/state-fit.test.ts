@@ -41,4 +41,39 @@ describe("StateFit", () => {
   it("one token more than fits: skipped", async () => {
     expect(await cannotFit(TOKENS + 1)).toBe(true);
   });
+
+  it("no window, or fewer characters than max_model_len has tokens: fits without asking the engine", async () => {
+    const fit = new StateFit(sim.url, "sim/m", 5_000);
+    for (const maxModelLen of [0, -1, 509, 10_000]) {
+      const out = emptyAnswer();
+      expect(await fit.cannotFit(state, maxModelLen, out, new AbortController().signal), String(maxModelLen)).toBe(false);
+      expect(out.usage.requests, String(maxModelLen)).toBe(0);
+    }
+    // As many characters as max_model_len: asked (and 108 tokens fit in 508).
+    const out = emptyAnswer();
+    expect(await fit.cannotFit(state, 508, out, new AbortController().signal)).toBe(false);
+    expect(out.usage.requests).toBe(1);
+  });
+
+  it("asks once per state", async () => {
+    const fit = new StateFit(sim.url, "sim/m", 5_000);
+    const first = emptyAnswer();
+    const second = emptyAnswer();
+    expect(await fit.cannotFit(state, TOKENS + 1, first, new AbortController().signal)).toBe(true);
+    expect(await fit.cannotFit(state, TOKENS + 2, second, new AbortController().signal)).toBe(false);
+    expect([first.usage.requests, second.usage.requests]).toEqual([1, 0]);
+  });
+
+  it("an engine error other than the context length (unknown model, engine down): the state is read, the engine decides", async () => {
+    const unknownModel = emptyAnswer();
+    expect(await new StateFit(sim.url, "other", 5_000).cannotFit(state, TOKENS + 1, unknownModel, new AbortController().signal)).toBe(false);
+    expect(unknownModel.usage.requests).toBe(1);
+    expect(await new StateFit("http://127.0.0.1:1", "sim/m", 5_000).cannotFit(state, TOKENS + 1, emptyAnswer(), new AbortController().signal)).toBe(false);
+  });
+
+  it("a cancelled read throws its reason", async () => {
+    const abort = new AbortController();
+    abort.abort(new Error("unit cancelled"));
+    await expect(new StateFit(sim.url, "sim/m", 5_000).cannotFit(state, TOKENS + 1, emptyAnswer(), abort.signal)).rejects.toThrow("unit cancelled");
+  });
 });

@@ -77,4 +77,19 @@ describe("fingerprint", () => {
     expect(fingerprint(componentsOfCard(card))).toBe("0278a8ad2950a218067475af52835c39433d4b08d72307ffa5f5924ad451ceed");
     expect(fingerprint(componentsOfCard({ ...card, card_format: 2, dataset: { ...card.dataset, families: ["toxicity"] } }))).not.toBe("0278a8ad2950a218067475af52835c39433d4b08d72307ffa5f5924ad451ceed");
   });
+
+  it("format 1 with a batch size and tools: Python's hashlib over the sorted parts gives the same digest", () => {
+    // sha256("".join(sorted([..., "0.7", "0.1.0", "8", json.dumps(sorted(tools), separators=(",", ":"))])))
+    expect(fingerprint({ ...BASE, cardFormat: 1, temperature: 0.7, batchSize: 8, toolsEnabled: ["search", "calc"] })).toBe(
+      "07cbb98c70abb9ffe072450e157ed8e4ca652107f15c5e3fbec0e48e9e574c03",
+    );
+  });
+
+  it("a card that records no families has an empty family scope", () => {
+    expect(componentsOfCard({ card_format: 1, harness_version: "0.1.0", method: { model_slug: "m", condition: "", system_prompt_sha256: "", temperature: 0, batch_size: null, tools_enabled: [] }, dataset: { sha256: "d", tracks: ["vihsd"] } }).scope).toEqual({
+      tracks: ["vihsd"],
+      families: [],
+      limit: null,
+    });
+  });
 });

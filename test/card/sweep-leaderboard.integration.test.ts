@@ -14,7 +14,7 @@ import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import type { RunCard } from "../../card/run-card.js";
 import type { Leaderboard } from "../../card/leaderboard/leaderboard-rows.js";
-import { freePort } from "../../bench/bench-args.js";
+import { fixedPort } from "../support/fixed-port.js";
 
 const chromium = spawnSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).stdout.trim();
 const CHROMIUM_MISSING = "chromium not installed (apt-get install chromium); .ci/run installs it";
@@ -34,7 +34,7 @@ let coordinatorPort: number;
  */
 async function startAgents(): Promise<void> {
   for (let i = 0; i < 2; i++) {
-    const enginePort = await freePort();
+    const enginePort = await fixedPort();
     agents.push(
       spawnCli(["agent", "--coordinator", `127.0.0.1:${coordinatorPort}`, "--engine", `http://127.0.0.1:${enginePort}`, "--method", "any", "--vllm-cmd", agentTemplate(enginePort)], {
         UDM_LOG_LEVEL: "info",
@@ -69,7 +69,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "udm-sweep-"));
   suite = join(dir, "suite");
   await makeSuite({ out: suite, scale: "small", seed: 9, tracks: ["vihsd", "aiv-nli500"] });
-  coordinatorPort = await freePort();
+  coordinatorPort = await fixedPort();
   config = join(dir, "sweep.yaml");
   writeFileSync(
     config,
@@ -143,6 +143,8 @@ describe("sweep", () => {
     watching = false;
     await watcher;
     expect(code, second.output()).toBe(0);
+    // Every agent was back for the last run or its drain window: none is left redialling.
+    expect(second.output()).not.toMatch(/did not come back to be drained/);
     expect((await scored).at(-1)!.type).toBe("track_scored");
     const runIds = [...new Set(watched.map((w) => w.runId))];
     expect(runIds.length, JSON.stringify(watched.slice(-5))).toBeGreaterThanOrEqual(2);

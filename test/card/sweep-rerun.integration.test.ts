@@ -10,7 +10,7 @@ import { spawnCli, type CliProcess } from "../support/cli-process.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
 import type { RunCard } from "../../card/run-card.js";
-import { freePort } from "../../bench/bench-args.js";
+import { fixedPort } from "../support/fixed-port.js";
 
 let dir: string;
 let engine: SimEngine;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   await makeSuite({ out: join(dir, "suite"), scale: "small", seed: 9, tracks: ["vihsd", "aiv-nli500"] });
   engine = await startSimEngine({ port: 0 });
   broken = await startSimEngine({ port: 0, faults: "5xx=1" });
-  port = await freePort();
+  port = await fixedPort();
 }, 60_000);
 
 afterAll(async () => {

@@ -8,7 +8,8 @@ import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { HTTP_LIMITS_DEFAULTS } from "../../common/http-limits.js";
 import { makeSuite } from "../../sim/suite-maker/suite-maker.js";
 import { BIN, REPO_ROOT, requireBuild, spawnCli, type CliProcess } from "../support/cli-process.js";
 
@@ -95,8 +96,9 @@ describe("the coordinator's HTTP port under 1,100 idle connections (ulimit -n 10
 
     const flood = await openIdle(Number(new URL(page).port), IDLE);
     expect(flood.connected).toBeGreaterThan(0);
-    // Give the coordinator time to accept (and refuse) them all.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // The coordinator has accepted them all once it has closed every one past its cap (the oldest
+    // idle ones make room): waits on that, not on a fixed time a loaded machine may not keep to.
+    await vi.waitFor(() => expect(flood.closed()).toBeGreaterThanOrEqual(flood.connected - HTTP_LIMITS_DEFAULTS.maxConnections), { timeout: 60_000, interval: 50 });
     expect(coordinator.child.exitCode, coordinator.output()).toBeNull();
     const health = await fetch(`${page}/healthz`);
     expect(health.status, coordinator.output()).toBe(200);

@@ -66,4 +66,21 @@ describe("/metrics and the token", () => {
     // The page itself holds no run data (it asks /api with the token): open.
     for (const [authorization] of cases) expect(await status("/", authorization), `/ ${authorization}`).toBe(200);
   });
+
+  it("/api takes ?token= (EventSource sends no header), answers 401 with a Bearer challenge, and is open without a token", async () => {
+    const url = await page({ token: "s3cret" });
+    expect(await get(`${url}/api/run?token=s3cret`)).toBe(200);
+    expect(await get(`${url}/api/run?token=s3cre`)).toBe(401);
+    const refused = await fetch(`${url}/api/status`, { headers: { authorization: "Bearer nope" } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toBe("Bearer");
+    expect(refused.headers.get("content-type")).toBe("text/plain");
+    expect(await refused.text()).toBe("missing or wrong token (--token): send Authorization: Bearer <token> or ?token=<token>\n");
+    const metrics = await fetch(`${await page({ metricsToken: "m3trics" })}/metrics`, { headers: { authorization: "Bearer nope" } });
+    expect([metrics.status, metrics.headers.get("www-authenticate"), metrics.headers.get("content-type")]).toEqual([401, "Bearer", "text/plain"]);
+    expect(await metrics.text()).toBe("missing or wrong token (--metrics-token): send Authorization: Bearer <token>\n");
+    const open = await page({});
+    expect(await get(`${open}/api/run`)).toBe(200);
+    expect(await get(`${open}/api/run`, "Bearer anything")).toBe(200);
+  });
 });

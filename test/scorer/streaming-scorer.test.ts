@@ -155,7 +155,12 @@ describe("StreamingScorer", () => {
     await until("every line applied", () => first.result().applied === lines.length && first.result().duplicates === 1);
     let settled = false;
     void first.done.then(() => (settled = true), () => undefined);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Once the stream is quiet the scorer asks the run's status every poll, and would score at the
+    // first answer that let it (then it asks no more): two asks, the run still going, and it waits.
+    let asks = 0;
+    const getStatus = bus.getStatus.bind(bus);
+    bus.getStatus = (id) => (asks++, getStatus(id));
+    await until("the scorer asked the run's status twice, or scored", () => asks >= 2 || settled);
     expect(settled, "scored before the redo of its errored records").toBe(false);
     expect(metricsJson(out)).not.toEqual(reference);
     await first.stop();

@@ -127,4 +127,17 @@ describe("results paths", () => {
     }
     expect(trackFilesUnder(out)).toEqual([trackResultsPath(out, "a", "x"), trackResultsPath(out, "b", "y")]);
   });
+
+  it("opened to read only: a missing file is not created and close() needs no handle; an empty file stays empty", async () => {
+    const dir = tmp();
+    const missing = join(dir, "fam", "t.jsonl");
+    const { log, torn } = await AppendLog.open(missing);
+    expect(torn).toBeUndefined();
+    await log.close();
+    expect(existsSync(missing)).toBe(false);
+    const empty = join(dir, "empty.jsonl");
+    writeFileSync(empty, "");
+    await (await AppendLog.open(empty)).log.close();
+    expect(readFileSync(empty, "utf8")).toBe("");
+  });
 });
