@@ -306,7 +306,8 @@ export class EmbeddedRun {
       if (outcome.state !== "complete") {
         if (this.noEngine) throw this.noEngine;
         if (this.interrupted) throw new UdmError(`interrupted by ${this.interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${this.options.outDir}; rerun the same command to resume`);
-        throw new UdmError(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
+        // A suite file that failed its check while the run was serving is bad input, as at start (exit 2).
+        throw new (outcome.badInput ? UsageError : UdmError)(`run ${outcome.state}: ${outcome.error ?? ""} (${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed)`);
       }
       return { outcome, metrics, metricsPath: this.metricsPath, scorer: this.scorer.core, card: sealed.card, cardPath: sealed.cardPath };
     } catch (err) {

@@ -174,7 +174,10 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     this.endpointProbe ??= (async () => {
       const body = this.endpoint.body(PROBE_RECORD, Object.keys(PROBE_RECORD.questions), { seed: null, seedAs: "field", info, model: this.options.model });
       try {
-        await callEngine(`${this.baseUrl}${this.endpoint.path}`, body, this.endpoint.responseSchema, { ...this.policy, retries: 0 }, emptyAnswer(), signal ?? new AbortController().signal);
+        // A short wait: an engine that is slow or hung on it must not hold the agent's start (its
+        // own requests find the same answer); unanswered, it is asked again at the next probe.
+        const timeoutMs = Math.min(this.policy.timeoutMs, ENDPOINT_PROBE_TIMEOUT_MS);
+        await callEngine(`${this.baseUrl}${this.endpoint.path}`, body, this.endpoint.responseSchema, { ...this.policy, timeoutMs, retries: 0 }, emptyAnswer(), signal ?? new AbortController().signal);
         this.setServed(true);
       } catch (err) {
         if (err instanceof EngineHttpError && (err.status === 501 || isRouteNotServed(err.status, err.info))) this.setServed(false, err.status);
@@ -356,6 +359,9 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     });
   }
 }
+
+/** How long the startup probe of the endpoint waits for its answer. */
+const ENDPOINT_PROBE_TIMEOUT_MS = 10_000;
 
 /** The endpoint probe's record: a short state and one yes/no question (a few dozen tokens). */
 const PROBE_RECORD: RecordPayload = {

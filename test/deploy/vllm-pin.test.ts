@@ -20,7 +20,7 @@ const atLeast = (v: number[], min: number[]): boolean => {
 
 describe("the pinned vLLM release", () => {
   const chart = (parse(readFileSync("helm/udm-orch/values.yaml", "utf8")) as { agents: { vllm: { image: { repository: string; tag: string } } } }).agents.vllm.image;
-  const composeImage = (parse(readFileSync("deploy/compose/compose.yaml", "utf8")) as { "x-vllm": { image: string } })["x-vllm"].image;
+  const composeImage = (parse(readFileSync("deploy/compose/compose.yaml", "utf8")) as { "x-agent": { image: string } })["x-agent"].image;
   const composeTag = /vllm\/vllm-openai:([^}]+)\}$/.exec(composeImage)?.[1] ?? "";
   const slurm = /vllm==(\d+\.\d+\.\d+)/.exec(readFileSync("deploy/slurm/udm-orch.sbatch", "utf8"))?.[1] ?? "";
 
