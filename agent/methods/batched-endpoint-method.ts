@@ -174,10 +174,7 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
     this.endpointProbe ??= (async () => {
       const body = this.endpoint.body(PROBE_RECORD, Object.keys(PROBE_RECORD.questions), { seed: null, seedAs: "field", info, model: this.options.model });
       try {
-        // A short wait: an engine that is slow or hung on it must not hold the agent's start (its
-        // own requests find the same answer); unanswered, it is asked again at the next probe.
-        const timeoutMs = Math.min(this.policy.timeoutMs, ENDPOINT_PROBE_TIMEOUT_MS);
-        await callEngine(`${this.baseUrl}${this.endpoint.path}`, body, this.endpoint.responseSchema, { ...this.policy, timeoutMs, retries: 0 }, emptyAnswer(), signal ?? new AbortController().signal);
+        await callEngine(`${this.baseUrl}${this.endpoint.path}`, body, this.endpoint.responseSchema, { ...this.policy, retries: 0 }, emptyAnswer(), signal ?? new AbortController().signal);
         this.setServed(true);
       } catch (err) {
         if (err instanceof EngineHttpError && (err.status === 501 || isRouteNotServed(err.status, err.info))) this.setServed(false, err.status);
@@ -186,7 +183,10 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
         else this.endpointProbe = undefined;
       }
     })();
-    return this.endpointProbe;
+    // An engine slow or hung on the endpoint must not hold the agent's start: after a short wait
+    // the agent goes on (its own requests find the same answer) and the probe, still waiting on its
+    // request, settles what is served when it is answered.
+    return waitAtMost(this.endpointProbe, ENDPOINT_PROBE_WAIT_MS);
   }
 
   /** The endpoint is (not) served: said when that changes, the first "not served" as a warning. */
@@ -360,8 +360,17 @@ export class BatchedEndpointMethod<R extends EndpointResponse, A> implements Eng
   }
 }
 
-/** How long the startup probe of the endpoint waits for its answer. */
-const ENDPOINT_PROBE_TIMEOUT_MS = 10_000;
+/** How long the agent's start waits for the probe of the endpoint (longer than the 10 s after which a stalled request is logged). */
+const ENDPOINT_PROBE_WAIT_MS = 12_000;
+
+function waitAtMost(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  return Promise.race([p, waited]).finally(() => clearTimeout(timer));
+}
 
 /** The endpoint probe's record: a short state and one yes/no question (a few dozen tokens). */
 const PROBE_RECORD: RecordPayload = {
