@@ -2,65 +2,7 @@
 // and an injected clock: a not-ready heartbeat hands units back at once, a heartbeat renews leases,
 // a detached agent's units go back, draining hands out nothing more, the run's figures as it goes.
 import { describe, expect, it } from "vitest";
-import { planUnits, type PlannedUnit } from "../../coordinator/planner.js";
-import { Scheduler, type AgentLink, type AgentInfo } from "../../coordinator/scheduler.js";
-import type { IncomingResult } from "../../coordinator/incoming-result.js";
-import { questionSpecs, type RecordEntry } from "../../coordinator/suite-index.js";
-import { entry } from "./helpers/entries.js";
-
-class FakeLink implements AgentLink {
-  units: Array<{ unit: PlannedUnit; records: readonly RecordEntry[]; backup: boolean }> = [];
-  cancels: string[] = [];
-  open = true;
-  writable(): boolean {
-    return this.open;
-  }
-  sendUnit(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean): void {
-    this.units.push({ unit, records, backup });
-  }
-  sendCancel(unitId: string): void {
-    this.cancels.push(unitId);
-  }
-}
-
-const info = (id: string): AgentInfo => ({ agentId: id, model: "m", engineUrl: "", instance: id, methods: [], capacity: 1, maxModelLen: 0 });
-
-function valid(unitId: string, r: RecordEntry): IncomingResult {
-  return {
-    unitId,
-    recordKey: r.recordKey,
-    probs: Object.fromEntries(questionSpecs(r).map((q) => [q.key, Object.fromEntries(q.options.map((o) => [o, 1 / q.options.length]))])),
-    skipped: [],
-    errors: {},
-    promptTokens: 0,
-    cachedTokens: 0,
-    completionTokens: 0,
-    requests: 1,
-    latencyMs: 1,
-    payloadSha256: r.payloadSha256,
-    answeredBy: {},
-    retries: 0,
-    approximate: false,
-  };
-}
-
-function setup(groups: number, perGroup = 1, maxRecords = 1) {
-  const recs: RecordEntry[] = [];
-  for (let g = 0; g < groups; g++) for (let i = 0; i < perGroup; i++) recs.push(entry("t", `${g}.${i}`, `g${g}`));
-  const units = planUnits([{ track: "t", family: "f", records: recs }], { maxRecords, maxQuestions: 999, maxPayloadBytes: 1e9 });
-  const byRun = new Map(recs.map((r) => [r.recordKey, r]));
-  let now = 1000;
-  const accepted: string[] = [];
-  const givenUp: string[] = [];
-  const s = new Scheduler(units, {
-    leaseMs: 100,
-    lookup: (r) => byRun.get(r),
-    onAccept: (res) => accepted.push(res.recordKey),
-    onGiveUp: (rec) => givenUp.push(rec.recordKey),
-    now: () => now,
-  });
-  return { s, units, recs, accepted, givenUp, tick: (ms: number) => (now += ms) };
-}
+import { FakeLink, info, valid, setup } from "./helpers/scheduler-setup.js";
 
 const READY = { ready: true, inflightRequests: 0, engineWaiting: 0, engineRunning: 0 };
 const NOT_READY = { ...READY, ready: false };
