@@ -107,15 +107,21 @@ describe("engine down: not ready, units handed back, ready again", () => {
 
     await waitFor("the doomed agent not ready", () => !doomed.stats().ready, 10_000);
     await waitFor("its units handed back", () => doomed.stats().unitsDropped > 0 && doomed.stats().inflightUnits === 0, 10_000);
-    await waitFor("the coordinator seeing it not ready", async () => {
-      const s = await coordinator.status();
-      return s.agents.some((a) => a.agentId === "doomed" && !a.ready && a.inflightUnits === 0) && s.agents.some((a) => a.agentId === "steady" && a.ready);
+    // The agent closes its stream after handing its units back and attaches again not ready (see
+    // attach-session.ts engineLost): wait for that settled state, in which every view must agree.
+    let atHandback = await coordinator.status();
+    let table = "";
+    await waitFor("the coordinator and the Status RPC seeing it attached again, not ready", async () => {
+      atHandback = await coordinator.status();
+      table = formatStatus(runStatusFromWire(await fetchStatus(coordinator.address, grpc.credentials.createInsecure(), undefined, 10_000)));
+      return (
+        atHandback.agents.some((a) => a.agentId === "doomed" && !a.ready && a.inflightUnits === 0) &&
+        atHandback.agents.some((a) => a.agentId === "steady" && a.ready) &&
+        table.includes("agents 1 ready of 2 attached")
+      );
     }, 10_000);
-    const atHandback = await coordinator.status();
     expect(atHandback.recordsCommitted).toBeLessThan(records);
     // Every view says ready vs attached: the Status RPC (`udm-orch status`), the progress line, run.json.
-    const table = formatStatus(runStatusFromWire(await fetchStatus(coordinator.address, grpc.credentials.createInsecure(), undefined, 10_000)));
-    expect(table).toContain("agents 1 ready of 2 attached");
     expect(table).toMatch(/^doomed +no +0 /m);
     const progress: string[] = [];
     const bar = createProgressBar("run", { plainEveryMs: 0, stream: { isTTY: false, write: (l: string) => progress.push(l) } as unknown as NodeJS.WriteStream });
