@@ -119,6 +119,11 @@ async function bench(): Promise<void> {
     records_per_second: committed / ((tEnd - tListen) / 1000),
     peak_rss_mb: peakKb / 1024,
     rss_at_listen_mb: (atListen?.rssKb ?? 0) / 1024,
+    // Where the peak is: the startup's (VmHWM at listen) and the run's own (its largest RSS sample),
+    // and the RSS every 5 s (MB) to see which phase holds it.
+    peak_rss_startup_mb: (atListen?.hwmKb ?? 0) / 1024,
+    peak_rss_run_mb: Math.max(0, ...samples.filter((s) => s.t >= (tListen - t0) / 1000).map((s) => s.rssKb)) / 1024,
+    rss_mb_every_5s: samples.filter((_, i) => i % 25 === 0).map((s) => Math.round(s.rssKb / 1024)),
     cpu_seconds_startup: atListen?.cpuS ?? null,
     cpu_seconds_total_last_sample: last?.cpuS ?? null,
     cpu_ms_per_record_run: last && atListen ? ((last.cpuS - atListen.cpuS) * 1000) / stats.records : null,
