@@ -10,7 +10,7 @@ export class LatencyStats {
   private count = 0;
   private sum = 0;
   /** The first sortedCount values, sorted. */
-  private sorted = new Float64Array(0);
+  private sorted: Float64Array = new Float64Array(0);
   private sortedCount = 0;
 
   add(ms: number): void {
