@@ -17,14 +17,14 @@ const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, 
 // Committed lines come a flush at a time, synchronously: they are gathered and posted in one
 // message at the end of the flush, and any other message first sends those gathered before it, so
 // the host (and the scorer thread) see everything in the order it happened.
-// The scorer thread takes a flush's lines as one JSON array text: one string to copy and one parse,
-// instead of cloning a graph of objects per line.
+// The scorer thread takes a flush's lines as their texts: strings to copy, instead of cloning a
+// graph of objects per line (nor one text of them all: a large object in this thread's old generation).
 let committed: CommittedLine[] = [];
 const postCommitted = () => {
   if (committed.length === 0) return;
   const lines = committed;
   committed = [];
-  if (scorerFeed) scorerFeed.postMessage({ type: "committed", lines: `[${lines.map((l) => l.text).join(",")}]` } satisfies ScorerFeedMessage);
+  if (scorerFeed) scorerFeed.postMessage({ type: "committed", lines: lines.map((l) => l.text) } satisfies ScorerFeedMessage);
   else port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
 };
 const post = (msg: WorkerToHost) => {

@@ -39,7 +39,7 @@ feed.on("message", (msg: ScorerFeedMessage) => {
         gold.onGold(msg.message);
         break;
       case "committed":
-        for (const line of JSON.parse(msg.lines) as StoredResultLine[]) scorer.committed(line);
+        for (const text of msg.lines) scorer.committed(JSON.parse(text) as StoredResultLine);
         break;
       case "end":
         markEnded();

@@ -13,8 +13,12 @@ import type { TrackMetrics } from "./track-metrics.js";
 /** Coordinator thread -> scorer thread, on the port the host hands to both. */
 export type ScorerFeedMessage =
   | { type: "gold"; message: GoldMessage }
-  /** Lines committed together (one results-store flush), in commit order: their texts as one JSON array. */
-  | { type: "committed"; lines: string }
+  /**
+   * Lines committed together (one results-store flush), in commit order: their texts (JSON). Not
+   * joined into one text: a flush's lines joined are a large object in the sending thread's old
+   * generation, and the coordinator's thread sends thousands of lines a second.
+   */
+  | { type: "committed"; lines: string[] }
   /** The run ended: every line it committed was sent before this. */
   | { type: "end" };
 

@@ -2,6 +2,7 @@
 // per-record latency percentiles, GPU-seconds of attached agents, ETA. The clock is passed in.
 import { describe, expect, it } from "vitest";
 import { RunProgress } from "../../coordinator/run-progress.js";
+import fc from "fast-check";
 import { LatencyStats, quantile } from "../../coordinator/latency-stats.js";
 import type { CommittedLine } from "../../common/results/committed-line.js";
 
@@ -65,6 +66,27 @@ describe("LatencyStats", () => {
     expect(s.summary().count).toBe(2001);
     expect(s.summary().p50Ms).toBe(1001);
     expect(quantile(Float64Array.of(1, 2), 1)).toBe(2);
+  });
+
+  it("asked between adds, gives what one sort of every value gives (only the new values are sorted and merged in)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.oneof(fc.integer({ min: 0, max: 50 }), fc.double({ min: 0, max: 1e6, noNaN: true })), { maxLength: 40 }), { minLength: 1, maxLength: 12 }), (batches) => {
+        const s = new LatencyStats();
+        const all: number[] = [];
+        for (const batch of batches) {
+          for (const v of batch) {
+            s.add(v);
+            all.push(v);
+          }
+          const sorted = Float64Array.from(all).sort();
+          const got = s.summary();
+          expect(got.count).toBe(all.length);
+          if (all.length === 0) continue;
+          expect(got.p50Ms).toBe(quantile(sorted, 0.5));
+          expect(got.p95Ms).toBe(quantile(sorted, 0.95));
+        }
+      }),
+    );
   });
 });
 

@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { AppendLog } from "../../../common/results/append-log.js";
+import fc from "fast-check";
+import { AppendLog, encodeLines } from "../../../common/results/append-log.js";
 import { trackFilesUnder, trackOfRunId, trackResultsPath } from "../../../common/results/paths.js";
 import { underCi } from "../../support/real-tool.js";
 
@@ -18,6 +19,16 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
+
+describe("encodeLines", () => {
+  it("gives the bytes of the lines joined by newlines and ended by one, as UTF-8 (lone surrogates too)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom("\ud800", "a\udc00b", "\u00e9\u{1f600}")), { minLength: 1, maxLength: 20 }), (lines) => {
+        expect(encodeLines(lines).equals(Buffer.from(lines.join("\n") + "\n"))).toBe(true);
+      }),
+    );
+  });
+});
 
 describe("AppendLog", () => {
   it("reads every line on open, cuts a torn last line and reports it", async () => {
