@@ -46,14 +46,16 @@ export function defaultReaderCount(): number {
 /**
  * Runs `tasks` on `count` reader threads, handing each thread the next task when it finishes one,
  * and calls `onMessage` with everything they send, in the order it arrives. Stops dispatching past
- * a task that failed (`stopAfter` says up to which task index still matters). Resolves when every
+ * a task that failed (tasks are placed in the order given: those after it no longer matter). Resolves when every
  * dispatched task is done; rejects when onMessage throws or a thread dies; the threads are ended
  * either way.
  */
 export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void): Promise<void> {
   let next = 0;
   let running = 0;
+  /** Position in `tasks` of the first task that failed: tasks after it no longer matter. */
   let stopAfter = Infinity;
+  const positionOf = new Map(tasks.map((t, i) => [t.index, i]));
   let finished = false;
   return new Promise<void>((resolve, reject) => {
     const workers: Array<ThreadHost<ReaderTask, ReaderToIndex>> = [];
@@ -65,7 +67,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
       else resolve();
     };
     const give = (w: ThreadHost<ReaderTask, ReaderToIndex>) => {
-      if (next < tasks.length && tasks[next]!.index <= stopAfter) {
+      if (next < tasks.length && next <= stopAfter) {
         w.post(tasks[next++]!);
         running++;
       } else if (running === 0) finish();
@@ -83,7 +85,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
             return;
           }
           if (msg.type === "block") return;
-          if (msg.type === "error") stopAfter = Math.min(stopAfter, msg.index);
+          if (msg.type === "error") stopAfter = Math.min(stopAfter, positionOf.get(msg.index) ?? 0);
           running--;
           give(w);
         },
