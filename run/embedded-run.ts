@@ -67,6 +67,8 @@ export interface EmbeddedRunOptions {
   /** label-read's prompts (also the fallback of systemone and decisions): token ids to /v1/completions, or messages to /v1/chat/completions. @default "completions" */
   labelReadApi?: "completions" | "chat";
   logger?: Logger;
+  /** Test hook (CoordinatorOptions.beforeTrackRead): from sources only, where the coordinator runs in this thread. */
+  beforeTrackRead?: (relPath: string) => Promise<void>;
   /** Aborting it is shutdown(reason), also while create() is still starting the run. */
   signal?: AbortSignal;
 }
@@ -222,6 +224,7 @@ export class EmbeddedRun {
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
       onCommitted: (line) => scorer.committed(line),
       onGold: gold.onGold,
+      ...(options.beforeTrackRead ? { beforeTrackRead: options.beforeTrackRead } : {}),
       ...(web ? { metrics: { perAgent: options.perAgentMetrics, gpuHourUsd: options.gpuHourUsd }, onLiveEvent: (e: LiveEvent) => web.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel: this.logLevel,
