@@ -250,38 +250,58 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
     }
   };
   const entry = options.readerEntry ?? readerEntry();
-  const readers = entry ? (options.readers ?? defaultReaderCount()) : 0;
+  // The test hook holds a file back in this thread: with it, this thread reads.
+  const readers = entry && !options.beforeRead ? (options.readers ?? defaultReaderCount()) : 0;
+  /** Reads one file in this thread, then places what is ready. */
+  const readHere = async (index: number) => {
+    const file = suite.files[index]!;
+    const result = results[index]!;
+    await options.beforeRead?.(file.relPath);
+    if (control.stopped) throw new Error("reading the suite stopped: the run ended");
+    if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
+    else {
+      const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
+      result.sha256 = read.sha256;
+      if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
+    }
+    result.done = true;
+    placeReady();
+  };
   if (readers > 0 && entry) {
-    const tasks: ReaderTask[] = order.map((index) => ({ index, relPath: suite.files[index]!.relPath, selected: selectedPaths.has(suite.files[index]!.relPath), gold }));
-    await runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
-      const result = results[msg.index]!;
-      if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
-      else {
-        result.done = true;
-        if (msg.type === "error") result.error = decodeThreadError(msg.error);
-        else {
-          result.sha256 = msg.sha256;
-          if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
-        }
-        placeReady();
-      }
-    });
+    // The first file (the smallest selected) is read in this thread while the reader threads start,
+    // so the first unit does not wait for a thread's start; they take the rest.
+    const [head, ...rest] = order;
+    let headFailed = false;
+    const tasks: ReaderTask[] = rest.map((index) => ({ index, relPath: suite.files[index]!.relPath, selected: selectedPaths.has(suite.files[index]!.relPath), gold }));
+    const restRead =
+      tasks.length === 0
+        ? Promise.resolve()
+        : runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
+            // The first file failed: the read is over, the threads end.
+            if (headFailed) throw new Error("reading the suite stopped: its first file failed");
+            const result = results[msg.index]!;
+            if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
+            else {
+              result.done = true;
+              if (msg.type === "error") result.error = decodeThreadError(msg.error);
+              else {
+                result.sha256 = msg.sha256;
+                if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
+              }
+              placeReady();
+            }
+          });
+    restRead.catch(() => undefined);
+    try {
+      if (head !== undefined) await readHere(head);
+    } catch (err) {
+      headFailed = true;
+      throw err;
+    }
+    await restRead;
     if (placed < suite.files.length) throw new Error(`the reader threads left ${suite.files.length - placed} file(s) of ${suite.root} unread`);
   } else {
-    for (const index of order) {
-      const file = suite.files[index]!;
-      const result = results[index]!;
-      await options.beforeRead?.(file.relPath);
-      if (control.stopped) throw new Error("reading the suite stopped: the run ended");
-      if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
-      else {
-        const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
-        result.sha256 = read.sha256;
-        if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
-      }
-      result.done = true;
-      placeReady();
-    }
+    for (const index of order) await readHere(index);
   }
   const problems = suite.files
     .map((f) => manifestHashProblem(suite, f, fileHashes[f.relPath] ?? ""))

@@ -33,14 +33,17 @@ export function readerEntry(): URL | undefined {
 }
 
 /**
- * Reader threads to start: UDM_SUITE_READERS, else none. Measured on the 2-core machine
- * (bench/startup-bench.ts, README "Startup"), two threads did not shorten the start and raised
- * peak RSS by ~200 MB, so the coordinator's thread reads unless asked; `cores` caps a request.
+ * Reader threads to start: UDM_SUITE_READERS, else one where there are two cores or more. Since the
+ * coordinator serves while it reads (issue 26), a read in its own thread competes with serving:
+ * one reader thread takes the read (decompress, hash, parse, check) off it, and the coordinator's
+ * thread only places what comes back. Measured on the 2-core machine under load (startup-bench,
+ * README "Startup"): whole read 3.1x read-and-parse with one reader, 5.2x without, for ~90 MB
+ * more peak RSS; a second thread did not help on 2 cores. `cores` caps a request.
  */
 export function defaultReaderCount(): number {
   const fromEnv = process.env.UDM_SUITE_READERS;
   if (fromEnv !== undefined && /^\d+$/.test(fromEnv)) return Math.min(Number(fromEnv), availableParallelism());
-  return 0;
+  return availableParallelism() >= 2 ? 1 : 0;
 }
 
 /**
