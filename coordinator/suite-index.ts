@@ -2,6 +2,7 @@
 // record in scope only what the coordinator needs: ids, group, question and option keys (for
 // validating results) and where its payload was spilled. Gold is read here and handed to the
 // scorer of this process when it asks (onGold: it then reads nothing itself), else dropped.
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError, FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
@@ -124,15 +125,15 @@ export interface IndexOptions extends TrackFilter {
   /** The reader threads' entry (tests point it at the build); default readerEntry(). */
   readerEntry?: URL;
   /**
-   * Each selected track once its file is read whole and verified against the manifest, in suite
-   * order, with where its payloads end in the spill (spill.writtenUpTo before sending them).
+   * Each selected track once its file is read whole and verified against the manifest, in read
+   * order (readOrder), with where its payloads end in the spill (spill.writtenUpTo before sending them).
    */
   onTrack?: (track: TrackIndex, spillEnd: number) => void;
   /** Test hook: awaited before a file is read (reading in this thread only), to hold a track back deterministically. */
   beforeRead?: (relPath: string) => Promise<void>;
 }
 
-/** A suite being read: the index fills in as files are verified, in suite order. */
+/** A suite being read: the index fills in as files are verified, in read order (readOrder). */
 export interface SuiteReading {
   /** Tracks and records appear as their files are verified; identity is the declared one until the end. */
   index: SuiteIndex;
@@ -141,15 +142,15 @@ export interface SuiteReading {
    * and the one the read confirms, since every file is checked against it. Undefined without a manifest.
    */
   declaredIdentity: string | undefined;
-  /** The selected tracks in suite order. */
+  /** The selected tracks in suite order (they are read in readOrder). */
   selectedTracks: Array<{ track: string; family: string; records: number }>;
-  /** Resolves once every file is read and verified; rejects with the first problem in suite order. */
+  /** Resolves once every file is read and verified; rejects with the first problem in read order (readOrder). */
   read: Promise<SuiteIndex>;
   /** Stops reading before the next file (the run ended): `read` rejects, nothing more is placed. */
   stop(): void;
 }
 
-/** What has come back of one file of the suite, until it is placed in the index (in suite order). */
+/** What has come back of one file of the suite, until it is placed in the index (in read order). */
 interface FileResult {
   blocks: Array<{ base: number; entries: ReadEntry[] }>;
   sha256?: string;
@@ -161,8 +162,8 @@ interface FileResult {
 /**
  * Reads and checks the selected tracks (gold included, before anything is served), one pass over
  * each file that hashes, checks, indexes and spills, files in parallel on reader threads where
- * there are cores for them; hashes the others too. Files are placed in suite order, so the first
- * problem in suite order is the one thrown, whatever thread found it. Throws on a manifest mismatch.
+ * there are cores for them; hashes the others too. Files are placed in read order (readOrder), so
+ * the first problem in that order is the one thrown, whatever thread found it. Throws on a manifest mismatch.
  */
 export async function indexSuite(options: IndexOptions): Promise<SuiteIndex> {
   const reading = readSuite(options);
@@ -193,7 +194,7 @@ export function readSuite(options: IndexOptions): SuiteReading {
   const read = readInto(suite, selectedPaths, index, options, control);
   // An unobserved rejection before the caller awaits it would end the process.
   read.catch(() => undefined);
-  return { index, declaredIdentity, selectedTracks: selected.map((f) => ({ track: f.track, family: f.family, records: manifest?.files[f.relPath]?.rows ?? 0 })), read, stop: () => (control.stopped = true) };
+  return { index, declaredIdentity, selectedTracks: selected.map((f) => ({ track: f.track, family: f.family, records: estimatedRecords(manifest?.files[f.relPath]?.rows ?? 0, options.limit) })), read, stop: () => (control.stopped = true) };
 }
 
 async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index: SuiteIndex, options: IndexOptions, control: { stopped: boolean }): Promise<SuiteIndex> {
@@ -201,13 +202,14 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
   const interner = new OptionInterner();
   const gold = options.onGold !== undefined;
   const results: FileResult[] = suite.files.map(() => ({ blocks: [], done: false }));
+  const order = readOrder(suite, selectedPaths);
   let placed = 0;
-  /** Places every finished file that follows the ones placed already. */
+  /** Places every finished file that follows, in read order, the ones placed already. */
   const placeReady = () => {
-    for (; placed < suite.files.length && results[placed]!.done; placed++) {
+    for (; placed < order.length && results[order[placed]!]!.done; placed++) {
       if (control.stopped) throw new Error("reading the suite stopped: the run ended");
-      const file = suite.files[placed]!;
-      const result = results[placed]!;
+      const file = suite.files[order[placed]!]!;
+      const result = results[order[placed]!]!;
       if (result.error) throw result.error;
       // A selected file's counts and hash were checked as it was read (readCheckedTrack); a file
       // only hashed is checked here, so that nothing placed after it rests on an unverified file.
@@ -248,37 +250,58 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
     }
   };
   const entry = options.readerEntry ?? readerEntry();
-  const readers = entry ? (options.readers ?? defaultReaderCount()) : 0;
+  // The test hook holds a file back in this thread: with it, this thread reads.
+  const readers = entry && !options.beforeRead ? (options.readers ?? defaultReaderCount()) : 0;
+  /** Reads one file in this thread, then places what is ready. */
+  const readHere = async (index: number) => {
+    const file = suite.files[index]!;
+    const result = results[index]!;
+    await options.beforeRead?.(file.relPath);
+    if (control.stopped) throw new Error("reading the suite stopped: the run ended");
+    if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
+    else {
+      const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
+      result.sha256 = read.sha256;
+      if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
+    }
+    result.done = true;
+    placeReady();
+  };
   if (readers > 0 && entry) {
-    const tasks: ReaderTask[] = suite.files.map((f, index) => ({ index, relPath: f.relPath, selected: selectedPaths.has(f.relPath), gold }));
-    await runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
-      const result = results[msg.index]!;
-      if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
-      else {
-        result.done = true;
-        if (msg.type === "error") result.error = decodeThreadError(msg.error);
-        else {
-          result.sha256 = msg.sha256;
-          if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
-        }
-        placeReady();
-      }
-    });
+    // The first file (the smallest selected) is read in this thread while the reader threads start,
+    // so the first unit does not wait for a thread's start; they take the rest.
+    const [head, ...rest] = order;
+    let headFailed = false;
+    const tasks: ReaderTask[] = rest.map((index) => ({ index, relPath: suite.files[index]!.relPath, selected: selectedPaths.has(suite.files[index]!.relPath), gold }));
+    const restRead =
+      tasks.length === 0
+        ? Promise.resolve()
+        : runReaders(entry, readers, { suiteDir: suite.root }, tasks, (msg) => {
+            // The first file failed: the read is over, the threads end.
+            if (headFailed) throw new Error("reading the suite stopped: its first file failed");
+            const result = results[msg.index]!;
+            if (msg.type === "block") result.blocks.push({ base: spill.appendBlock(msg.bytes), entries: msg.entries });
+            else {
+              result.done = true;
+              if (msg.type === "error") result.error = decodeThreadError(msg.error);
+              else {
+                result.sha256 = msg.sha256;
+                if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
+              }
+              placeReady();
+            }
+          });
+    restRead.catch(() => undefined);
+    try {
+      if (head !== undefined) await readHere(head);
+    } catch (err) {
+      headFailed = true;
+      throw err;
+    }
+    await restRead;
     if (placed < suite.files.length) throw new Error(`the reader threads left ${suite.files.length - placed} file(s) of ${suite.root} unread`);
   } else {
-    for (const [index, file] of suite.files.entries()) {
-      const result = results[index]!;
-      await options.beforeRead?.(file.relPath);
-      if (control.stopped) throw new Error("reading the suite stopped: the run ended");
-      if (!selectedPaths.has(file.relPath)) result.sha256 = await decompressedSha256(file.path);
-      else {
-        const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
-        result.sha256 = read.sha256;
-        if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
-      }
-      result.done = true;
-      placeReady();
-    }
+    for (const index of order) await readHere(index);
   }
   const problems = suite.files
     .map((f) => manifestHashProblem(suite, f, fileHashes[f.relPath] ?? ""))
@@ -291,6 +314,40 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
   options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: index.totalRecords, spill_bytes: spill.bytes, reader_threads: readers });
   options.onGold?.({ kind: "end", identity: index.identity });
   return index;
+}
+
+/**
+ * A track's records in scope before its file is read: the manifest's rows, at most --limit. The
+ * limit keeps whole groups (record-limit.ts), so the kept count is known only once the file is read.
+ */
+function estimatedRecords(rows: number, limit: number | undefined): number {
+  return limit === undefined ? rows : Math.min(rows, limit);
+}
+
+/**
+ * The order files are read and placed in (indices into suite.files). With manifest.json the run
+ * serves while the suite is read, and its first unit waits for the first track read whole (its
+ * sha256 is over the whole file): the selected tracks are read smallest file first, so the first
+ * unit waits for the smallest selected file whatever the size of the others; files outside the
+ * selection (only hashed, for the identity) come last. Without a manifest nothing is served before
+ * the whole read: suite order, so the first problem reported is the first in suite order.
+ */
+export function readOrder(suite: Suite, selectedPaths: ReadonlySet<string>): number[] {
+  const all = suite.files.map((_, i) => i);
+  if (!suite.manifest) return all;
+  const size = (i: number) => {
+    try {
+      return statSync(suite.files[i]!.path).size;
+    } catch {
+      // Missing: the read reports it, first.
+      return -1;
+    }
+  };
+  const sizes = all.map(size);
+  const selected = all.filter((i) => selectedPaths.has(suite.files[i]!.relPath));
+  // Stable: equal sizes keep suite order.
+  selected.sort((a, b) => sizes[a]! - sizes[b]! || a - b);
+  return [...selected, ...all.filter((i) => !selectedPaths.has(suite.files[i]!.relPath))];
 }
 
 export function defaultSpillPath(outDir: string): string {

@@ -33,27 +33,32 @@ export function readerEntry(): URL | undefined {
 }
 
 /**
- * Reader threads to start: UDM_SUITE_READERS, else none. Measured on the 2-core machine
- * (bench/startup-bench.ts, README "Startup"), two threads did not shorten the start and raised
- * peak RSS by ~200 MB, so the coordinator's thread reads unless asked; `cores` caps a request.
+ * Reader threads to start: UDM_SUITE_READERS, else one where there are two cores or more. Since the
+ * coordinator serves while it reads (issue 26), a read in its own thread competes with serving:
+ * one reader thread takes the read (decompress, hash, parse, check) off it, and the coordinator's
+ * thread only places what comes back. Measured on the 2-core machine under load (startup-bench,
+ * README "Startup"): whole read 3.1x read-and-parse with one reader, 5.2x without, for ~90 MB
+ * more peak RSS; a second thread did not help on 2 cores. `cores` caps a request.
  */
 export function defaultReaderCount(): number {
   const fromEnv = process.env.UDM_SUITE_READERS;
   if (fromEnv !== undefined && /^\d+$/.test(fromEnv)) return Math.min(Number(fromEnv), availableParallelism());
-  return 0;
+  return availableParallelism() >= 2 ? 1 : 0;
 }
 
 /**
  * Runs `tasks` on `count` reader threads, handing each thread the next task when it finishes one,
  * and calls `onMessage` with everything they send, in the order it arrives. Stops dispatching past
- * a task that failed (`stopAfter` says up to which task index still matters). Resolves when every
+ * a task that failed (tasks are placed in the order given: those after it no longer matter). Resolves when every
  * dispatched task is done; rejects when onMessage throws or a thread dies; the threads are ended
  * either way.
  */
 export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void): Promise<void> {
   let next = 0;
   let running = 0;
+  /** Position in `tasks` of the first task that failed: tasks after it no longer matter. */
   let stopAfter = Infinity;
+  const positionOf = new Map(tasks.map((t, i) => [t.index, i]));
   let finished = false;
   return new Promise<void>((resolve, reject) => {
     const workers: Array<ThreadHost<ReaderTask, ReaderToIndex>> = [];
@@ -65,7 +70,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
       else resolve();
     };
     const give = (w: ThreadHost<ReaderTask, ReaderToIndex>) => {
-      if (next < tasks.length && tasks[next]!.index <= stopAfter) {
+      if (next < tasks.length && next <= stopAfter) {
         w.post(tasks[next++]!);
         running++;
       } else if (running === 0) finish();
@@ -83,7 +88,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
             return;
           }
           if (msg.type === "block") return;
-          if (msg.type === "error") stopAfter = Math.min(stopAfter, msg.index);
+          if (msg.type === "error") stopAfter = Math.min(stopAfter, positionOf.get(msg.index) ?? 0);
           running--;
           give(w);
         },

@@ -67,6 +67,8 @@ export interface EmbeddedRunOptions {
   /** label-read's prompts (also the fallback of systemone and decisions): token ids to /v1/completions, or messages to /v1/chat/completions. @default "completions" */
   labelReadApi?: "completions" | "chat";
   logger?: Logger;
+  /** Test hook (CoordinatorOptions.beforeTrackRead): from sources only, where the coordinator runs in this thread. */
+  beforeTrackRead?: (relPath: string) => Promise<void>;
   /** Aborting it is shutdown(reason), also while create() is still starting the run. */
   signal?: AbortSignal;
 }
@@ -222,6 +224,7 @@ export class EmbeddedRun {
       ...(options.heartbeatMs ? { heartbeatMs: options.heartbeatMs } : {}),
       onCommitted: (line) => scorer.committed(line),
       onGold: gold.onGold,
+      ...(options.beforeTrackRead ? { beforeTrackRead: options.beforeTrackRead } : {}),
       ...(web ? { metrics: { perAgent: options.perAgentMetrics, gpuHourUsd: options.gpuHourUsd }, onLiveEvent: (e: LiveEvent) => web.publish(e) } : {}),
       logger: log.child("coordinator"),
       logLevel: this.logLevel,
@@ -230,19 +233,8 @@ export class EmbeddedRun {
     web?.attach(coordinator.handle, coordinator.runId);
     // A shutdown while the suite was read found no coordinator to drain: drain it now.
     if (this.interrupted) void coordinator.shutdown();
-    // A suite file that fails verification while the run serves ends it before the gold feed ends (issue 26).
-    if ((await Promise.race([scorerLoaded.then(() => "loaded" as const), coordinator.handle.done.then((o) => (o.state === "complete" ? new Promise<never>(() => undefined) : ("ended" as const)))])) === "loaded") await scorer.replayCommitted();
-    // After the gold: the coordinator's totals are whole once the gold feed has ended (issue 26).
-    const status = await coordinator.status();
-    await this.cardSession.started(coordinator, {
-      method: options.method?.method ?? "systemone",
-      batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
-      methodClass: options.methodClass,
-      gpuHourUsd: options.gpuHourUsd,
-      ...(options.signKey ? { signKey: options.signKey } : {}),
-    });
-    if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
-
+    // The agents start at once: the coordinator hands out units of the tracks already read while
+    // it reads the rest, and the scorer keeps what is committed before its gold is whole (issue 26).
     const makeMethod = methodFactory(options.method?.method ?? "systemone");
     const timeoutMs = options.requestTimeoutMs ?? DEFAULT_RETRY_POLICY.timeoutMs;
     const watched: Array<{ url: string; method: ReturnType<typeof makeMethod> }> = [];
@@ -287,6 +279,18 @@ export class EmbeddedRun {
       bar.update(progressOf(s));
     }, 250);
     this.progress.unref();
+    // A suite file that fails verification while the run serves ends it before the gold feed ends (issue 26).
+    if ((await Promise.race([scorerLoaded.then(() => "loaded" as const), coordinator.handle.done.then((o) => (o.state === "complete" ? new Promise<never>(() => undefined) : ("ended" as const)))])) === "loaded") await scorer.replayCommitted();
+    // After the gold: the coordinator's totals are whole once the gold feed has ended (issue 26).
+    const status = await coordinator.status();
+    await this.cardSession.started(coordinator, {
+      method: options.method?.method ?? "systemone",
+      batchSize: options.capacity ?? DEFAULT_AGENT_CAPACITY,
+      methodClass: options.methodClass,
+      gpuHourUsd: options.gpuHourUsd,
+      ...(options.signKey ? { signKey: options.signKey } : {}),
+    });
+    if (status.recordsResumed > 0) log.info(`resuming run ${coordinator.runId}: ${status.recordsResumed} of ${status.recordsTotal} records already committed`);
   }
 
   /**

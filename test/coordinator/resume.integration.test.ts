@@ -95,15 +95,15 @@ describe("resume", () => {
   });
 
   // A later track that fails: early-work.integration.test.ts.
-  it("refuses a suite whose first file does not match manifest.json", async () => {
+  it("refuses a suite whose first file read (the smallest selected) does not match manifest.json", async () => {
     const suiteDir = writeTinySuite(tmp("suite"));
     const manifestPath = join(suiteDir, "manifest.json");
     const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
-    manifest.files["test/passage_reranking/tiny-rr.jsonl.gz"].sha256 = "0".repeat(64);
+    manifest.files["test/safety_guardrail/tiny-guard.jsonl.gz"].sha256 = "0".repeat(64);
     writeFileSync(manifestPath, JSON.stringify(manifest));
     const err = await startCoordinator({ suiteDir, outDir: tmp("out"), logger: quiet }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);
-    expect((err as Error).message).toMatch(/tiny-rr\.jsonl\.gz: sha256 mismatch/);
+    expect((err as Error).message).toMatch(/tiny-guard\.jsonl\.gz: sha256 mismatch/);
   });
 });
 
