@@ -69,6 +69,17 @@ function pickTracks(suite: string, want: number): Array<{ track: string; rows: n
   return picked;
 }
 
+/** The named tracks with their rows (manifest.json). */
+function namedTracks(suite: string, names: string[]): Array<{ track: string; rows: number }> {
+  const manifest = JSON.parse(readFileSync(join(suite, "manifest.json"), "utf8")) as { files: Record<string, { rows: number }> };
+  const rows = new Map(Object.entries(manifest.files).map(([rel, f]) => [basename(rel).replace(/\.jsonl\.gz$/, ""), f.rows]));
+  return names.map((track) => {
+    const n = rows.get(track);
+    if (n === undefined) throw new Error(`no track ${track} in ${suite}/manifest.json`);
+    return { track, rows: n };
+  });
+}
+
 /** Tracks split into n shards of about equal records (largest first onto the smallest shard). */
 function equalShards(tracks: Array<{ track: string; rows: number }>, n: number): string[][] {
   const shards = Array.from({ length: n }, () => ({ rows: 0, tracks: [] as string[] }));
@@ -108,6 +119,16 @@ function committedTokens(out: string): CommittedTokens {
     }
   }
   return t;
+}
+
+/** Bytes in the results files so far (`<out>/<family>/<track>.jsonl`). */
+function resultsBytes(out: string): number {
+  let n = 0;
+  for (const family of readdirSync(out, { withFileTypes: true })) {
+    if (!family.isDirectory()) continue;
+    for (const f of readdirSync(join(out, family.name))) if (f.endsWith(".jsonl")) n += statSync(join(out, family.name, f)).size;
+  }
+  return n;
 }
 
 /** When a results file (`<out>/<family>/<track>.jsonl`) was last written (epoch ms); undefined if none. */
@@ -155,6 +176,18 @@ function idealS(work: number, speeds: number[], killed: { at: number; engine: nu
 interface ScenarioResult {
   scenario: string;
   records: number;
+  /** Issue 26's makespan: first committed record (first results line on disk) -> the coordinator process's exit. */
+  issue_makespan_s: number;
+  /** The strict ideal (committed work, each record once, over capacity; a killed engine's counted until the kill, from the first commit). */
+  issue_ideal_s: number;
+  /** issue_ideal_s / issue_makespan_s: the targets (issue 26). */
+  issue_efficiency: number;
+  /** Seconds from the agents' start: first results line, last results write, coordinator exit. */
+  first_commit_s: number;
+  last_commit_s: number;
+  exit_s: number;
+  /** Last commit -> process exit (issue 26: within 0.5 s). */
+  exit_after_last_commit_s: number;
   /** Agents started -> the results files' last write (the last commit). */
   makespan_s: number;
   /** Agents started -> the bench saw the run complete (Status poll or summary line): an upper bound. */
@@ -285,6 +318,18 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     // coordinator drains its agents before it exits, so a poll usually catches it.
     const finals: Array<RunStatusWire | undefined> = coords.map(() => undefined);
     let firstCommit: number | undefined;
+    // The issue's makespan ends at the coordinator process's exit.
+    const exitAt: Array<number | undefined> = coords.map(() => undefined);
+    coords.forEach((c, i) => void c.exited.then(() => (exitAt[i] = (performance.now() - t0) / 1000)));
+    // It starts at the first committed record: the first results line on disk,
+    // watched every 20 ms (the Status poll's 200 ms would blur it).
+    let firstLine: number | undefined;
+    const firstLineWatch = (async () => {
+      while (firstLine === undefined && exitAt.some((e) => e === undefined)) {
+        if (outs.some((o) => resultsBytes(o) > 0)) firstLine = (performance.now() - t0) / 1000;
+        else await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
     const counters: Array<{ duplicates: number; leases_expired: number; backup_units: number } | undefined> = coords.map(() => undefined);
     const ends = await Promise.all(
       coords.map(async (c, i) => {
@@ -315,6 +360,7 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     );
     finished = true;
     await Promise.all(coords.map((c) => c.exited));
+    await firstLineWatch;
     polling = false;
     await poller;
     await scrape();
@@ -339,9 +385,23 @@ async function runOne(suite: string, speeds: number[], tracks: string[][], killF
     const killed = killedAt !== undefined ? { at: killedAt, engine: fastest } : undefined;
     const engineIdeal = idealS(W, speeds, killed);
     const ideal = idealS(committed, speeds, killed);
+    // Issue 26's: first committed record -> the coordinator process's exit, against the strict
+    // ideal with the kill's time counted from the first commit.
+    const first = firstLine ?? firstCommit ?? 0;
+    const exited = Math.max(...exitAt.map((e) => e ?? 0));
+    const issueMakespan = exited - first;
+    const issueIdeal = idealS(committed, speeds, killedAt !== undefined ? { at: killedAt - first, engine: fastest } : undefined);
+    const lastCommitS = lastWrite.every((w) => w !== undefined) ? (Math.max(...(lastWrite as number[])) - t0Wall) / 1000 : detected;
     return {
       scenario: killFastestAtHalf ? "kill" : tracks.length > 1 ? "static" : "uneven",
       records: total,
+      issue_makespan_s: issueMakespan,
+      issue_ideal_s: issueIdeal,
+      issue_efficiency: issueIdeal / issueMakespan,
+      first_commit_s: first,
+      last_commit_s: lastCommitS,
+      exit_s: exited,
+      exit_after_last_commit_s: exited - lastCommitS,
       makespan_s: makespan,
       end_detected_s: detected,
       ideal_s: ideal,
@@ -394,7 +454,8 @@ async function main(): Promise<void> {
   const want = Number(arg("records", "5000"));
   const scenarios = arg("scenarios", "uneven,kill,static").split(",");
   const outFile = arg("out", "bench/out/schedule.json");
-  const tracks = pickTracks(suite, want);
+  const named = arg("tracks", "");
+  const tracks = named ? namedTracks(suite, named.split(",")) : pickTracks(suite, want);
   const all = tracks.map((t) => t.track);
   process.stderr.write(`${tracks.reduce((n, t) => n + t.rows, 0)} records in ${tracks.length} tracks; engines ${speeds.join(", ")} tokens/s\n`);
   const loadAtStart = loadavg();

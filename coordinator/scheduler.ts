@@ -421,6 +421,24 @@ export class Scheduler {
     return rate === undefined || tpc === undefined ? undefined : (cost * tpc) / rate;
   }
 
+  /** Planner cost the agent does in `seconds`; undefined while its pace is unknown. */
+  private costIn(agent: AgentSession, seconds: number): number | undefined {
+    const rate = agent.pace.tokensPerS;
+    const tpc = this.tokensPerCost.value;
+    return rate === undefined || tpc === undefined ? undefined : (seconds * rate) / tpc;
+  }
+
+  /** Planner cost the slowest ready agent of known pace does in `seconds`; undefined if none is known. */
+  private slowestCostIn(seconds: number): number | undefined {
+    let min: number | undefined;
+    for (const a of this.agents.values()) {
+      if (!a.ready) continue;
+      const c = this.costIn(a, seconds);
+      if (c !== undefined && (min === undefined || c < min)) min = c;
+    }
+    return min;
+  }
+
   /** Planner cost of what the agent holds and has not answered. */
   private heldCost(key: string): number {
     let cost = 0;
@@ -511,10 +529,15 @@ export class Scheduler {
     if (remaining === undefined || state.pending.size < 2) return state;
     const records = state.unit.records.filter((r) => state.pending.has(r.recordKey));
     const cost = records.reduce((n, r) => n + recordCost(r), 0);
-    const unitS = this.secondsFor(agent, cost);
     const limitS = pieceS(remaining);
-    if (unitS === undefined || unitS <= CUT_OVER * limitS) return state;
-    const want = (cost * limitS) / unitS;
+    const own = this.costIn(agent, limitS);
+    if (own === undefined) return state;
+    // No bigger than what the slowest ready agent does in a piece's time either: a fast agent's
+    // last work is then several small units, one of which an agent that runs dry can back up and
+    // finish sooner (its cancel frees the fast engine for the rest), instead of one big piece only
+    // the fast agent can do.
+    const want = Math.min(own, this.slowestCostIn(limitS) ?? own);
+    if (cost <= CUT_OVER * want) return state;
     let take = 0;
     let taken = 0;
     while (take < records.length - 1 && (take === 0 || taken + recordCost(records[take]!) <= want)) taken += recordCost(records[take++]!);
