@@ -341,7 +341,10 @@ export class CoordinatorRun implements ServedRun {
     this.scheduler.stopDispatch();
     if (!this.parts.options.releaseAgentsAtEnd) {
       this.sessions.drainAll(restart ? "coordinator restarting" : "coordinator draining", restart);
-      await waitFor(() => this.sessions.size === 0, graceMs);
+      // Agents of a complete run hold nothing it needs (each was told "run complete" at the last
+      // commit): its exit does not wait for them to go (an agent whose engine died would hold it
+      // for the whole grace). Their streams end below; they stop as drained.
+      if (!this.settled) await waitFor(() => this.sessions.size === 0, graceMs);
     } else if (this.settled) {
       // A sweep's run is complete and the next run takes this address: the agents are told so
       // (Drain with reconnect) before their streams end, and come back at a short interval however
