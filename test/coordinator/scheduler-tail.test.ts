@@ -28,7 +28,10 @@ function warm(t: Setup, perTick: number[]) {
     tick(500);
     perTick.forEach((n, i) => {
       const u = links[i]!.units[0]!;
-      for (let j = 0; j < n; j++) s.result(`a${i}`, { ...valid(u.unit.unitId, u.records[next[i]++]!), completionTokens: TOKENS });
+      for (let j = 0; j < n; j++) {
+        s.result(`a${i}`, { ...valid(u.unit.unitId, u.records[next[i]!]!), completionTokens: TOKENS });
+        next[i] = next[i]! + 1;
+      }
     });
     s.tickPaces();
   }
@@ -95,5 +98,78 @@ describe("Scheduler tail rule", () => {
     for (const r of b.records) expect(s.result("a1", valid(b.unit.unitId, r)).kind).toBe("duplicate");
     expect(b.records.every((r) => accepted.filter((k) => k === r.recordKey).length === 1)).toBe(true);
     expect(new Set(accepted).size).toBe(accepted.length);
+  });
+});
+
+describe("Scheduler tail rule: the time left and the horizon", () => {
+  it("counts an agent of unknown pace at the mean known pace, and an agent not ready not at all", () => {
+    // 482 records of 250 tokens left. Two paced agents (5,000 tokens/s): 24.1 s left, a piece
+    // 2.892 s (the slow agent's: 11 records). A third, ready, of unknown pace (counted at 2,500):
+    // 16.07 s left, a piece 1.928 s (7 records).
+    const t = setup(8, 64, 64);
+    const { s } = t;
+    const { links } = warm(t, [2, 8]);
+    const c = new FakeLink();
+    s.attach("c", info("c"), c, false);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[1]!.records).toHaveLength(11);
+    s.heartbeat("c", { ready: true, inflightRequests: 0, engineWaiting: 0, engineRunning: 0 });
+    // The unknown agent's own unit: no pace, no piece (the rest of the cut unit, first in the queue).
+    expect(c.units).toHaveLength(0);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[2]!.records).toHaveLength(7);
+  });
+
+  it("holds back an agent whose work in hand lasts the horizon (at least 2 s) and gives it more as it answers", () => {
+    const t = setup(4, 32, 32);
+    const { s } = t;
+    const { links, next } = warm(t, [2, 8]);
+    // a0 holds 26 records, 6.5 s at 1,000 tokens/s; the horizon is 2 s (30% of ~4.9 s is less).
+    s.grantCredit("a0", 1);
+    expect(links[0]!.units).toHaveLength(1);
+    expect(s.agent("a0")!.heldBack).toBe(true);
+    const u = links[0]!.units[0]!;
+    // Held back while what it holds lasts 2 s or more: 18 answered leaves 8 (2.0 s).
+    for (let k = 0; k < 18; k++) s.result("a0", { ...valid(u.unit.unitId, u.records[next[0]! + k]!), completionTokens: TOKENS });
+    expect(links[0]!.units).toHaveLength(1);
+    s.result("a0", { ...valid(u.unit.unitId, u.records[next[0]! + 18]!), completionTokens: TOKENS });
+    expect(links[0]!.units).toHaveLength(2);
+    expect(s.agent("a0")!.heldBack).toBe(false);
+  });
+
+  it("the horizon is 30% of the time left when that is over 2 s", () => {
+    // a0 holds 58 records (14.5 s); 482 left (24.1 s): held back while 0.25 (58 - k) >= 0.015 (482 - k).
+    const t = setup(8, 64, 64);
+    const { s } = t;
+    const { links, next } = warm(t, [2, 8]);
+    s.grantCredit("a0", 1);
+    expect(links[0]!.units).toHaveLength(1);
+    const u = links[0]!.units[0]!;
+    for (let k = 0; k < 30; k++) s.result("a0", { ...valid(u.unit.unitId, u.records[next[0]! + k]!), completionTokens: TOKENS });
+    expect(links[0]!.units).toHaveLength(1);
+    s.result("a0", { ...valid(u.unit.unitId, u.records[next[0]! + 30]!), completionTokens: TOKENS });
+    expect(links[0]!.units).toHaveLength(2);
+  });
+
+  it("while more units are to come there is no tail: whole units, nobody held back; pieces once all are in", () => {
+    const t = setup(4, 32, 32, { laterGroups: 2 });
+    const { s, later } = t;
+    s.expectMoreUnits();
+    const { links, next } = warm(t, [2, 8]);
+    s.grantCredit("a0", 1);
+    s.grantCredit("a1", 1);
+    expect(links[0]!.units.map((u) => u.records.length)).toEqual([32, 32]);
+    expect(links[1]!.units.map((u) => u.records.length)).toEqual([32, 32]);
+    expect(s.counters.piecesCut).toBe(0);
+    // Units added later queue behind the rest.
+    s.addUnits(later);
+    expect(s.queuedUnits).toBe(2);
+    s.allUnitsAdded();
+    // a1 answers the rest of its first unit: it holds 32 records (2 s), under the horizon (2.31 s).
+    answer(s, "a1", links[1]!.units[0]!, next[1]);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[2]!.unit.unitId).toMatch(/^u\/.*~1$/);
+    expect(links[1]!.units[2]!.records.length).toBeLessThan(32);
+    expect(s.counters.piecesCut).toBe(1);
   });
 });
