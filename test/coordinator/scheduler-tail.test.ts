@@ -2,7 +2,7 @@
 // agents' paces measured from their results, work held back from an agent that holds enough,
 // units cut into pieces sized by each agent's pace (and no bigger than the slowest agent's), and
 // backup copies of the unit whose holder would finish last.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { FakeLink, info, valid, setup } from "./helpers/scheduler-setup.js";
 import type { Scheduler } from "../../coordinator/scheduler.js";
 
@@ -16,12 +16,12 @@ type Setup = ReturnType<typeof setup>;
  * second for 1.5 s (three ticks of the lease clock): each agent's pace is then known,
  * perTick[i] x TOKENS x 2 tokens/s. Returns the links and what each still holds unanswered.
  */
-function warm(t: Setup, perTick: number[]) {
+function warm(t: Setup, perTick: number[], credits: number[] = perTick.map(() => 1)) {
   const { s, tick } = t;
   const links = perTick.map(() => new FakeLink());
   links.forEach((l, i) => {
     s.attach(`a${i}`, info(`a${i}`), l, true);
-    s.grantCredit(`a${i}`, 1);
+    s.grantCredit(`a${i}`, credits[i]!);
   });
   const next = perTick.map(() => 0);
   for (let k = 0; k < 3; k++) {
@@ -171,5 +171,127 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
     expect(links[1]!.units[2]!.unit.unitId).toMatch(/^u\/.*~1$/);
     expect(links[1]!.units[2]!.records.length).toBeLessThan(32);
     expect(s.counters.piecesCut).toBe(1);
+  });
+});
+
+describe("Scheduler tail rule: pieces and backup copies", () => {
+  it("a piece carries its own records, groups, cost and questions; the rest keeps the unit's id", () => {
+    const t = setup(4, 32, 32);
+    const { s } = t;
+    const { links } = warm(t, [2, 8]);
+    s.grantCredit("a1", 2);
+    const [p1, p2] = [links[1]!.units[1]!, links[1]!.units[2]!];
+    expect(p1.unit).toMatchObject({ track: "t", groupIds: ["g2"], cost: 2 * 166, questions: 2 });
+    expect(p1.unit.records.map((r) => r.recordKey)).toEqual(["t:2.0", "t:2.1"]);
+    expect(p1.records.map((r) => r.recordKey)).toEqual(["t:2.0", "t:2.1"]);
+    expect(p2.records.map((r) => r.recordKey)).toEqual(["t:2.2", "t:2.3"]);
+    // A piece's records are answered under the piece's id, not the unit's.
+    expect(s.result("a1", { ...valid("t/2", p1.records[0]!), completionTokens: TOKENS })).toMatchObject({ kind: "rejected" });
+    expect(s.result("a1", { ...valid(p1.unit.unitId, p1.records[0]!), completionTokens: TOKENS })).toEqual({ kind: "accepted" });
+    expect(t.completed).toEqual([]);
+    expect(s.result("a1", { ...valid(p1.unit.unitId, p1.records[1]!), completionTokens: TOKENS })).toEqual({ kind: "accepted" });
+    expect(t.completed).toEqual([`${p1.unit.unitId}@a1`]);
+    // The rest of the unit, with the unit's id, lost the pieces' records, cost and questions.
+    s.detach("a1");
+    const b = new FakeLink();
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 3);
+    const rest = b.units.find((u) => u.unit.unitId === "t/2")!;
+    expect(rest.records).toHaveLength(28);
+    expect(rest.unit).toMatchObject({ groupIds: ["g2"], cost: 28 * 166, questions: 28 });
+    expect(rest.unit.records).toHaveLength(28);
+  });
+
+  it("a paced backup copies the unit with the most to gain: the holder's time for all it holds against the backup's", () => {
+    // a0 (1,000 tokens/s) holds t/g0 (26 left) and t/g1 (32): 14.5 s. a1 (4,000) runs dry: t/g0
+    // takes it 1.625 s, t/g1 2 s; it copies t/g0 (the most gained), then t/g1 (never one it holds).
+    const t = setup(3, 32, 32);
+    const { s } = t;
+    const { links, next } = warm(t, [2, 8], [2, 1]);
+    expect(links[0]!.units.map((u) => u.unit.unitId)).toEqual(["t/0", "t/1"]);
+    answer(s, "a1", links[1]!.units[0]!, next[1]);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/0" } });
+    expect(links[1]!.units[1]!.records).toHaveLength(26);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[2]).toMatchObject({ backup: true, unit: { unitId: "t/1" } });
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units).toHaveLength(3);
+    expect(s.counters.backupUnits).toBe(2);
+  });
+
+  it("no backup unless its agent would finish it sooner than 80% of the holder's time", () => {
+    // a0 (4,000 tokens/s) holds 8 + 32 records (2.5 s); a1 (1,000) would take 2 s for the 8: not under 2 s.
+    const t = setup(3, 32, 32);
+    const { s } = t;
+    const { links, next } = warm(t, [8, 2], [2, 1]);
+    answer(s, "a1", links[1]!.units[0]!, next[1]);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units).toHaveLength(1);
+    // Once a0 answered one more, 39 records (2.4375 s): 80% is 1.95 s, still no.
+    const u = links[0]!.units[0]!;
+    s.result("a0", { ...valid(u.unit.unitId, u.records[next[0]!]!), completionTokens: TOKENS });
+    expect(links[1]!.units).toHaveLength(1);
+  });
+
+  it("checks leases and paces on its own clock, every quarter lease, until stopped", () => {
+    vi.useFakeTimers();
+    try {
+      const { s, tick, expired } = setup(2, 1, 1, { leaseMs: 400 });
+      const a = new FakeLink();
+      s.attach("a", info("a"), a, true);
+      s.grantCredit("a", 1);
+      s.startLeaseClock();
+      s.startLeaseClock();
+      tick(400);
+      vi.advanceTimersByTime(99);
+      expect(expired).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(expired).toEqual(["t/0@a"]);
+      expect(a.cancels).toEqual(["t/0"]);
+      // The expired unit goes out again, first.
+      s.grantCredit("a", 1);
+      expect(a.units.map((u) => u.unit.unitId)).toEqual(["t/0", "t/0"]);
+      s.stop();
+      tick(400);
+      vi.advanceTimersByTime(1000);
+      expect(expired).toHaveLength(1);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("while a holder's pace is unknown the backup copies the oldest unit in flight", () => {
+    // c took t/0 first and never answers (no pace); a0 (1,000 tokens/s) holds t/1. By gain a1
+    // would copy t/1; with c's time unknown it copies the oldest, t/0.
+    const t = setup(3, 32, 32);
+    const { s } = t;
+    const c = new FakeLink();
+    s.attach("c", info("c"), c, true);
+    s.grantCredit("c", 1);
+    const { links, next } = warm(t, [2, 8]);
+    expect(s.agent("c")!.pace.tokensPerS).toBeUndefined();
+    answer(s, "a1", links[1]!.units[0]!, next[1]);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/0" } });
+  });
+
+  it("an agent's pace counts only the time it held work", () => {
+    const { s, tick } = setup(2, 32, 32);
+    const a = new FakeLink();
+    const b = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 1);
+    const u = b.units[0]!;
+    for (let k = 0; k < 4; k++) {
+      tick(500);
+      // a holds nothing: its (rejected) results say nothing of its engine's pace.
+      s.result("a", { ...valid(u.unit.unitId, u.records[k]!), completionTokens: TOKENS });
+      s.tickPaces();
+    }
+    expect(s.agent("a")!.pace.tokensPerS).toBeUndefined();
+    expect(s.agent("a")!.rejected).toBe(4);
   });
 });
