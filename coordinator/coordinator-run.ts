@@ -361,10 +361,15 @@ export class CoordinatorRun implements ServedRun {
     health.endWatches();
     this.sessions.endAll();
     await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, 2_000);
+      // A complete run's agents were told so and their streams are ended: it does not wait for
+      // their connections to close (a loaded machine took half a second), only for calls in flight.
+      const force = setTimeout(
+        () => {
+          server.forceShutdown();
+          resolve();
+        },
+        this.settled ? COMPLETE_SHUTDOWN_MS : 2_000,
+      );
       server.tryShutdown(() => {
         clearTimeout(force);
         resolve();
@@ -535,6 +540,9 @@ export class CoordinatorRun implements ServedRun {
     );
   }
 }
+
+/** How long a complete run's server waits for calls in flight before it closes (Status polls are short). */
+const COMPLETE_SHUTDOWN_MS = 200;
 
 function now(): string {
   return new Date().toISOString();
