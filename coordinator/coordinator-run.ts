@@ -362,7 +362,7 @@ export class CoordinatorRun implements ServedRun {
     this.sessions.endAll();
     await new Promise<void>((resolve) => {
       // A complete run's agents were told so and their streams are ended: it does not wait for
-      // their connections to close (a loaded machine took half a second), only for calls in flight.
+      // their connections to close (a loaded machine took half a second), only briefly for calls in flight.
       const force = setTimeout(
         () => {
           server.forceShutdown();
@@ -542,7 +542,7 @@ export class CoordinatorRun implements ServedRun {
 }
 
 /** How long a complete run's server waits for calls in flight before it closes (Status polls are short). */
-const COMPLETE_SHUTDOWN_MS = 200;
+const COMPLETE_SHUTDOWN_MS = 50;
 
 function now(): string {
   return new Date().toISOString();
