@@ -176,7 +176,7 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
 
 describe("Scheduler tail rule: pieces and backup copies", () => {
   it("a piece carries its own records, groups, cost and questions; the rest keeps the unit's id", () => {
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { events: true });
     const { s } = t;
     const { links } = warm(t, [2, 8]);
     s.grantCredit("a1", 2);
@@ -237,7 +237,7 @@ describe("Scheduler tail rule: pieces and backup copies", () => {
   it("checks leases and paces on its own clock, every quarter lease, until stopped", () => {
     vi.useFakeTimers();
     try {
-      const { s, tick, expired } = setup(2, 1, 1, { leaseMs: 400 });
+      const { s, tick, expired } = setup(2, 1, 1, { leaseMs: 400, events: true });
       const a = new FakeLink();
       s.attach("a", info("a"), a, true);
       s.grantCredit("a", 1);

@@ -47,6 +47,8 @@ export interface SetupOptions {
   maxHolders?: number;
   /** Groups of a second track "u", known to lookup but planned into `later` (for addUnits). */
   laterGroups?: number;
+  /** Pass onUnitComplete and onLeaseExpired (collected in `completed`, `expired`); by default the scheduler has neither, as they are optional. */
+  events?: boolean;
 }
 
 export function setup(groups: number, perGroup = 1, maxRecords = 1, options: SetupOptions = {}) {
@@ -68,8 +70,9 @@ export function setup(groups: number, perGroup = 1, maxRecords = 1, options: Set
     lookup: (r) => byRun.get(r),
     onAccept: (res) => accepted.push(res.recordKey),
     onGiveUp: (rec) => givenUp.push(rec.recordKey),
-    onUnitComplete: (u, key) => completed.push(`${u.unitId}@${key}`),
-    onLeaseExpired: (u, key) => expired.push(`${u}@${key}`),
+    ...(options.events
+      ? { onUnitComplete: (u: PlannedUnit, key: string) => completed.push(`${u.unitId}@${key}`), onLeaseExpired: (u: string, key: string) => expired.push(`${u}@${key}`) }
+      : {}),
     ...(options.maxHolders !== undefined ? { maxHolders: options.maxHolders } : {}),
     now: () => now,
   });
