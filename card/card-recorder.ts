@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { readJsonFileOrThrow } from "../common/parse.js";
-import { sealResults, trackResultsPath } from "../common/results/index.js";
+import { sealResults, trackResultsPath, type ResultsSeal } from "../common/results/index.js";
 import type { MetricsJson } from "../scorer/index.js";
 import { buildRunCard, type CardSetup, type RunManifestView } from "./build-card.js";
 import { cardPath, previousCard, writeCard } from "./card-file.js";
@@ -165,13 +165,14 @@ export class CardRecorder {
   }
 
   /** The final card: every results file sealed, the final metrics. */
-  async finish(status: Exclude<RunCardStatus, "running">, metrics?: MetricsJson): Promise<RunCard> {
+  /** `seal`: the results files sealed already (final: taken once the run completed), else sealed here. */
+  async finish(status: Exclude<RunCardStatus, "running">, metrics?: MetricsJson, sealedBefore?: ResultsSeal): Promise<RunCard> {
     this.finished = true;
     if (this.timer) clearInterval(this.timer);
     if (this.poller) clearInterval(this.poller);
     await this.chain;
     if (metrics) this.metrics = metrics;
-    const seal = sealResults(this.options.outDir);
+    const seal = sealedBefore ?? sealResults(this.options.outDir);
     this.sealed.clear();
     for (const [k, v] of Object.entries(seal.files)) this.sealed.set(k, v);
     this.errorRecords = seal.errorRecords;

@@ -341,7 +341,10 @@ export class CoordinatorRun implements ServedRun {
     this.scheduler.stopDispatch();
     if (!this.parts.options.releaseAgentsAtEnd) {
       this.sessions.drainAll(restart ? "coordinator restarting" : "coordinator draining", restart);
-      await waitFor(() => this.sessions.size === 0, graceMs);
+      // Agents of a complete run hold nothing it needs (each was told "run complete" at the last
+      // commit): its exit does not wait for them to go (an agent whose engine died would hold it
+      // for the whole grace). Their streams end below; they stop as drained.
+      if (!this.settled) await waitFor(() => this.sessions.size === 0, graceMs);
     } else if (this.settled) {
       // A sweep's run is complete and the next run takes this address: the agents are told so
       // (Drain with reconnect) before their streams end, and come back at a short interval however
@@ -358,10 +361,15 @@ export class CoordinatorRun implements ServedRun {
     health.endWatches();
     this.sessions.endAll();
     await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
-        server.forceShutdown();
-        resolve();
-      }, 2_000);
+      // A complete run's agents were told so and their streams are ended: it does not wait for
+      // their connections to close (a loaded machine took half a second), only briefly for calls in flight.
+      const force = setTimeout(
+        () => {
+          server.forceShutdown();
+          resolve();
+        },
+        this.settled ? COMPLETE_SHUTDOWN_MS : 2_000,
+      );
       server.tryShutdown(() => {
         clearTimeout(force);
         resolve();
@@ -532,6 +540,9 @@ export class CoordinatorRun implements ServedRun {
     );
   }
 }
+
+/** How long a complete run's server waits for calls in flight before it closes (Status polls are short). */
+const COMPLETE_SHUTDOWN_MS = 50;
 
 function now(): string {
   return new Date().toISOString();

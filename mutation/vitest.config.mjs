@@ -29,6 +29,8 @@ export default defineConfig({
       "test/coordinator/planner-limits.test.ts",
       "test/coordinator/result-validator-details.test.ts",
       "test/coordinator/scheduler-agents.test.ts",
+      "test/coordinator/scheduler-tail.test.ts",
+      "test/coordinator/scheduler-edges.test.ts",
       "test/observability/metrics-token.test.ts",
       "test/agent/label-trie.test.ts",
       "test/agent/state-fit.test.ts",

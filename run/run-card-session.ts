@@ -6,7 +6,7 @@
 import type { KeyObject } from "node:crypto";
 import type { Logger } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/index.js";
-import type { CommittedLine } from "../common/results/index.js";
+import type { CommittedLine, ResultsSeal } from "../common/results/index.js";
 import { type RunStatus, type RunOutcome, workerEntry } from "../coordinator/index.js";
 import { CommitScorer, CommitScorerThread, scorerThreadEntry, type ScorerFeed, type MetricsJson, type TrackMetrics, type Interval } from "../scorer/index.js";
 import { CardRecorder, type MethodClass, type RunCard } from "../card/index.js";
@@ -141,7 +141,8 @@ export class RunCardSession {
   }
 
   /** The coordinator is done: final metrics (when complete) and the final card. */
-  async finished(outcome: RunOutcome, runMetrics?: MetricsJson): Promise<{ metrics: MetricsJson | undefined; card: RunCard; cardPath: string }> {
+  /** `seal`: the results files sealed once the run completed (sealed here when absent). */
+  async finished(outcome: RunOutcome, runMetrics?: MetricsJson, seal?: ResultsSeal): Promise<{ metrics: MetricsJson | undefined; card: RunCard; cardPath: string }> {
     const recorder = this.recorder;
     if (!recorder) throw new Error("RunCardSession.finished before started");
     // The stopped coordinator's final status: totals and the models that answered up to the last
@@ -150,7 +151,7 @@ export class RunCardSession {
     recorder.coordinatorStopped(countersAtEnd(outcome), final);
     const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? await this.scorer.finish() : undefined);
     await this.scorer?.close();
-    const card = await recorder.finish(outcome.state, metrics);
+    const card = await recorder.finish(outcome.state, metrics, seal);
     return { metrics, card, cardPath: recorder.path };
   }
 

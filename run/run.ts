@@ -10,6 +10,7 @@ import { Coordinator, type RunOutcome, type WorkerCoordinatorOptions, livePageLi
 import { type TrackMetrics, DEFAULT_SCORER_HEAP_MB } from "../scorer/index.js";
 import type { MethodClass } from "../card/index.js";
 import { RunCardSession } from "./run-card-session.js";
+import { sealResults } from "../common/results/index.js";
 
 export interface RunOptions extends Omit<WorkerCoordinatorOptions, "metrics" | "onLiveEvent" | "scorerFeed" | "onCommitted" | "onGold"> {
   /** V8 old-generation cap of the coordinator thread (default DEFAULT_COORDINATOR_HEAP_MB). */
@@ -40,6 +41,7 @@ export class Run {
     private readonly cardSession: RunCardSession,
     private readonly logger: Logger,
     private readonly print: (text: string) => void,
+    private readonly outDir: string,
   ) {}
 
   /** Starts the page (it and /healthz answer while the suite is read), the coordinator and the `running` card. */
@@ -90,7 +92,7 @@ export class Run {
     }
     const st = await coordinator.status();
     print(`coordinator listening on ${coordinator.address} run ${coordinator.runId}: ${st.recordsTotal} records, ${st.recordsResumed} already committed\n`);
-    return new Run(coordinator, web, cardSession, logger, print);
+    return new Run(coordinator, web, cardSession, logger, print, options.outDir);
   }
 
   get address(): string {
@@ -117,8 +119,13 @@ export class Run {
       web?.detach({ ...final, state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
       // A kept page keeps its coordinator too: gRPC Status and health (the chart's probes) still answer.
       keep = Boolean(options.keepPage && web && outcome.state === "complete");
-      if (!keep) await coordinator.close();
-      const sealed = await this.cardSession.finished(outcome);
+      const closing = keep ? undefined : coordinator.close();
+      // A complete run's results files are final (its last line was durable before it completed):
+      // they are sealed here while the coordinator's thread stops, not after it (issue 26: the
+      // exit follows the last commit; the seal reads every results file).
+      const seal = outcome.state === "complete" ? sealResults(this.outDir) : undefined;
+      await closing;
+      const sealed = await this.cardSession.finished(outcome, undefined, seal);
       const c = outcome.counters;
       this.print(
         `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +

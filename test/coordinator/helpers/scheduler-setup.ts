@@ -42,20 +42,39 @@ export function valid(unitId: string, r: RecordEntry): IncomingResult {
   };
 }
 
-export function setup(groups: number, perGroup = 1, maxRecords = 1) {
+export interface SetupOptions {
+  leaseMs?: number;
+  maxHolders?: number;
+  /** Groups of a second track "u", known to lookup but planned into `later` (for addUnits). */
+  laterGroups?: number;
+  /** Pass onUnitComplete and onLeaseExpired (collected in `completed`, `expired`); by default the scheduler has neither, as they are optional. */
+  events?: boolean;
+}
+
+export function setup(groups: number, perGroup = 1, maxRecords = 1, options: SetupOptions = {}) {
   const recs: RecordEntry[] = [];
   for (let g = 0; g < groups; g++) for (let i = 0; i < perGroup; i++) recs.push(entry("t", `${g}.${i}`, `g${g}`));
-  const units = planUnits([{ track: "t", family: "f", records: recs }], { maxRecords, maxQuestions: 999, maxPayloadBytes: 1e9 });
-  const byRun = new Map(recs.map((r) => [r.recordKey, r]));
+  const limits = { maxRecords, maxQuestions: 999, maxPayloadBytes: 1e9 };
+  const units = planUnits([{ track: "t", family: "f", records: recs }], limits);
+  const laterRecs: RecordEntry[] = [];
+  for (let g = 0; g < (options.laterGroups ?? 0); g++) for (let i = 0; i < perGroup; i++) laterRecs.push(entry("u", `${g}.${i}`, `h${g}`));
+  const later = laterRecs.length > 0 ? planUnits([{ track: "u", family: "f", records: laterRecs }], limits) : [];
+  const byRun = new Map([...recs, ...laterRecs].map((r) => [r.recordKey, r]));
   let now = 1000;
   const accepted: string[] = [];
   const givenUp: string[] = [];
+  const completed: string[] = [];
+  const expired: string[] = [];
   const s = new Scheduler(units, {
-    leaseMs: 100,
+    leaseMs: options.leaseMs ?? 100,
     lookup: (r) => byRun.get(r),
     onAccept: (res) => accepted.push(res.recordKey),
     onGiveUp: (rec) => givenUp.push(rec.recordKey),
+    ...(options.events
+      ? { onUnitComplete: (u: PlannedUnit, key: string) => completed.push(`${u.unitId}@${key}`), onLeaseExpired: (u: string, key: string) => expired.push(`${u}@${key}`) }
+      : {}),
+    ...(options.maxHolders !== undefined ? { maxHolders: options.maxHolders } : {}),
     now: () => now,
   });
-  return { s, units, recs, accepted, givenUp, tick: (ms: number) => (now += ms) };
+  return { s, units, later, recs, accepted, givenUp, completed, expired, tick: (ms: number) => (now += ms), now: () => now };
 }

@@ -40,6 +40,8 @@ export interface TestAgentOptions {
   /** Per record: an answer, or "ignore" to leave it unanswered. Default uniformAnswer. */
   answer?: (p: Payload__Output, unit: WorkUnit__Output) => Answer | "ignore";
   heartbeatMs?: number;
+  /** Keep the stream open after a Drain (an agent stuck behind a dead engine). Default false. */
+  ignoreDrain?: boolean;
   credentials?: grpc.ChannelCredentials;
   channelOptions?: grpc.ChannelOptions;
 }
@@ -148,7 +150,7 @@ export class TestAgent {
       this.cancels.push(msg.cancel.unit_id);
       if (this.held.delete(msg.cancel.unit_id) && (this.options.auto ?? true)) this.grant(1);
     } else if (msg.kind === "drain") {
-      this.close();
+      if (!this.options.ignoreDrain) this.close();
     }
     this.notify();
   }
