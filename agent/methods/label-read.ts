@@ -329,8 +329,14 @@ export class LabelReadMethod implements EngineMethod {
       // Stryker disable next-line StringLiteral,LogicalOperator,OptionalChaining: a skipped question keeps no message (settle puts it in skipped), so its text is never seen
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
       const allowed = err instanceof EngineHttpError ? maxLogprobsAllowed(err.status, err.info) : undefined;
-      if (allowed !== undefined && allowed < k) {
+      if (
+        // Stryker disable next-line LogicalOperator: vLLM refuses only a count above its max_logprobs, so a figure it names is always below k (and undefined < k is false)
+        allowed !== undefined &&
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: as above, allowed >= k never comes
+        allowed < k
+      ) {
         this.maxLogprobs = allowed;
+        // Stryker disable next-line StringLiteral: an ids read asks for 1 logprob, a count vLLM ignores with logprob_token_ids (above), so this 400 comes only to a top-k read
         return this.request(prompt, path, pathText, "ids" in want ? want : { topK: this.maxLogprobs }, strs, ctx, signal);
       }
       throw err;

@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
 import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
-import { listOptions, questionText, statePrefix } from "../../agent/methods/label-read-template.js";
+import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix } from "../../agent/methods/label-read-template.js";
+import { emptyAnswer } from "../../agent/engine-method.js";
 import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";
@@ -127,6 +128,49 @@ describe("LabelReadMethod edges", () => {
     const completions = await setup();
     expect((await completions.method.answer(record({ intent: choiceQuestion(45, "Which intent?") }), signal())).errors).toEqual({});
     expect(completions.engine.stats().detokenizeRequests).toBe(0);
+  });
+
+  it("a label of two tokens needs two tokens of the context: one token short, skipped without a request", async () => {
+    // 45 options: AQ..AS are "A" + one more token.
+    const q = choiceQuestion(45, "Which intent?");
+    const state = { text: "The order arrived two weeks late and the box was dented." };
+    const probe = await setup();
+    const text = questionText(q, listOptions(q, labelPermutation(0, 45)));
+    const tokens = (await tokenCount(probe.engine, { prompt: statePrefix(state) })) + (await tokenCount(probe.engine, { prompt: text, add_special_tokens: false }));
+    const over = await setup({ maxModelLen: tokens + 1 });
+    const out = await over.method.answer(record({ q }, state), signal());
+    expect([out.skipped, out.errors]).toEqual([["q"], {}]);
+    expect(over.engine.stats().byEndpoint["/v1/completions"] ?? 0).toBe(0);
+  });
+
+  it("chat: a prompt of exactly max_model_len minus the label's tokens is read; one token more is skipped without a request", async () => {
+    const q = noul("Does the customer ask for a refund or for a replacement of the damaged box?");
+    const state = { text: "The order arrived two weeks late and the box was dented." };
+    const probe = await setup();
+    const messages = [
+      { role: "system", content: LABEL_READ_SYSTEM },
+      { role: "user", content: `${JSON.stringify(state)}\n\n${questionText(q, listOptions(q, labelPermutation(0, 2)))}` },
+    ];
+    const tokens = await tokenCount(probe.engine, { messages, add_generation_prompt: true, chat_template_kwargs: { enable_thinking: false } });
+    const fits = await setup({ maxModelLen: tokens + 1 }, { api: "chat" });
+    const read = await fits.method.answer(record({ q }, state), signal());
+    expect([read.skipped, read.errors, Object.keys(read.probs)]).toEqual([[], {}, ["q"]]);
+    const over = await setup({ maxModelLen: tokens }, { api: "chat" });
+    const skipped = await over.method.answer(record({ q }, state), signal());
+    expect([skipped.skipped, skipped.errors]).toEqual([["q"], {}]);
+    expect(over.engine.stats().byEndpoint["/v1/chat/completions"] ?? 0).toBe(0);
+  });
+
+  it("no questions: nothing is asked, not even the state's length; an answer's latency is its duration", async () => {
+    const { engine, method } = await setup({ maxModelLen: 120 });
+    const out = emptyAnswer();
+    await method.answerQuestions(record({ a: noul() }, { text: "word ".repeat(200) }), [], out, signal());
+    expect(out.usage.requests).toBe(0);
+    expect(engine.stats().tokenizeRequests).toBe(0);
+    const started = performance.now();
+    const answered = await method.answer(record({ a: noul() }), signal());
+    expect(answered.latencyMs).toBeGreaterThan(0);
+    expect(answered.latencyMs).toBeLessThanOrEqual(performance.now() - started);
   });
 
   it("exact mode on a server that honours logprob_token_ids; capacity 8 by default", async () => {
