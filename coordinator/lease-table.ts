@@ -74,19 +74,23 @@ export class LeaseTable {
   }
 
   releaseAgent(agentKey: string): Lease[] {
-    // Stryker disable next-line MethodExpression,ConditionalExpression: the two maps agree, so every unit listed releases a lease (the filter is for the type)
+    // Stryker disable next-line MethodExpression: the two maps agree, so every unit listed releases a lease (the filter is for the type)
     return this.unitsOf(agentKey)
       .map((u) => this.release(u, agentKey))
-      // Stryker disable next-line ConditionalExpression: as above
-      .filter((l): l is Lease => l !== undefined);
+      .filter(
+        // Stryker disable next-line ConditionalExpression: as above (a comment before `.filter` does not reach its argument)
+        (l): l is Lease => l !== undefined,
+      );
   }
 
   releaseUnit(unitId: string): Lease[] {
     // Stryker disable next-line MethodExpression: every holder listed releases its lease (the filter is for the type)
     return this.holders(unitId)
       .map((l) => this.release(unitId, l.agentKey))
-      // Stryker disable next-line ConditionalExpression: as above
-      .filter((l): l is Lease => l !== undefined);
+      .filter(
+        // Stryker disable next-line ConditionalExpression: as above
+        (l): l is Lease => l !== undefined,
+      );
   }
 
   expired(now: number): Lease[] {

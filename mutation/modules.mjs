@@ -23,9 +23,9 @@ export const MODULES = [
     // The token check itself, and where the gRPC service and the HTTP routes call it.
     files: [
       "common/bearer-token.ts",
-      "coordinator/transport/grpc-service.ts:97-103",
-      "coordinator/observability/observability-routes.ts:33-37",
-      "coordinator/observability/observability-routes.ts:61-65",
+      "coordinator/transport/grpc-service.ts:99-111",
+      "coordinator/observability/observability-routes.ts:35-39",
+      "coordinator/observability/observability-routes.ts:63-67",
       "common/metrics/metrics-server.ts:54-57",
     ],
   },

@@ -37,6 +37,7 @@ export default defineConfig({
       "test/agent/label-read.test.ts",
       "test/agent/label-read-bos.test.ts",
       "test/agent/label-read-chat-thinking.test.ts",
+      "test/agent/label-read-edges.test.ts",
       "test/agent/label-tokens-merge.test.ts",
       "test/agent/engine-fidelity.test.ts",
       "test/agent/engine-distribution.test.ts",

@@ -167,6 +167,7 @@ export class LabelReadMethod implements EngineMethod {
 
   /** The engine's model and limits without the startup checks (a record read before info()). */
   private async ensureInfo(signal: AbortSignal): Promise<EngineInfo> {
+    // Stryker disable next-line LogicalOperator: an answer uses only this read's model and max_model_len, never its capacity (info() reads that)
     this.info_ ??= await readEngineInfo(this.baseUrl, this.options.model, this.options.capacity ?? 8, this.policy.timeoutMs, signal);
     return this.info_;
   }
@@ -209,6 +210,7 @@ export class LabelReadMethod implements EngineMethod {
           this.tokenizeCached(this.questionCache, text, { prompt: text, add_special_tokens: false }, ctx, signal),
         ]);
         const length = prefix.length + question.length;
+        // Stryker disable next-line StringLiteral: a skipped question keeps no message (settle puts it in skipped), so its text is never seen
         if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
       }
       prompt = { kind: "text", text: full };
@@ -219,8 +221,10 @@ export class LabelReadMethod implements EngineMethod {
       ];
       if (messages.reduce((n, m) => n + m.content.length, 0) + CHAT_TEMPLATE_SLACK > limit) {
         const length = (await this.tokenizeCached(this.questionCache, JSON.stringify(messages), { messages, add_generation_prompt: true, chat_template_kwargs: CHAT_TEMPLATE_KWARGS }, ctx, signal)).length;
+        // Stryker disable next-line StringLiteral: a skipped question keeps no message (settle puts it in skipped), so its text is never seen
         if (length > limit) throw new QuestionFailure(`prompt of ${length} tokens (+${depth} for the label) exceeds max_model_len ${info.maxModelLen}`, true);
       }
+      // Stryker disable next-line StringLiteral: only "text" is ever asked for; any other kind is the messages
       prompt = { kind: "messages", messages };
     }
     return this.readTrie(prompt, options, labels, ctx, signal);
@@ -236,6 +240,7 @@ export class LabelReadMethod implements EngineMethod {
       trieNodes(labels.map((l) => l.ids)).map(async (node) => {
         // A chat read continues the assistant's text, so a path goes as the text of its ids
         // (/detokenize), never as joined token_strs: those are vocabulary pieces ("Ġ", "Ċ").
+        // Stryker disable next-line StringLiteral: the text of no path is used by no read (completions never, chat only after a path)
         const pathText = this.api === "chat" && node.path.length > 0 ? await this.detokenize(node.path, ctx, signal) : "";
         const read = await this.readNext(prompt, node.path, pathText, node.next, strs, ctx, signal);
         if (read.approximate) approximate = true;
@@ -292,6 +297,7 @@ export class LabelReadMethod implements EngineMethod {
     // with fewer tokens than asked, which is how an older vLLM shows itself.
     const k = "ids" in want ? 1 : want.topK;
     const common = {
+      // Stryker disable next-line OptionalChaining: every read follows ensureInfo(), so info_ is set
       ...(this.info_?.model ? { model: this.info_.model } : {}),
       max_tokens: 1,
       temperature: 0,
@@ -320,10 +326,17 @@ export class LabelReadMethod implements EngineMethod {
         entries = (res.choices[0]?.logprobs?.content?.[0]?.top_logprobs ?? []).map((t) => [t.token, t.logprob]);
       }
     } catch (err) {
+      // Stryker disable next-line StringLiteral,LogicalOperator,OptionalChaining: a skipped question keeps no message (settle puts it in skipped), so its text is never seen
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
       const allowed = err instanceof EngineHttpError ? maxLogprobsAllowed(err.status, err.info) : undefined;
-      if (allowed !== undefined && allowed < k) {
+      if (
+        // Stryker disable next-line LogicalOperator: vLLM refuses only a count above its max_logprobs, so a figure it names is always below k (and undefined < k is false)
+        allowed !== undefined &&
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: as above, allowed >= k never comes
+        allowed < k
+      ) {
         this.maxLogprobs = allowed;
+        // Stryker disable next-line StringLiteral: an ids read asks for 1 logprob, a count vLLM ignores with logprob_token_ids (above), so this 400 comes only to a top-k read
         return this.request(prompt, path, pathText, "ids" in want ? want : { topK: this.maxLogprobs }, strs, ctx, signal);
       }
       throw err;
@@ -333,6 +346,7 @@ export class LabelReadMethod implements EngineMethod {
     const out = new Map<number, number>();
     for (const [token, logprob] of entries) {
       const id = tokenIdOf(token) ?? byString.get(token);
+      // Stryker disable next-line ConditionalExpression: a token of no label would add an undefined key, which no read asks for
       if (id !== undefined) out.set(id, Math.exp(logprob));
     }
     return out;
@@ -347,6 +361,7 @@ export class LabelReadMethod implements EngineMethod {
     try {
       return await this.labelTokenizer.tokens(label, ctx, signal);
     } catch (err) {
+      // Stryker disable next-line ConditionalExpression: either way the question's error is the message (settle files any other error the same way; a label is never too long to count)
       if (err instanceof LabelTokenError) throw new QuestionFailure(err.message, false);
       throw err;
     }
@@ -362,6 +377,7 @@ export class LabelReadMethod implements EngineMethod {
     return this.pathTexts.get(
       pathKey(ids),
       async (loadSignal) => {
+        // Stryker disable next-line OptionalChaining: every read follows ensureInfo(), so info_ is set
         const body = { ...(this.info_?.model ? { model: this.info_.model } : {}), tokens: ids };
         return (await callEngine(`${this.baseUrl}/detokenize`, body, DetokenizeResponseSchema, { ...this.policy, limiter: undefined }, ctx, loadSignal)).prompt;
       },
@@ -371,9 +387,11 @@ export class LabelReadMethod implements EngineMethod {
 
   private async tokenize(body: Record<string, unknown>, counters: CallCounters, signal: AbortSignal) {
     try {
+      // Stryker disable next-line OptionalChaining: every /tokenize follows ensureInfo(), so info_ is set
       return await callEngine(`${this.baseUrl}/tokenize`, { ...(this.info_?.model ? { model: this.info_.model } : {}), ...body }, TokenizeResponseSchema, { ...this.policy, limiter: undefined }, counters, signal);
     } catch (err) {
       // Current vLLM's /tokenize refuses a prompt over max_model_len (state-fit.ts): skipped, as counted.
+      // Stryker disable next-line StringLiteral,LogicalOperator,OptionalChaining: a skipped question keeps no message (settle puts it in skipped), so its text is never seen
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
       throw err;
     }

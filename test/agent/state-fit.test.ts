@@ -71,6 +71,18 @@ describe("StateFit", () => {
     expect(await new StateFit("http://127.0.0.1:1", "sim/m", 5_000).cannotFit(state, TOKENS + 1, emptyAnswer(), new AbortController().signal)).toBe(false);
   });
 
+  it("current vLLM's /tokenize refusing the state as over max_model_len (its 400): skipped", async () => {
+    // That 400 is the answer to the question asked: the state alone is longer than the window.
+    const current = await startSimEngine({ model: "sim/m", seed: 1, vllm: "current", maxModelLen: TOKENS - 1 });
+    try {
+      const out = emptyAnswer();
+      expect(await new StateFit(current.url, "sim/m", 5_000).cannotFit(state, TOKENS - 1, out, new AbortController().signal)).toBe(true);
+      expect(out.usage.requests).toBe(1);
+    } finally {
+      await current.close();
+    }
+  });
+
   it("a cancelled read throws its reason", async () => {
     const abort = new AbortController();
     abort.abort(new Error("unit cancelled"));

@@ -22,6 +22,10 @@ describe("bearer token", () => {
     for (const bad of [undefined, "", "s", "s3cre", "s3crett", "s3cres", "S3CRET", "xs3cret"]) expect(tokenMatches(bad, SECRET), String(bad)).toBe(false);
     // A token longer than expected whose first bytes match (timingSafeEqual needs equal lengths).
     expect(tokenMatches("s3cret".repeat(2), SECRET)).toBe(false);
+    // An empty token is refused even where the expected one is empty too: a port set up with an
+    // empty token is never opened to `Bearer `.
+    expect(tokenMatches("", Buffer.alloc(0))).toBe(false);
+    expect(bearerMatches("Bearer ", Buffer.alloc(0))).toBe(false);
   });
 
   it("bearerMatches: the scheme in any case and the exact token", () => {

@@ -31,7 +31,17 @@ describe("gRPC bearer token", () => {
       const a = agent(h.address, { token, credit: 3 });
       await vi.waitFor(() => expect(a.error?.code, JSON.stringify(token)).toBe(grpc.status.UNAUTHENTICATED), { timeout: 10_000 });
       expect(a.units).toEqual([]);
+      // The agent logs this reason: it names what is wrong.
+      expect(a.error?.details).toBe("missing or wrong bearer token");
     }
+  });
+
+  it("without a token, Attach and Status need no authorization", async () => {
+    const h = await start({ suiteDir: writeTinySuite(tmp("suite")), outDir: tmp("out") });
+    const a = agent(h.address, { credit: 3 });
+    expect((await a.status()).state).toBeDefined();
+    expect((await h.done).state).toBe("complete");
+    expect(a.units.length).toBeGreaterThan(0);
   });
 
   it("an agent sending `bearer <token>` is served", async () => {

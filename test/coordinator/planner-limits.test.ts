@@ -3,7 +3,7 @@
 // most that many bytes, a unit holds groups up to maxPayloadBytes inclusive; tracks of equal cost
 // come in name order, units of equal cost in unit id order.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PLAN_LIMITS, oversizeRecords, payloadBytes, planUnits } from "../../coordinator/planner.js";
+import { DEFAULT_PLAN_LIMITS, oversizeRecords, payloadBytes, planUnits, recordCost } from "../../coordinator/planner.js";
 import { entry } from "./helpers/entries.js";
 
 // Each entry: 100 state bytes + 50 per question = 150 payload bytes.
@@ -27,6 +27,9 @@ describe("planner limits", () => {
     for (const u of units) expect(u.groupIds).toEqual(["g"]);
     expect(units.map((u) => u.cost)).toEqual([...units.map((u) => u.cost)].sort((a, b) => b - a));
     expect(units.map((u) => u.questions).sort()).toEqual([1, 2, 2]);
+    // Each piece's cost is its records' (what the scheduler weighs a copy by).
+    expect(units.map((u) => u.cost)).toEqual(units.map((u) => u.records.reduce((s, r) => s + recordCost(r), 0)));
+    expect(units.map((u) => u.cost).sort((a, b) => a - b)).toEqual([166, 332, 332]);
   });
 
   it("a group of exactly maxGroupBytes, or of one record over it, is not cut; without the limit, 16 MiB", () => {

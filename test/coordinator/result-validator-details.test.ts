@@ -73,6 +73,11 @@ describe("validateResult details", () => {
     expect(validateResult({ ...base, skipped: keys }, bigCtx)).toBeUndefined();
     expect(validateResult({ ...base, skipped: keys.slice(0, 299) }, bigCtx)).toEqual({ reason: "unanswered_question", detail: 'question "q299" is in none of probs, skipped, errors' });
     expect(validateResult({ ...base, skipped: keys, errors: { q298: "x" } }, bigCtx)).toEqual({ reason: "conflicting_question", detail: 'question "q298" is in more than one of probs, skipped, errors' });
+    // The last question's distribution is checked too, in probs and in prob_values.
+    const rest = keys.slice(0, 299);
+    expect(validateResult({ ...base, skipped: rest, probs: { q299: { true: 2, false: -1 } } }, bigCtx)).toEqual({ reason: "bad_distribution", detail: 'probs.q299: option "true" = 2 is not a probability' });
+    expect(validateResult({ ...base, skipped: rest, compactProbs: { questions: ["q299"], values: [0.5, 0.6] } }, bigCtx)).toEqual({ reason: "bad_distribution", detail: "prob_values of q299: sums to 1.1, not 1" });
+    expect(validateResult({ ...base, skipped: rest, compactProbs: { questions: ["q299"], values: [0.5, 0.5] } }, bigCtx)).toBeUndefined();
     // And a small record after it still starts from clean counters.
     expect(validateResult({ ...base, skipped: ["harmful", "category"] }, ctx)).toBeUndefined();
   });

@@ -3,6 +3,7 @@
 // prefix and a longer one refused); /healthz and /readyz stay open. Without one it stays open.
 // The real server on 127.0.0.1:0.
 import { afterEach, describe, expect, it } from "vitest";
+import type { Logger } from "../../common/log.js";
 import { createProcessRegistry } from "../../common/metrics/index.js";
 import { startObservabilityServer, type ObservabilityServer } from "../../coordinator/index.js";
 
@@ -11,7 +12,7 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function page(options: { token?: string; metricsToken?: string }): Promise<string> {
+async function page(options: { token?: string; metricsToken?: string; log?: Logger }): Promise<string> {
   const s = await startObservabilityServer({
     listen: { host: "127.0.0.1", port: 0 },
     registry: createProcessRegistry("coordinator"),
@@ -82,5 +83,19 @@ describe("/metrics and the token", () => {
     const open = await page({});
     expect(await get(`${open}/api/run`)).toBe(200);
     expect(await get(`${open}/api/run`, "Bearer anything")).toBe(200);
+  });
+
+  it("a refused /api request ends at its 401: no later route answers it too", async () => {
+    // A second answer on the same response fails (headers already sent), which the server logs.
+    const failures: string[] = [];
+    const log: Logger = { debug() {}, info() {}, warn: (m, f) => failures.push(`${m} ${JSON.stringify(f)}`), error: (m) => failures.push(m), child: () => log };
+    const url = await page({ token: "s3cret", log });
+    for (const path of ["/api/status", "/api/run", "/api/nothing"]) {
+      const res = await fetch(`${url}${path}`);
+      expect([res.status, await res.text()], path).toEqual([401, "missing or wrong token (--token): send Authorization: Bearer <token> or ?token=<token>\n"]);
+    }
+    // The server handles a request after its answer is sent: wait for one more answer first.
+    expect(await get(`${url}/healthz`)).toBe(200);
+    expect(failures).toEqual([]);
   });
 });
