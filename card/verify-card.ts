@@ -5,6 +5,7 @@
 // only the recomputed numbers prove the card's. Results files are read only when they are regular
 // files inside the card's directory (hashResultsFile): a hostile name is refused, never opened.
 import { dirname } from "node:path";
+import { FormatError } from "../common/errors.js";
 import { hashResultsFile, relativeKey, resultFiles, sealResults } from "../common/results/index.js";
 import { answeredByOf } from "./build-card.js";
 import { scoreResultsWithInterval } from "../scorer/index.js";
@@ -85,7 +86,15 @@ export async function verifyCard(path: string, options: VerifyOptions = {}): Pro
 
   // The shares of the methods that answered, when the card records them, are the sealed files' own.
   if (resultsPresent && card.status !== "running" && problems.length === 0 && card.method.answered_by !== undefined) {
-    problems.push(...answeredByDifferences(card.method.answered_by, answeredByOf(sealResults(dir).answeredBy).answered_by ?? {}));
+    let seal: ReturnType<typeof sealResults> | undefined;
+    try {
+      seal = sealResults(dir);
+    } catch (err) {
+      // A corrupted line in a file the card sealed (a card made before sealing refused them).
+      if (!(err instanceof FormatError)) throw err;
+      problems.push(`results file ${relativeKey(dir, err.file)}: ${err.message}`);
+    }
+    if (seal) problems.push(...answeredByDifferences(card.method.answered_by, answeredByOf(seal.answeredBy).answered_by ?? {}));
   }
 
   let scoresRecomputed = false;
