@@ -191,6 +191,16 @@ describe("verifyCard with a suite", () => {
     expect(changed.scoresRecomputed).toBe(false);
     expect(changed.problems.length).toBeGreaterThan(0);
     expect(changed.problems.join("\n")).toMatch(/vihsd/);
+    // A results file changed after sealing: its seal is the problem; the changed file is not rescored
+    // (its differences would say nothing more).
+    writeCard(path, card);
+    const results = join(dir, "toxicity", "vihsd.jsonl");
+    const sealed = readFileSync(results);
+    writeFileSync(results, [1, 2, 3].map((i) => JSON.stringify({ run_id: `vihsd:${i}`, id: `${i}`, probs: { label: peaked(["A", "B", "C"], "C") }, skipped: [] }) + "\n").join(""));
+    const edited = await verifyCard(path, { suiteDir });
+    expect(edited.problems).toEqual([`results file toxicity/vihsd.jsonl: sha256 ${sha256Hex(readFileSync(results))}, card records ${card.results_files["toxicity/vihsd.jsonl"]}`]);
+    expect(edited.scoresRecomputed).toBe(false);
+    writeFileSync(results, sealed);
     // A suite that is not there: the rescoring fails with a named problem.
     writeCard(path, card);
     const missing = await verifyCard(path, { suiteDir: join(root, "no-suite") });
