@@ -287,3 +287,111 @@ describe("TrackAccumulator streaming", () => {
     expect(() => acc.addRecord(bad, { file: "t.jsonl.gz", line: 7 })).toThrow(/t\.jsonl\.gz:7 field expected\.label/);
   });
 });
+
+describe("TrackAccumulator headline outcomes and group sums (what `compare` pairs)", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+  const m12 = { m1: "model one", m2: "model two" };
+
+  it("choice: right, wrong or missing per record in file order; null without gold; sums [correct, n] per group in first-record order", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    const q = { label: { type: "choice" as const, criteria: ABC } };
+    acc.addRecord(parse(record("t", { id: "a", group: "g2", questions: q, expected: { label: "A" } })));
+    acc.addRecord(parse(record("t", { id: "b", group: "g1", questions: q, expected: { label: "B" } })));
+    acc.addRecord(parse(record("t", { id: "c", group: "g2", questions: q, expected: {} })));
+    acc.addRecord(parse(record("t", { id: "d", group: "g1", questions: q, expected: { label: "A" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    acc.addResult({ run_id: "t:b", probs: { label: peaked(["A", "B", "C"], "C") } });
+    acc.addResult({ run_id: "t:c", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.headlineOutcomes()).toEqual([
+      { runId: "t:a", right: true },
+      { runId: "t:b", right: false },
+      { runId: "t:c", right: null },
+      { runId: "t:d", right: false },
+    ]);
+    const g = acc.headlineGroupSums();
+    // g2 first (record a): a right, c without gold; g1: b wrong, d missing.
+    expect(g.width).toBe(2);
+    expect([...g.sums]).toEqual([1, 1, 0, 2]);
+    expect(g.headline(Float64Array.from([1, 3]))).toBe(1 / 3);
+    expect(g.headline(Float64Array.from([0, 0]))).toBeNaN();
+  });
+
+  it("noul: sums [tp, fp, fn] of true then of false per group; the headline is their macro-F1", () => {
+    const acc = new TrackAccumulator("t", "toxicity");
+    const q = { toxic: { type: "noul" as const } };
+    const recs: [string, string, boolean, number | null][] = [
+      ["a", "g1", true, 0.9], // tp of true
+      ["b", "g1", false, 0.9], // fp of true, fn of false
+      ["c", "g2", true, null], // fn of true
+      ["d", "g2", false, 0.1], // tp of false
+    ];
+    for (const [id, group, gold] of recs) acc.addRecord(parse(record("t", { id, group, questions: q, expected: { toxic: gold } })));
+    acc.sealRecords();
+    for (const [id, , , p] of recs) if (p !== null) acc.addResult({ run_id: `t:${id}`, probs: { toxic: noul(p) } });
+    const g = acc.headlineGroupSums();
+    expect(g.width).toBe(6);
+    expect([...g.sums]).toEqual([1, 1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0]);
+    // true: tp1 fp1 fn1 -> 1/2; false: tp1 fp0 fn1 -> 2/3
+    expect(g.headline(Float64Array.from([1, 1, 1, 1, 0, 1]))).toBeCloseTo(7 / 12, 12);
+    expect(acc.finish().headline.value).toBeCloseTo(7 / 12, 12);
+    expect(g.headline(Float64Array.from([0, 4, 0, 0, 4, 0]))).toBeNaN();
+    expect(acc.headlineOutcomes()).toEqual([
+      { runId: "t:a", right: true },
+      { runId: "t:b", right: false },
+      { runId: "t:c", right: false },
+      { runId: "t:d", right: true },
+    ]);
+  });
+
+  it("routing: right when the predicted route is accepted; a record without routing has none; sums [accepted, records]", () => {
+    const acc = new TrackAccumulator("routerbench", "model_routing");
+    const q = { route: { type: "choice" as const, criteria: m12 } };
+    const scoring = { type: "routing_outcome", outcomes: { m1: { quality: 0.8 }, m2: { quality: 0.9 } }, accepted: ["m1"] };
+    acc.addRecord(parse(record("routerbench", { id: "a", group: "g1", questions: q, expected: { route: "m1" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "b", group: "g1", questions: q, expected: { route: "m1" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "c", group: "g2", questions: q, expected: { route: "m1" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "d", group: "g2", questions: q, expected: { route: "m1" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "routerbench:a", probs: { route: peaked(["m1", "m2"], "m1") } });
+    acc.addResult({ run_id: "routerbench:b", probs: { route: peaked(["m1", "m2"], "m2") } });
+    acc.addResult({ run_id: "routerbench:d", probs: { route: peaked(["m1", "m2"], "m1") } });
+    expect(acc.headlineOutcomes()).toEqual([
+      { runId: "routerbench:a", right: true },
+      { runId: "routerbench:b", right: false },
+      { runId: "routerbench:c", right: false },
+      { runId: "routerbench:d", right: null },
+    ]);
+    const g = acc.headlineGroupSums();
+    expect([...g.sums]).toEqual([1, 2, 0, 1]);
+    expect(g.headline(Float64Array.from([1, 2]))).toBe(0.5);
+    expect(g.headline(Float64Array.from([0, 0]))).toBeNaN();
+    expect(acc.finish().headline.value).toBe(1 / 3);
+  });
+
+  it("retrieval ranks whole queries: no outcome per record; sums [nDCG@10 sum, eligible queries] per group", () => {
+    const acc = new TrackAccumulator("rk", "passage_reranking");
+    const q = { "doc:a": { type: "noul" as const }, "doc:b": { type: "noul" as const } };
+    acc.addRecord(parse(record("rk", { id: "q1", group: "g1", questions: q, expected: { "doc:a": true }, scoring: { type: "retrieval_ranking", qrels: { a: 1, b: 0 }, relevance_threshold: 1, fully_judged: true } })));
+    acc.addRecord(parse(record("rk", { id: "q2", group: "g2", questions: q, expected: {}, scoring: { type: "retrieval_ranking", qrels: { a: 0, b: 0 }, relevance_threshold: 1, fully_judged: true } })));
+    acc.sealRecords();
+    // q1: a ranked first: nDCG 1; q2 has no relevant document: not eligible.
+    acc.addResult({ run_id: "rk:q1", probs: { "doc:a": noul(0.9), "doc:b": noul(0.2) } });
+    acc.addResult({ run_id: "rk:q2", probs: { "doc:a": noul(0.9), "doc:b": noul(0.2) } });
+    expect(acc.headlineOutcomes()).toEqual([]);
+    const g = acc.headlineGroupSums();
+    expect([...g.sums]).toEqual([1, 1, 0, 0]);
+    expect(g.headline(Float64Array.from([0, 0]))).toBeNaN();
+    expect(g.headline(Float64Array.from([1.5, 2]))).toBe(0.75);
+  });
+
+  it("a track without any gold: no headline kind, no outcome", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: { label: { type: "choice", criteria: ABC } }, expected: {} })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.headlineOutcomes()).toEqual([]);
+    expect(acc.finish().headline.value).toBeNull();
+  });
+});
+
