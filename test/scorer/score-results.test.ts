@@ -395,3 +395,55 @@ describe("TrackAccumulator headline outcomes and group sums (what `compare` pair
   });
 });
 
+describe("TrackAccumulator: gold it cannot score, and the order of records and results", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+  const choice = { label: { type: "choice" as const, criteria: ABC } };
+  const at = { file: "t.jsonl.gz", line: 3 };
+
+  it("each problem is an error naming file, line and field", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })), at);
+    expect(() => acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "_evaluation.run_id", 'duplicate run_id "t:a"'),
+    );
+    expect(() => acc.addRecord(parse(record("t", { id: "n", questions: { toxic: { type: "noul" } }, expected: { toxic: "yes" } })), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "expected.toxic", 'gold of a noul question must be true or false, got "yes"'),
+    );
+    const rerank = (scoring: Record<string, unknown>, questions: Record<string, { type: "choice" | "noul"; criteria?: Record<string, string> }> = { "doc:a": { type: "noul" } }) =>
+      parse(record("t", { id: `q${Math.random()}`, family: "passage_reranking", questions, scoring: { type: "retrieval_ranking", qrels: { a: 1 }, ...scoring } }));
+    expect(() => acc.addRecord(rerank({ combine_chunks_by: "metadata.nowhere" }), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "metadata.nowhere", 'combine_chunks_by names "metadata.nowhere", which is not a string in this record'),
+    );
+    expect(() => acc.addRecord(rerank({ combine_chunks_by: "state.text.length.x" }), at)).toThrow(/combine_chunks_by names "state\.text\.length\.x"/);
+    expect(() => acc.addRecord(rerank({}, { "doc:a": { type: "choice", criteria: ABC } }), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "questions.doc:a.type", "reranking document questions must be noul"),
+    );
+    const routing = { type: "routing_outcome", outcomes: { m1: { quality: 1 } }, accepted: ["m1"] };
+    expect(() => acc.addRecord(parse(record("t", { id: "r", questions: { ok: { type: "noul" } }, expected: { ok: true }, scoring: routing })), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "questions", "routing_outcome record has no choice question to route with"),
+    );
+  });
+
+  it("a record after sealing, or a result left for no record at sealing: usage errors naming the track", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addResult({ run_id: "t:zz", probs: {} });
+    expect(() => acc.sealRecords()).toThrow(new UsageError('track t: result for run_id "t:zz" matches no record of the suite'));
+    expect(() => acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })))).toThrow(
+      new UsageError("track t: record added after the suite was sealed"),
+    );
+  });
+
+  it("hasRecord and hasResult; a record added after a finish changes the figures and their interval", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", group: "g", questions: choice, expected: { label: "A" } })));
+    expect([acc.hasRecord("t:a"), acc.hasResult("t:a"), acc.hasRecord("t:b"), acc.hasResult("t:b")]).toEqual([true, false, false, false]);
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.hasResult("t:a")).toBe(true);
+    expect(acc.finish().headline).toMatchObject({ value: 1, ci_low: 1, ci_high: 1 });
+    // Same group, no result yet: missing counts as wrong; one group, so every resample is the track.
+    acc.addRecord(parse(record("t", { id: "b", group: "g", questions: choice, expected: { label: "A" } })));
+    expect(acc.finish().headline).toMatchObject({ value: 0.5, ci_low: 0.5, ci_high: 0.5 });
+    expect([acc.recordCount, acc.resultCount]).toEqual([2, 1]);
+  });
+});
+
