@@ -447,3 +447,49 @@ describe("TrackAccumulator: gold it cannot score, and the order of records and r
   });
 });
 
+describe("TrackAccumulator: queries merged from chunks, the route question, ordinal keys", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+
+  it("a query's qrels keep each document's highest grade over its chunks; it is fully judged only when every chunk is; the threshold defaults to 1", () => {
+    const acc = new TrackAccumulator("rk", "passage_reranking");
+    const rk = (id: string, group: string, docs: string[], scoring: Record<string, unknown>) =>
+      parse(record("rk", { id, group, family: "passage_reranking", questions: Object.fromEntries(docs.map((d) => [`doc:${d}`, { type: "noul" as const }])), scoring: { type: "retrieval_ranking", ...scoring } }));
+    acc.addRecord(rk("c1", "q1", ["a", "b"], { qrels: { a: 0, b: 0 }, relevance_threshold: 2, fully_judged: true }));
+    acc.addRecord(rk("c2", "q1", ["c"], { qrels: { a: 2, c: 1 }, fully_judged: false }));
+    acc.addRecord(rk("c3", "q2", ["x"], { qrels: { x: 1 } }));
+    acc.sealRecords();
+    acc.addResult({ run_id: "rk:c1", probs: { "doc:a": noul(0.9), "doc:b": noul(0.2) } });
+    acc.addResult({ run_id: "rk:c2", probs: { "doc:c": noul(0.95) } });
+    acc.addResult({ run_id: "rk:c3", probs: { "doc:x": noul(0.8) } });
+    const r = acc.finish().retrieval!;
+    // q1: grades a 2 (from c2), b 0, c 1; ranked c, a, b. DCG 1 + 2/log2(3); ideal 2 + 1/log2(3).
+    // MRR with threshold 2 (its first chunk's): a at rank 2. q2: threshold 1, x first: 1 and 1.
+    const ndcg1 = (1 + 2 / Math.log2(3)) / (2 + 1 / Math.log2(3));
+    expect(r["ndcg@10"]).toBeCloseTo((ndcg1 + 1) / 2, 12);
+    expect(r["mrr@10"]).toBeCloseTo((0.5 + 1) / 2, 12);
+    expect(r).toMatchObject({ queries: 2, queries_total: 2, keep_precision: null, keep_recall: null, keep_f1: null });
+  });
+
+  it("routing uses the question named route, else the first choice question; a key ordinal in any record is ordinal", () => {
+    const m12 = { m1: "model one", m2: "model two" };
+    const acc = new TrackAccumulator("routerbench", "model_routing");
+    const scoring = { type: "routing_outcome", outcomes: { m1: { quality: 0.2 }, m2: { quality: 0.9 } }, accepted: ["m2"] };
+    acc.addRecord(parse(record("routerbench", { id: "a", questions: { first: { type: "choice", criteria: m12 }, route: { type: "choice", criteria: m12 } }, expected: { route: "m2" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "b", questions: { ok: { type: "noul" }, pick: { type: "choice", criteria: m12 } }, expected: { pick: "m2" }, scoring })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "routerbench:a", probs: { first: peaked(["m1", "m2"], "m2"), route: peaked(["m1", "m2"], "m1") } });
+    acc.addResult({ run_id: "routerbench:b", probs: { ok: noul(0.9), pick: peaked(["m1", "m2"], "m2") } });
+    // a routes by route (m1: not accepted, quality 0.2); b by pick (m2: accepted, quality 0.9).
+    expect(acc.finish().routing).toMatchObject({ accepted_accuracy: 0.5, mean_quality: (0.2 + 0.9) / 2, n: 2, missing: 0 });
+
+    const ord = new TrackAccumulator("o", "sentiment");
+    ord.addRecord(parse(record("o", { id: "1", questions: { level: { type: "choice", criteria: ABC } }, expected: { level: "A" } })));
+    ord.addRecord(parse(record("o", { id: "2", questions: { level: { type: "choice", criteria: ABC } }, expected: { level: "B" }, scoring: { ordinal: true } })));
+    ord.sealRecords();
+    ord.addResult({ run_id: "o:1", probs: { level: peaked(["A", "B", "C"], "C") } });
+    ord.addResult({ run_id: "o:2", probs: { level: peaked(["A", "B", "C"], "B") } });
+    // |C - A| = 2 levels, |B - B| = 0: mae 1 over both records.
+    expect(ord.finish().questions.level).toMatchObject({ mae: 1, accuracy: 0.5 });
+  });
+});
+
