@@ -493,3 +493,101 @@ describe("TrackAccumulator: queries merged from chunks, the route question, ordi
   });
 });
 
+describe("TrackAccumulator: replacements, mixed records, documents and counts", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+  const choice = { label: { type: "choice" as const, criteria: ABC } };
+
+  it("a later result without a question takes back its earlier answer; counts stay per record", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })));
+    acc.addRecord(parse(record("t", { id: "b", questions: choice, expected: { label: "A" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.isComplete()).toBe(false); // sealed, one of two answered
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") }, skipped: ["label"] });
+    acc.addResult({ run_id: "t:b", probs: {}, errors: { label: "engine: HTTP 500" } });
+    expect(acc.resultCount).toBe(2);
+    expect(acc.isComplete()).toBe(true);
+    const m = acc.finish();
+    expect(m.questions.label).toMatchObject({ n: 2, accuracy: 0, missing: 2 });
+    expect(m.missing).toBe(2);
+    // An absent answer is missing, not an invalid distribution.
+    expect(acc.invalidDistributions).toBe(0);
+    expect(() => acc.addResult({ run_id: "t:zz", probs: {} })).toThrow(new UsageError('track t: result for run_id "t:zz" matches no record of the suite'));
+  });
+
+  it("records with different questions and criteria under one key: each scored by its own options", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: { label: { type: "choice", criteria: { AB: "x", C: "y" } }, tone: { type: "choice", criteria: ABC } }, expected: { label: "AB", tone: "B" } })));
+    acc.addRecord(parse(record("t", { id: "b", questions: { label: { type: "choice", criteria: { A: "x", BC: "y" } }, extra: { type: "choice", criteria: ABC } }, expected: { label: "A" } })));
+    acc.addRecord(parse(record("t", { id: "c", questions: { ok: { type: "noul" }, label: { type: "choice", criteria: { X: "x", Y: "y" } } }, expected: { label: "X" } })));
+    acc.addRecord(parse(record("t", { id: "d", questions: { tone: { type: "choice", criteria: ABC } }, expected: { tone: "A" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["AB", "C"], "AB"), tone: peaked(["A", "B", "C"], "C") } });
+    acc.addResult({ run_id: "t:b", probs: { label: peaked(["A", "BC"], "A"), extra: peaked(["A", "B", "C"], "B") } });
+    acc.addResult({ run_id: "t:c", probs: { label: peaked(["X", "Y"], "X"), ok: noul(0.9) } });
+    acc.addResult({ run_id: "t:d", probs: { tone: peaked(["A", "B", "C"], "A") } });
+    const m = acc.finish();
+    // label right in all three (each against its own options); tone wrong in a, right in d; ok and extra have no gold.
+    expect(m.questions.label).toMatchObject({ n: 3, accuracy: 1, missing: 0 });
+    expect(m.questions.tone).toMatchObject({ n: 2, accuracy: 0.5 });
+    expect(m.headline.value).toBe(1);
+    // The headline (label) per group, in record order; d has no label: its group sums nothing.
+    expect([...acc.headlineGroupSums().sums]).toEqual([1, 1, 1, 1, 1, 1, 0, 0]);
+    expect(acc.invalidDistributions).toBe(0);
+    // A question answered without gold is not missing.
+    expect(m.missing).toBe(0);
+  });
+
+  it("a reranking track: documents named by field_to_document or by a key without doc:, unanswered chunks missing, keep-set of a fully judged query", () => {
+    const acc = new TrackAccumulator("rk", "passage_reranking");
+    const q = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, { type: "noul" as const }]));
+    // Query q1: "doc:1" is document d7 (field_to_document), "doc:b" is b; a second chunk has "p" (no doc: prefix).
+    acc.addRecord(parse(record("rk", { id: "c1", group: "q1", family: "passage_reranking", questions: q(["doc:1", "doc:b"]), scoring: { type: "retrieval_ranking", qrels: { d7: 2, b: 0, p: 1 }, field_to_document: { "doc:1": "d7" }, fully_judged: true } })));
+    acc.addRecord(parse(record("rk", { id: "c2", group: "q1", family: "passage_reranking", questions: q(["p", "doc:b"]), scoring: { type: "retrieval_ranking", qrels: { d7: 2 }, fully_judged: true } })));
+    // Query q2 is never answered.
+    acc.addRecord(parse(record("rk", { id: "c3", group: "q2", family: "passage_reranking", questions: q(["doc:z"]), scoring: { type: "retrieval_ranking", qrels: { z: 1 }, fully_judged: true } })));
+    // A plain record in the same track: the headline stays nDCG, its question is not reported.
+    acc.addRecord(parse(record("rk", { id: "x", group: "q9", family: "passage_reranking", questions: { ok: { type: "noul" } }, expected: { ok: true } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "rk:c1", probs: { "doc:1": noul(0.3), "doc:b": noul(0.2) } });
+    expect(acc.resultCount).toBe(1);
+    acc.addResult({ run_id: "rk:c2", probs: { p: noul(0.6), "doc:b": noul(0.7) } });
+    acc.addResult({ run_id: "rk:x", probs: { ok: noul(0.9) } });
+    expect(acc.resultCount).toBe(3);
+    const m = acc.finish();
+    // q1 pool: d7 0.3, b max(0.2, 0.7) = 0.7, p 0.6. Ranked b, p, d7: DCG 0 + 1/log2(3) + 2/log2(4); ideal 2 + 1/log2(3).
+    // Kept (p >= 0.5): b, p; relevant (grade >= 1): d7, p. Precision 1/2, recall 1/2.
+    // q2: z unanswered: ranked nothing, nDCG 0, MRR 0, keep: nothing kept (P 0), recall 0.
+    const ndcg1 = (1 / Math.log2(3) + 1) / (2 + 1 / Math.log2(3));
+    expect(m.retrieval!["ndcg@10"]).toBeCloseTo(ndcg1 / 2, 12);
+    expect(m.retrieval!["mrr@10"]).toBeCloseTo(0.5 / 2, 12);
+    expect(m.retrieval).toMatchObject({ queries: 2, queries_total: 2, keep_precision: 0.25, keep_recall: 0.25 });
+    expect(m.headline.metric).toBe("ndcg@10");
+    expect(m.questions).toEqual({});
+    expect(m.missing).toBe(1); // z
+    expect([...acc.headlineGroupSums().sums]).toEqual([ndcg1, 1, 0, 1, 0, 0]);
+  });
+
+  it("a duplicate run_id without a source is named by the track", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })));
+    expect(() => acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })))).toThrow(new FormatError("t", undefined, "_evaluation.run_id", 'duplicate run_id "t:a"'));
+    expect(() => acc.addRecord(parse(record("t", { id: "z", questions: choice, expected: { label: "Z" } })))).toThrow(
+      new FormatError("t", undefined, "expected.label", 'gold "Z" is not an option of questions.label.criteria'),
+    );
+  });
+
+  it("a figure cached at a finish is recomputed after every change (records and results in any mix)", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", group: "g", questions: choice, expected: { label: "A" } })));
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.finish().headline).toMatchObject({ value: 1, ci_low: 1, ci_high: 1 });
+    acc.addRecord(parse(record("t", { id: "b", group: "g", questions: choice, expected: { label: "A" } })));
+    expect(acc.finish().headline).toMatchObject({ value: 0.5, ci_low: 0.5, ci_high: 0.5 });
+    acc.addRecord(parse(record("t", { id: "c", group: "g", questions: choice, expected: { label: "A" } })));
+    acc.addResult({ run_id: "t:c", probs: { label: peaked(["A", "B", "C"], "B") } });
+    expect(acc.finish().headline).toMatchObject({ value: 1 / 3, ci_low: 1 / 3, ci_high: 1 / 3 });
+  });
+});
+
