@@ -9,6 +9,7 @@ export default defineConfig({
       "test/scorer/metrics.test.ts",
       "test/scorer/known-answers.test.ts",
       "test/scorer/score-results.test.ts",
+      "test/scorer/track-accumulator.test.ts",
       "test/scorer/prng.test.ts",
       "test/scorer/bootstrap.test.ts",
       "test/scorer/aggregate.test.ts",
