@@ -18,6 +18,7 @@ export default defineConfig({
       "test/card/sweep-plan.test.ts",
       "test/card/results-files.test.ts",
       "test/card/verify-card.test.ts",
+      "test/card/card-answered-by.test.ts",
       "test/coordinator/scheduler.test.ts",
       "test/coordinator/planner.test.ts",
       "test/coordinator/result-validator.test.ts",
