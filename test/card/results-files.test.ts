@@ -58,3 +58,27 @@ describe("sealResults and a line corrupted in the middle of a file", () => {
     expect(sealResults(run).errorRecords).toBe(1);
   });
 });
+
+describe("sealResults: lines that are JSON but no record, and answered_by that is not a method map", () => {
+  it("are left out of the counts, with no error", () => {
+    const run = join(dir, "odd-lines");
+    mkdirSync(join(run, "fam"), { recursive: true });
+    const lines = [
+      "null",
+      "[]",
+      "1",
+      '"text"',
+      '{"id":"x","errors":{"q":"x"}}', // no run_id
+      line("t:1", { answered_by: null }),
+      line("t:2", { answered_by: ["systemone"] }),
+      line("t:3", { answered_by: { a: 1 } }),
+      line("t:4", { answered_by: { a: "systemone", b: "label-read" } }),
+      line("t:5", { answered_by: { a: "decisions" }, errors: { b: "x" } }),
+    ];
+    writeFileSync(join(run, "fam", "a.jsonl"), lines.join("\n") + "\n");
+    const seal = sealResults(run);
+    expect(seal.errorRecords).toBe(1);
+    // In name order; only string maps count.
+    expect(Object.entries(seal.answeredBy)).toEqual([["decisions", 1], ["label-read", 1], ["systemone", 1]]);
+  });
+});

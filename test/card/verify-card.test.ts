@@ -153,6 +153,7 @@ describe("verifyCard", () => {
     expect(v.problems).toHaveLength(1);
     expect(v.problems[0]).toMatch(/not a run card/);
     expect(v).toMatchObject({ filesChecked: 0, resultsPresent: false, scoresRecomputed: false });
+    expect(v.signature).toEqual({ state: "unsigned" });
   });
 });
 
