@@ -89,6 +89,7 @@ export function legacyFingerprintParts(c: Omit<FingerprintComponents, "cardForma
     c.systemPromptSha256,
     String(c.temperature),
     c.harnessVersion,
+    // Stryker disable next-line ConditionalExpression: String(null) is "null" too
     c.batchSize === null ? "null" : String(c.batchSize),
     JSON.stringify([...c.toolsEnabled].sort()),
   ];

@@ -175,11 +175,13 @@ export class TrackAccumulator {
         state.p[i] = dist ? dist.true! : NaN;
       }
       state.query.scored = undefined;
+      // Stryker disable next-line MethodExpression,ArrowFunction,ConditionalExpression: only when the query is scored: every result resets the cache and a finish scores an unscored query itself
       if (state.query.chunks.every((c) => c.answered)) state.query.scored = scoreQuery(state.query);
       return;
     }
     for (let i = 0; i < state.questions.length; i++) {
       const q = state.questions[i]!;
+      // Stryker disable next-line StringLiteral: a noul question's options are NOUL_KEYS (plainOf)
       const dist = answerOf(q.key, q.type === "noul" ? NOUL_KEYS : q.options);
       if (!dist) {
         state.pred[i] = MISSING;
@@ -189,6 +191,7 @@ export class TrackAccumulator {
         state.pred[i] = noulPrediction(dist.true!) ? 1 : 0;
       } else {
         state.pred[i] = argmaxIndex(dist, q.options);
+        // Stryker disable next-line ConditionalExpression: p(gold) of a question without gold is never read (metrics and sums take only questions with gold)
         state.p[i] = q.gold === MISSING ? NaN : dist[q.options[q.gold]!]!;
       }
     }
@@ -214,6 +217,7 @@ export class TrackAccumulator {
 
   /** Headline of each bootstrap resample (NaN where undefined); the pillar intervals average these. */
   headlineResamples(): Float64Array {
+    // Stryker disable next-line ConditionalExpression: a cache: "true" draws the same resamples again
     if (this.cachedBootstrap?.version !== this.version) {
       this.cachedBootstrap = { version: this.version, values: bootstrapResamples(this.groupSums(), trackSeed(this.track), BOOTSTRAP_RESAMPLES) };
     }
@@ -227,12 +231,17 @@ export class TrackAccumulator {
     const routing = this.routingItems();
     const routingOut = routing.length > 0 ? routingMetrics(routing) : null;
     let value: number | null = null;
+    // Stryker disable next-line OptionalChaining: a retrieval kind has queries, so retrieval metrics
     if (kind === "retrieval") value = retrieval?.["ndcg@10"] ?? null;
+    // Stryker disable next-line OptionalChaining: a routing kind has routing records, so routing metrics
     else if (kind === "routing") value = routingOut?.accepted_accuracy ?? null;
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a choice or noul kind comes from the headline key, so both are defined or neither
     else if (kind !== undefined && this.headlineKey !== undefined) {
       const m = questions[this.headlineKey];
+      // Stryker disable next-line OptionalChaining: the headline key is one of the track's questions, so m is defined
       value = (kind === "noul" ? m?.macro_f1 : m?.accuracy) ?? null;
     }
+    // Stryker disable next-line ConditionalExpression: a track without a headline has NaN in every resample: its interval is null either way
     const ci = value === null ? null : percentileInterval(this.headlineResamples());
     const groups = new Set(this.order.map((r) => r.group)).size;
     return {
@@ -267,6 +276,7 @@ export class TrackAccumulator {
           if (gold === MISSING) throw new FormatError(source.file, source.line, `expected.${key}`, `gold ${JSON.stringify(expected)} is not an option of questions.${key}.criteria`);
         }
       }
+      // Stryker disable next-line ConditionalExpression: only choice metrics read ordinal
       const qOrdinal = ordinal && q.type === "choice";
       questions.push(this.internGold(key, q.type, options, gold, qOrdinal));
       const seen = this.questionOrder.get(key);
@@ -283,6 +293,7 @@ export class TrackAccumulator {
       routing = { question, outcomes: s.outcomes, accepted: new Set(s.accepted) };
     }
     const n = questions.length;
+    // Stryker disable next-line ArrayDeclaration: p is written before it is read (only answered questions with gold are read); an empty pred is killed (missing counts)
     return { kind: "plain", group: record.metadata.group_id, questions: this.internQuestions(questions), pred: new Array<number>(n).fill(MISSING), p: new Array<number>(n).fill(NaN), routing, answered: false };
   }
 
@@ -319,6 +330,7 @@ export class TrackAccumulator {
     const scorableSet = s.scorable_ids ? new Set(s.scorable_ids) : undefined;
     const scorable: number[] = [];
     for (let i = 0; i < docs.length; i++) if (scorableSet === undefined || scorableSet.has(docs[i]!)) scorable.push(i);
+    // Stryker disable next-line ConditionalExpression,ArrowFunction: a track with chunks has the retrieval headline, which does not read headlineKey
     if (this.headlineKey === undefined) this.headlineKey = keys.find((k) => Object.hasOwn(record.expected, k));
     // The full suite's gold is held for the whole run (a few hundred thousand documents): keep only what cannot be derived.
     const chunk: ChunkRecord = {
@@ -326,6 +338,7 @@ export class TrackAccumulator {
       group: record.metadata.group_id,
       keys,
       docs: docs.every((d, i) => d === derivedDoc(keys[i]!)) ? undefined : docs,
+      // Stryker disable next-line ConditionalExpression: storage only: a list of every index scores the same documents
       scorable: scorable.length === keys.length ? undefined : scorable,
       p: new Array<number>(keys.length).fill(NaN),
       query,
@@ -339,6 +352,7 @@ export class TrackAccumulator {
   private intern(options: string[]): readonly string[] {
     const key = options.join("\u0000");
     let v = this.optionSets.get(key);
+    // Stryker disable next-line ConditionalExpression: interning for memory: a fresh array (and id) for each record scores the same
     if (!v) {
       this.optionSets.set(key, (v = Object.freeze(options)));
       this.optionSetIds.set(v, this.optionSetIds.size);
@@ -350,6 +364,7 @@ export class TrackAccumulator {
   // object per distinct question gold and one array per distinct record gold hold the whole suite's
   // in a fraction of the memory, for the run's whole length.
   private internGold(key: string, type: "choice" | "noul", options: readonly string[], gold: number, ordinal: boolean): QuestionGold {
+    // Stryker disable next-line UnaryOperator: the id also holds the type, so noul's id cannot meet a choice option set's
     const optionsId = options === NOUL_KEYS ? -1 : this.optionSetIds.get(options)!;
     const id = `${key}\u0000${type}\u0000${optionsId}\u0000${gold}\u0000${ordinal ? 1 : 0}`;
     let q = this.golds.get(id);
@@ -360,6 +375,7 @@ export class TrackAccumulator {
   private internQuestions(questions: QuestionGold[]): readonly QuestionGold[] {
     const id = questions.map((q) => q.id).join(",");
     let v = this.questionSets.get(id);
+    // Stryker disable next-line ConditionalExpression: interning for memory: the record's own array scores the same
     if (!v) this.questionSets.set(id, (v = Object.freeze(questions)));
     return v;
   }
@@ -368,8 +384,11 @@ export class TrackAccumulator {
 
   private headlineKind(): HeadlineKind | undefined {
     if (this.queries.size > 0) return "retrieval";
+    // Stryker disable next-line ConditionalExpression: a chunk has no routing either
     if (this.order.some((r) => r.kind === "plain" && r.routing !== undefined)) return "routing";
+    // Stryker disable next-line ConditionalExpression: questionOrder has no undefined key: undefined either way
     if (this.headlineKey === undefined) return undefined;
+    // Stryker disable next-line OptionalChaining: the headline key is a question plainOf recorded in questionOrder
     return this.questionOrder.get(this.headlineKey)?.type;
   }
 
@@ -433,6 +452,7 @@ export class TrackAccumulator {
   private routingItems(): RoutingItem[] {
     const items: RoutingItem[] = [];
     for (const r of this.order) {
+      // Stryker disable next-line ConditionalExpression: a chunk has no routing either
       if (r.kind !== "plain" || !r.routing) continue;
       const q = r.questions[r.routing.question]!;
       const pred = r.pred[r.routing.question]!;
@@ -499,6 +519,7 @@ export class TrackAccumulator {
         sums[g]! += s.ndcg;
         sums[g + 1]! += 1;
       }
+      // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
       return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
     }
     if (kind === "routing") {
@@ -512,6 +533,7 @@ export class TrackAccumulator {
         if (pred !== MISSING && r.routing.accepted.has(q.options[pred]!)) sums[g]! += 1;
         sums[g + 1]! += 1;
       }
+      // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
       return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
     }
     const key = this.headlineKey;
@@ -519,6 +541,7 @@ export class TrackAccumulator {
       // [tp, fp, fn] of label true, then of label false
       const sums = new Float64Array(index.size * 6);
       for (const r of this.order) {
+        // Stryker disable next-line ConditionalExpression: chunks are only in retrieval tracks, which return above
         if (r.kind !== "plain") continue;
         const i = r.questions.findIndex((q) => q.key === key);
         const q = r.questions[i];
@@ -542,6 +565,7 @@ export class TrackAccumulator {
     // choice accuracy: [correct, n]
     const sums = new Float64Array(index.size * 2);
     for (const r of this.order) {
+      // Stryker disable next-line ConditionalExpression: chunks are only in retrieval tracks, which return above
       if (r.kind !== "plain") continue;
       const i = r.questions.findIndex((q) => q.key === key);
       const q = r.questions[i];
@@ -550,6 +574,7 @@ export class TrackAccumulator {
       if (r.pred[i] === q.gold) sums[g]! += 1;
       sums[g + 1]! += 1;
     }
+    // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
     return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
   }
 }

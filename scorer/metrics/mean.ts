@@ -7,7 +7,3 @@ export function meanOrNull(values: readonly number[]): number | null {
   return sum / values.length;
 }
 
-/** sum / count, null when count is 0. */
-export function ratioOrNull(sum: number, count: number): number | null {
-  return count === 0 ? null : sum / count;
-}

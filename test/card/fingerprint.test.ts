@@ -92,4 +92,15 @@ describe("fingerprint", () => {
       limit: null,
     });
   });
+
+  it("a card that records no tracks or families: an empty scope, the same fingerprint as the components with one", () => {
+    const card = {
+      card_format: 2,
+      harness_version: "0.1.0",
+      method: { model_slug: "sim/pseudo", condition: "systemone", system_prompt_sha256: BASE.systemPromptSha256, temperature: 0, batch_size: null, tools_enabled: [] },
+      dataset: { sha256: "d".repeat(64) },
+    };
+    expect(componentsOfCard(card).scope).toEqual({ tracks: [], families: [], limit: null });
+    expect(fingerprint(componentsOfCard(card))).toBe(fingerprint({ ...BASE, scope: { tracks: [], families: [], limit: null } }));
+  });
 });

@@ -1,6 +1,6 @@
 // `card verify` in process (card/verify-card.ts): each way a card or its results can be changed
 // after sealing is named, and a card whose results files are elsewhere still verifies its seals.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { writeCard } from "../../card/card-file.js";
 import type { RunCard } from "../../card/run-card.js";
 import { verifyCard } from "../../card/verify-card.js";
 import { sealResults } from "../../common/results/index.js";
+import { sha256Hex } from "../../common/sha256.js";
 
 const root = mkdtempSync(join(tmpdir(), "udm-verify-card-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -67,6 +68,18 @@ describe("verifyCard", () => {
     const now = sealResults(dir).files["toxicity/vihsd.jsonl"];
     expect(v.problems).toEqual([`results file toxicity/vihsd.jsonl: sha256 ${now}, card records ${card.results_files["toxicity/vihsd.jsonl"]}`]);
     expect(v.filesChecked).toBe(2);
+  });
+
+  it("a sealed results file with a corrupted line mid-file: a problem naming file and line, no exception", async () => {
+    const { dir, path, card } = sealedRun();
+    const file = join(dir, "toxicity", "vihsd.jsonl");
+    // A card sealed before sealing refused such files: its sha256 and answered_by match the file.
+    writeFileSync(file, LINE_1 + '{"run_id":"vihsd:3","id":"3","probs":{"q":{"A\n' + LINE_1);
+    const files = { ...card.results_files, "toxicity/vihsd.jsonl": sha256Hex(readFileSync(file)) };
+    const edited = sealCard({ ...card, results_files: files, method: { ...card.method, answered_by: { systemone: { questions: 2, share: 1 } } } });
+    writeCard(path, edited);
+    const v = await verifyCard(path);
+    expect(v.problems).toEqual([`results file toxicity/vihsd.jsonl: ${file}:2: not valid JSON (a corrupted line before the end of the file)`]);
   });
 
   it("a listed results file missing while the others are there", async () => {
@@ -140,6 +153,7 @@ describe("verifyCard", () => {
     expect(v.problems).toHaveLength(1);
     expect(v.problems[0]).toMatch(/not a run card/);
     expect(v).toMatchObject({ filesChecked: 0, resultsPresent: false, scoresRecomputed: false });
+    expect(v.signature).toEqual({ state: "unsigned" });
   });
 });
 
@@ -178,6 +192,16 @@ describe("verifyCard with a suite", () => {
     expect(changed.scoresRecomputed).toBe(false);
     expect(changed.problems.length).toBeGreaterThan(0);
     expect(changed.problems.join("\n")).toMatch(/vihsd/);
+    // A results file changed after sealing: its seal is the problem; the changed file is not rescored
+    // (its differences would say nothing more).
+    writeCard(path, card);
+    const results = join(dir, "toxicity", "vihsd.jsonl");
+    const sealed = readFileSync(results);
+    writeFileSync(results, [1, 2, 3].map((i) => JSON.stringify({ run_id: `vihsd:${i}`, id: `${i}`, probs: { label: peaked(["A", "B", "C"], "C") }, skipped: [] }) + "\n").join(""));
+    const edited = await verifyCard(path, { suiteDir });
+    expect(edited.problems).toEqual([`results file toxicity/vihsd.jsonl: sha256 ${sha256Hex(readFileSync(results))}, card records ${card.results_files["toxicity/vihsd.jsonl"]}`]);
+    expect(edited.scoresRecomputed).toBe(false);
+    writeFileSync(results, sealed);
     // A suite that is not there: the rescoring fails with a named problem.
     writeCard(path, card);
     const missing = await verifyCard(path, { suiteDir: join(root, "no-suite") });

@@ -75,4 +75,40 @@ describe("aggregate", () => {
     expect(a.summary).toEqual({ v1_mean: 22 / 43, v1_tracks: 43, family_macro_mean: 0.5 });
     expect("v1_mean_partial" in a.summary).toBe(false);
   });
+
+  it("the same tracks in any order give the same figures, to the bit, and keys in name order", () => {
+    // Floating-point sums depend on their order ((0.1 + 0.2) + 0.3 is 0.6000000000000001, (0.3 + 0.2) + 0.1
+    // is 0.6): the tracks are taken in name order whatever order they arrive in, so that metrics.json and
+    // a card's interval do not depend on which track finished first.
+    const [a, b, c] = [...V1_SCORED_TRACKS].sort() as [string, string, string];
+    const parts: [string, TrackMetrics][] = [
+      [a, track("fz", "pz", "vi", 0.1)],
+      [b, track("fz", "pz", "en", 0.2)],
+      [c, track("fa", "pz", "en", 0.3)],
+    ];
+    const fixed = (_n: string) => f64(0.5);
+    const byName = (n: string) => ({ [a]: f64(0.1, 0.3), [b]: f64(0.2, 0.3), [c]: f64(0.3, 0.3) })[n]!;
+    const forward = Object.fromEntries(parts);
+    const backward = Object.fromEntries([...parts].reverse());
+    expect(aggregate(backward, fixed)).toEqual(aggregate(forward, fixed));
+    expect(aggregate(forward, fixed).pillars.pz!.mean).toBe((0.1 + 0.2 + 0.3) / 3);
+    expect(aggregate(backward, fixed).summary.v1_mean_partial).toBe((0.1 + 0.2 + 0.3) / 3);
+    // Per resample (0.1+0.2+0.3)/3 and 0.9/3, in name order.
+    expect(v1Interval(backward, byName)).toEqual(v1Interval(forward, byName));
+    expect(v1Interval(backward, byName)!.ci_low).toBe((0.1 + 0.2 + 0.3) / 3 + 0.025 * (0.9 / 3 - (0.1 + 0.2 + 0.3) / 3));
+    // Keys in name order: families, pillars and languages, whatever order the tracks gave them.
+    const out = aggregate(forward, fixed);
+    expect(Object.keys(out.families)).toEqual(["fa", "fz"]);
+    expect(Object.keys(out.families.fz!.by_lang)).toEqual(["en", "vi"]);
+    expect(Object.keys(aggregate({ [a]: track("f", "q2", "vi", 0.1), [b]: track("f", "q1", "en", 0.2) }, fixed).pillars)).toEqual(["q1", "q2"]);
+  });
+
+  it("a track without a headline stays out of its pillar's interval and the v1 interval, whatever its resamples", () => {
+    const [a, b] = [...V1_SCORED_TRACKS].sort() as [string, string];
+    const tracks = { [a]: track("f", "p", "vi", null), [b]: track("f", "p", "vi", 0.5) };
+    const resamples = (n: string) => (n === a ? f64(0.9, 0.9) : f64(0.5, 0.5));
+    expect(aggregate(tracks, resamples).pillars.p).toEqual({ mean: 0.5, by_lang: { vi: 0.5 }, tracks: 1, ci_low: 0.5, ci_high: 0.5 });
+    expect(v1Interval(tracks, resamples)).toEqual({ ci_low: 0.5, ci_high: 0.5 });
+  });
 });
+

@@ -16,6 +16,9 @@ describe("argmaxIndex", () => {
     { dist: { A: 0.4, B: 0.4, C: 0.2 }, keys: ["A", "B", "C"], want: 0, why: "tie A/B -> A, first in criteria" },
     { dist: { A: 0.4, B: 0.4, C: 0.2 }, keys: ["C", "B", "A"], want: 1, why: "criteria order C,B,A: tie B/A -> B (index 1)" },
     { dist: { "0": 0.25, "1": 0.25, "2": 0.25, "3": 0.25 }, keys: ["0", "1", "2", "3"], want: 0, why: "all tied -> first" },
+    { dist: {}, keys: [], want: -1, why: "no option at all -> -1 (no prediction)" },
+    { dist: { A: 0.5 }, keys: ["B", "C"], want: -1, why: "none of the options in the distribution -> -1" },
+    { dist: { undefined: 0.9, A: 0.1 }, keys: ["A"], want: 0, why: "only the criteria's options count, whatever another key is named" },
   ])("$why", ({ dist, keys, want }) => {
     expect(argmaxIndex(dist, keys)).toBe(want);
   });
@@ -45,6 +48,14 @@ describe("macroF1 (scikit-learn average=macro, labels=gold present, zero_divisio
     },
   ])("$why", ({ gold, pred, want }) => {
     expect(macroF1(gold, pred, goldLabelsPresent(gold))).toBeCloseTo(want, 12);
+  });
+
+  it("over the labels given only (scikit-learn labels=[A, B]): a gold or predicted C counts for no label", () => {
+    // A: tp1 -> 1; B: fn1 (pred C) -> 0; the third item (gold C, pred C) is in neither label. (1 + 0) / 2
+    expect(macroF1(["A", "B", "C"], ["A", "C", "C"], ["A", "B"])).toBe(0.5);
+    // A: tp1 fp1 (gold C predicted A) -> 2/3; B: fn1 -> 0; the gold C missed is no label's fn. (2/3 + 0) / 2
+    expect(macroF1(["A", "B", "C"], ["A", "C", "A"], ["A", "B"])).toBeCloseTo(1 / 3, 12);
+    expect(macroF1(["A"], ["A"], [])).toBeNull();
   });
 });
 
@@ -102,6 +113,12 @@ describe("noulMetrics", () => {
       items: [{ gold: true, pTrue: null }, { gold: false, pTrue: null }],
       accuracy: 0, macro_f1: 0, nll: null, missing: 2,
     },
+    {
+      why: "both labels right: each F1 is 1, so the mean is 1 (both labels enter it)",
+      // true: tp1 -> 1; false: tp1 -> 1; macro 1. nll = (-ln .9 - ln .8)/2
+      items: [{ gold: true, pTrue: 0.9 }, { gold: false, pTrue: 0.2 }],
+      accuracy: 1, macro_f1: 1, nll: (-Math.log(0.9) - Math.log(0.8)) / 2, missing: 0,
+    },
   ])("$why", ({ items, accuracy, macro_f1, nll, missing }) => {
     const m = noulMetrics(items);
     expect(m.accuracy).toBeCloseTo(accuracy, 12);
@@ -109,6 +126,12 @@ describe("noulMetrics", () => {
     if (nll === null) expect(m.nll).toBeNull();
     else expect(m.nll).toBeCloseTo(nll, 12);
     expect(m.missing).toBe(missing);
+  });
+});
+
+describe("noulMetrics of no item", () => {
+  it("n 0: accuracy, macro_f1 and nll are null, not NaN", () => {
+    expect(noulMetrics([])).toEqual({ kind: "noul", n: 0, accuracy: null, macro_f1: null, nll: null, missing: 0 });
   });
 });
 
@@ -173,6 +196,13 @@ describe("keepSet", () => {
   });
 });
 
+describe("keepSet of a pool without a relevant document", () => {
+  it("recall and F1 are 0 (empty denominators), not NaN", () => {
+    // threshold 3: nothing in the pool {a, b} is relevant; kept {a}: P 0/1, R 0 (0 relevant), F1 0
+    expect(keepSet(["a", "b"], new Set(["a"]), new Map([["a", 2], ["b", 0]]), 3)).toEqual({ precision: 0, recall: 0, f1: 0 });
+  });
+});
+
 describe("routingMetrics", () => {
   it("accepted accuracy counts missing as wrong; quality and cost over answered; oracle over all", () => {
     const items: RoutingItem[] = [
@@ -188,5 +218,21 @@ describe("routingMetrics", () => {
     expect(m.oracle_quality).toBeCloseTo(2.2 / 3, 12);
     expect(m.missing).toBe(1);
     expect(m.n).toBe(3);
+  });
+
+  it("a record without any quality stays out of the oracle; a predicted route without an outcome out of quality and cost", () => {
+    const items: RoutingItem[] = [
+      { pred: "m1", accepted: new Set(["m1"]), outcomes: { m1: { quality: 0.6, cost_usd: 0.2 }, m2: { quality: 0.4 } } },
+      // m3 has no outcome recorded; no route of this record has a quality (m1 only a cost).
+      { pred: "m3", accepted: new Set(["m3"]), outcomes: { m1: { cost_usd: 0.3 } } },
+    ];
+    // accepted 2/2; quality 0.6/1 and cost 0.2/1 (m3 has neither); oracle 0.6/1 (the second has no quality)
+    expect(routingMetrics(items)).toEqual({ accepted_accuracy: 1, mean_quality: 0.6, mean_cost_usd: 0.2, oracle_quality: 0.6, n: 2, missing: 0 });
+  });
+
+  it("no record, or every route question missing: null means, not NaN", () => {
+    expect(routingMetrics([])).toEqual({ accepted_accuracy: null, mean_quality: null, mean_cost_usd: null, oracle_quality: null, n: 0, missing: 0 });
+    // Missing: accepted 0/1; no quality or cost over answered records; oracle of the one with a quality
+    expect(routingMetrics([{ pred: null, accepted: ["m1"], outcomes: { m1: { quality: 0.5 } } }])).toEqual({ accepted_accuracy: 0, mean_quality: null, mean_cost_usd: null, oracle_quality: 0.5, n: 1, missing: 1 });
   });
 });

@@ -287,3 +287,307 @@ describe("TrackAccumulator streaming", () => {
     expect(() => acc.addRecord(bad, { file: "t.jsonl.gz", line: 7 })).toThrow(/t\.jsonl\.gz:7 field expected\.label/);
   });
 });
+
+describe("TrackAccumulator headline outcomes and group sums (what `compare` pairs)", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+  const m12 = { m1: "model one", m2: "model two" };
+
+  it("choice: right, wrong or missing per record in file order; null without gold; sums [correct, n] per group in first-record order", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    const q = { label: { type: "choice" as const, criteria: ABC } };
+    acc.addRecord(parse(record("t", { id: "a", group: "g2", questions: q, expected: { label: "A" } })));
+    acc.addRecord(parse(record("t", { id: "b", group: "g1", questions: q, expected: { label: "B" } })));
+    acc.addRecord(parse(record("t", { id: "c", group: "g2", questions: q, expected: {} })));
+    acc.addRecord(parse(record("t", { id: "d", group: "g1", questions: q, expected: { label: "A" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    acc.addResult({ run_id: "t:b", probs: { label: peaked(["A", "B", "C"], "C") } });
+    acc.addResult({ run_id: "t:c", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.headlineOutcomes()).toEqual([
+      { runId: "t:a", right: true },
+      { runId: "t:b", right: false },
+      { runId: "t:c", right: null },
+      { runId: "t:d", right: false },
+    ]);
+    const g = acc.headlineGroupSums();
+    // g2 first (record a): a right, c without gold; g1: b wrong, d missing.
+    expect(g.width).toBe(2);
+    expect([...g.sums]).toEqual([1, 1, 0, 2]);
+    expect(g.headline(Float64Array.from([1, 3]))).toBe(1 / 3);
+    expect(g.headline(Float64Array.from([0, 0]))).toBeNaN();
+  });
+
+  it("noul: sums [tp, fp, fn] of true then of false per group; the headline is their macro-F1", () => {
+    const acc = new TrackAccumulator("t", "toxicity");
+    const q = { toxic: { type: "noul" as const } };
+    const recs: [string, string, boolean, number | null][] = [
+      ["a", "g1", true, 0.9], // tp of true
+      ["b", "g1", false, 0.9], // fp of true, fn of false
+      ["c", "g2", true, null], // fn of true
+      ["d", "g2", false, 0.1], // tp of false
+    ];
+    for (const [id, group, gold] of recs) acc.addRecord(parse(record("t", { id, group, questions: q, expected: { toxic: gold } })));
+    acc.sealRecords();
+    for (const [id, , , p] of recs) if (p !== null) acc.addResult({ run_id: `t:${id}`, probs: { toxic: noul(p) } });
+    const g = acc.headlineGroupSums();
+    expect(g.width).toBe(6);
+    expect([...g.sums]).toEqual([1, 1, 0, 0, 0, 1, 0, 0, 1, 1, 0, 0]);
+    // true: tp1 fp1 fn1 -> 1/2; false: tp1 fp0 fn1 -> 2/3
+    expect(g.headline(Float64Array.from([1, 1, 1, 1, 0, 1]))).toBeCloseTo(7 / 12, 12);
+    expect(acc.finish().headline.value).toBeCloseTo(7 / 12, 12);
+    expect(g.headline(Float64Array.from([0, 4, 0, 0, 4, 0]))).toBeNaN();
+    expect(acc.headlineOutcomes()).toEqual([
+      { runId: "t:a", right: true },
+      { runId: "t:b", right: false },
+      { runId: "t:c", right: false },
+      { runId: "t:d", right: true },
+    ]);
+  });
+
+  it("routing: right when the predicted route is accepted; a record without routing has none; sums [accepted, records]", () => {
+    const acc = new TrackAccumulator("routerbench", "model_routing");
+    const q = { route: { type: "choice" as const, criteria: m12 } };
+    const scoring = { type: "routing_outcome", outcomes: { m1: { quality: 0.8 }, m2: { quality: 0.9 } }, accepted: ["m1"] };
+    acc.addRecord(parse(record("routerbench", { id: "a", group: "g1", questions: q, expected: { route: "m1" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "b", group: "g1", questions: q, expected: { route: "m1" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "c", group: "g2", questions: q, expected: { route: "m1" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "d", group: "g2", questions: q, expected: { route: "m1" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "routerbench:a", probs: { route: peaked(["m1", "m2"], "m1") } });
+    acc.addResult({ run_id: "routerbench:b", probs: { route: peaked(["m1", "m2"], "m2") } });
+    acc.addResult({ run_id: "routerbench:d", probs: { route: peaked(["m1", "m2"], "m1") } });
+    expect(acc.headlineOutcomes()).toEqual([
+      { runId: "routerbench:a", right: true },
+      { runId: "routerbench:b", right: false },
+      { runId: "routerbench:c", right: false },
+      { runId: "routerbench:d", right: null },
+    ]);
+    const g = acc.headlineGroupSums();
+    expect([...g.sums]).toEqual([1, 2, 0, 1]);
+    expect(g.headline(Float64Array.from([1, 2]))).toBe(0.5);
+    expect(g.headline(Float64Array.from([0, 0]))).toBeNaN();
+    expect(acc.finish().headline.value).toBe(1 / 3);
+  });
+
+  it("retrieval ranks whole queries: no outcome per record; sums [nDCG@10 sum, eligible queries] per group", () => {
+    const acc = new TrackAccumulator("rk", "passage_reranking");
+    const q = { "doc:a": { type: "noul" as const }, "doc:b": { type: "noul" as const } };
+    acc.addRecord(parse(record("rk", { id: "q1", group: "g1", questions: q, expected: { "doc:a": true }, scoring: { type: "retrieval_ranking", qrels: { a: 1, b: 0 }, relevance_threshold: 1, fully_judged: true } })));
+    acc.addRecord(parse(record("rk", { id: "q2", group: "g2", questions: q, expected: {}, scoring: { type: "retrieval_ranking", qrels: { a: 0, b: 0 }, relevance_threshold: 1, fully_judged: true } })));
+    acc.sealRecords();
+    // q1: a ranked first: nDCG 1; q2 has no relevant document: not eligible.
+    acc.addResult({ run_id: "rk:q1", probs: { "doc:a": noul(0.9), "doc:b": noul(0.2) } });
+    acc.addResult({ run_id: "rk:q2", probs: { "doc:a": noul(0.9), "doc:b": noul(0.2) } });
+    expect(acc.headlineOutcomes()).toEqual([]);
+    const g = acc.headlineGroupSums();
+    expect([...g.sums]).toEqual([1, 1, 0, 0]);
+    expect(g.headline(Float64Array.from([0, 0]))).toBeNaN();
+    expect(g.headline(Float64Array.from([1.5, 2]))).toBe(0.75);
+  });
+
+  it("a track without any gold: no headline kind, no outcome", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: { label: { type: "choice", criteria: ABC } }, expected: {} })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.headlineOutcomes()).toEqual([]);
+    expect(acc.finish().headline.value).toBeNull();
+  });
+});
+
+describe("TrackAccumulator: gold it cannot score, and the order of records and results", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+  const choice = { label: { type: "choice" as const, criteria: ABC } };
+  const at = { file: "t.jsonl.gz", line: 3 };
+
+  it("each problem is an error naming file, line and field", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })), at);
+    expect(() => acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "_evaluation.run_id", 'duplicate run_id "t:a"'),
+    );
+    expect(() => acc.addRecord(parse(record("t", { id: "n", questions: { toxic: { type: "noul" } }, expected: { toxic: "yes" } })), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "expected.toxic", 'gold of a noul question must be true or false, got "yes"'),
+    );
+    const rerank = (scoring: Record<string, unknown>, questions: Record<string, { type: "choice" | "noul"; criteria?: Record<string, string> }> = { "doc:a": { type: "noul" } }) =>
+      parse(record("t", { id: `q${Math.random()}`, family: "passage_reranking", questions, scoring: { type: "retrieval_ranking", qrels: { a: 1 }, ...scoring } }));
+    expect(() => acc.addRecord(rerank({ combine_chunks_by: "metadata.nowhere" }), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "metadata.nowhere", 'combine_chunks_by names "metadata.nowhere", which is not a string in this record'),
+    );
+    expect(() => acc.addRecord(rerank({ combine_chunks_by: "state.text.length.x" }), at)).toThrow(/combine_chunks_by names "state\.text\.length\.x"/);
+    expect(() => acc.addRecord(rerank({}, { "doc:a": { type: "choice", criteria: ABC } }), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "questions.doc:a.type", "reranking document questions must be noul"),
+    );
+    const routing = { type: "routing_outcome", outcomes: { m1: { quality: 1 } }, accepted: ["m1"] };
+    expect(() => acc.addRecord(parse(record("t", { id: "r", questions: { ok: { type: "noul" } }, expected: { ok: true }, scoring: routing })), at)).toThrow(
+      new FormatError("t.jsonl.gz", 3, "questions", "routing_outcome record has no choice question to route with"),
+    );
+  });
+
+  it("a record after sealing, or a result left for no record at sealing: usage errors naming the track", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addResult({ run_id: "t:zz", probs: {} });
+    expect(() => acc.sealRecords()).toThrow(new UsageError('track t: result for run_id "t:zz" matches no record of the suite'));
+    expect(() => acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })))).toThrow(
+      new UsageError("track t: record added after the suite was sealed"),
+    );
+  });
+
+  it("hasRecord and hasResult; a record added after a finish changes the figures and their interval", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", group: "g", questions: choice, expected: { label: "A" } })));
+    expect([acc.hasRecord("t:a"), acc.hasResult("t:a"), acc.hasRecord("t:b"), acc.hasResult("t:b")]).toEqual([true, false, false, false]);
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.hasResult("t:a")).toBe(true);
+    expect(acc.finish().headline).toMatchObject({ value: 1, ci_low: 1, ci_high: 1 });
+    // Same group, no result yet: missing counts as wrong; one group, so every resample is the track.
+    acc.addRecord(parse(record("t", { id: "b", group: "g", questions: choice, expected: { label: "A" } })));
+    expect(acc.finish().headline).toMatchObject({ value: 0.5, ci_low: 0.5, ci_high: 0.5 });
+    expect([acc.recordCount, acc.resultCount]).toEqual([2, 1]);
+  });
+});
+
+describe("TrackAccumulator: queries merged from chunks, the route question, ordinal keys", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+
+  it("a query's qrels keep each document's highest grade over its chunks; it is fully judged only when every chunk is; the threshold defaults to 1", () => {
+    const acc = new TrackAccumulator("rk", "passage_reranking");
+    const rk = (id: string, group: string, docs: string[], scoring: Record<string, unknown>) =>
+      parse(record("rk", { id, group, family: "passage_reranking", questions: Object.fromEntries(docs.map((d) => [`doc:${d}`, { type: "noul" as const }])), scoring: { type: "retrieval_ranking", ...scoring } }));
+    acc.addRecord(rk("c1", "q1", ["a", "b"], { qrels: { a: 0, b: 0 }, relevance_threshold: 2, fully_judged: true }));
+    acc.addRecord(rk("c2", "q1", ["c"], { qrels: { a: 2, c: 1 }, fully_judged: false }));
+    acc.addRecord(rk("c3", "q2", ["x"], { qrels: { x: 1 } }));
+    acc.sealRecords();
+    acc.addResult({ run_id: "rk:c1", probs: { "doc:a": noul(0.9), "doc:b": noul(0.2) } });
+    acc.addResult({ run_id: "rk:c2", probs: { "doc:c": noul(0.95) } });
+    acc.addResult({ run_id: "rk:c3", probs: { "doc:x": noul(0.8) } });
+    const r = acc.finish().retrieval!;
+    // q1: grades a 2 (from c2), b 0, c 1; ranked c, a, b. DCG 1 + 2/log2(3); ideal 2 + 1/log2(3).
+    // MRR with threshold 2 (its first chunk's): a at rank 2. q2: threshold 1, x first: 1 and 1.
+    const ndcg1 = (1 + 2 / Math.log2(3)) / (2 + 1 / Math.log2(3));
+    expect(r["ndcg@10"]).toBeCloseTo((ndcg1 + 1) / 2, 12);
+    expect(r["mrr@10"]).toBeCloseTo((0.5 + 1) / 2, 12);
+    expect(r).toMatchObject({ queries: 2, queries_total: 2, keep_precision: null, keep_recall: null, keep_f1: null });
+  });
+
+  it("routing uses the question named route, else the first choice question; a key ordinal in any record is ordinal", () => {
+    const m12 = { m1: "model one", m2: "model two" };
+    const acc = new TrackAccumulator("routerbench", "model_routing");
+    const scoring = { type: "routing_outcome", outcomes: { m1: { quality: 0.2 }, m2: { quality: 0.9 } }, accepted: ["m2"] };
+    acc.addRecord(parse(record("routerbench", { id: "a", questions: { first: { type: "choice", criteria: m12 }, route: { type: "choice", criteria: m12 } }, expected: { route: "m2" }, scoring })));
+    acc.addRecord(parse(record("routerbench", { id: "b", questions: { ok: { type: "noul" }, pick: { type: "choice", criteria: m12 } }, expected: { pick: "m2" }, scoring })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "routerbench:a", probs: { first: peaked(["m1", "m2"], "m2"), route: peaked(["m1", "m2"], "m1") } });
+    acc.addResult({ run_id: "routerbench:b", probs: { ok: noul(0.9), pick: peaked(["m1", "m2"], "m2") } });
+    // a routes by route (m1: not accepted, quality 0.2); b by pick (m2: accepted, quality 0.9).
+    expect(acc.finish().routing).toMatchObject({ accepted_accuracy: 0.5, mean_quality: (0.2 + 0.9) / 2, n: 2, missing: 0 });
+
+    const ord = new TrackAccumulator("o", "sentiment");
+    ord.addRecord(parse(record("o", { id: "1", questions: { level: { type: "choice", criteria: ABC } }, expected: { level: "A" } })));
+    ord.addRecord(parse(record("o", { id: "2", questions: { level: { type: "choice", criteria: ABC } }, expected: { level: "B" }, scoring: { ordinal: true } })));
+    ord.sealRecords();
+    ord.addResult({ run_id: "o:1", probs: { level: peaked(["A", "B", "C"], "C") } });
+    ord.addResult({ run_id: "o:2", probs: { level: peaked(["A", "B", "C"], "B") } });
+    // |C - A| = 2 levels, |B - B| = 0: mae 1 over both records.
+    expect(ord.finish().questions.level).toMatchObject({ mae: 1, accuracy: 0.5 });
+  });
+});
+
+describe("TrackAccumulator: replacements, mixed records, documents and counts", () => {
+  const parse = (r: Record<string, unknown>) => RecordSchema.parse(r);
+  const choice = { label: { type: "choice" as const, criteria: ABC } };
+
+  it("a later result without a question takes back its earlier answer; counts stay per record", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })));
+    acc.addRecord(parse(record("t", { id: "b", questions: choice, expected: { label: "A" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.isComplete()).toBe(false); // sealed, one of two answered
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") }, skipped: ["label"] });
+    acc.addResult({ run_id: "t:b", probs: {}, errors: { label: "engine: HTTP 500" } });
+    expect(acc.resultCount).toBe(2);
+    expect(acc.isComplete()).toBe(true);
+    const m = acc.finish();
+    expect(m.questions.label).toMatchObject({ n: 2, accuracy: 0, missing: 2 });
+    expect(m.missing).toBe(2);
+    // An absent answer is missing, not an invalid distribution.
+    expect(acc.invalidDistributions).toBe(0);
+    expect(() => acc.addResult({ run_id: "t:zz", probs: {} })).toThrow(new UsageError('track t: result for run_id "t:zz" matches no record of the suite'));
+  });
+
+  it("records with different questions and criteria under one key: each scored by its own options", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: { label: { type: "choice", criteria: { AB: "x", C: "y" } }, tone: { type: "choice", criteria: ABC } }, expected: { label: "AB", tone: "B" } })));
+    acc.addRecord(parse(record("t", { id: "b", questions: { label: { type: "choice", criteria: { A: "x", BC: "y" } }, extra: { type: "choice", criteria: ABC } }, expected: { label: "A" } })));
+    acc.addRecord(parse(record("t", { id: "c", questions: { ok: { type: "noul" }, label: { type: "choice", criteria: { X: "x", Y: "y" } } }, expected: { label: "X" } })));
+    acc.addRecord(parse(record("t", { id: "d", questions: { tone: { type: "choice", criteria: ABC } }, expected: { tone: "A" } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["AB", "C"], "AB"), tone: peaked(["A", "B", "C"], "C") } });
+    acc.addResult({ run_id: "t:b", probs: { label: peaked(["A", "BC"], "A"), extra: peaked(["A", "B", "C"], "B") } });
+    acc.addResult({ run_id: "t:c", probs: { label: peaked(["X", "Y"], "X"), ok: noul(0.9) } });
+    acc.addResult({ run_id: "t:d", probs: { tone: peaked(["A", "B", "C"], "A") } });
+    const m = acc.finish();
+    // label right in all three (each against its own options); tone wrong in a, right in d; ok and extra have no gold.
+    expect(m.questions.label).toMatchObject({ n: 3, accuracy: 1, missing: 0 });
+    expect(m.questions.tone).toMatchObject({ n: 2, accuracy: 0.5 });
+    expect(m.headline.value).toBe(1);
+    // The headline (label) per group, in record order; d has no label: its group sums nothing.
+    expect([...acc.headlineGroupSums().sums]).toEqual([1, 1, 1, 1, 1, 1, 0, 0]);
+    expect(acc.invalidDistributions).toBe(0);
+    // A question answered without gold is not missing.
+    expect(m.missing).toBe(0);
+  });
+
+  it("a reranking track: documents named by field_to_document or by a key without doc:, unanswered chunks missing, keep-set of a fully judged query", () => {
+    const acc = new TrackAccumulator("rk", "passage_reranking");
+    const q = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, { type: "noul" as const }]));
+    // Query q1: "doc:1" is document d7 (field_to_document), "doc:b" is b; a second chunk has "p" (no doc: prefix).
+    acc.addRecord(parse(record("rk", { id: "c1", group: "q1", family: "passage_reranking", questions: q(["doc:1", "doc:b"]), scoring: { type: "retrieval_ranking", qrels: { d7: 2, b: 0, p: 1 }, field_to_document: { "doc:1": "d7" }, fully_judged: true } })));
+    acc.addRecord(parse(record("rk", { id: "c2", group: "q1", family: "passage_reranking", questions: q(["p", "doc:b"]), scoring: { type: "retrieval_ranking", qrels: { d7: 2 }, fully_judged: true } })));
+    // Query q2 is never answered.
+    acc.addRecord(parse(record("rk", { id: "c3", group: "q2", family: "passage_reranking", questions: q(["doc:z"]), scoring: { type: "retrieval_ranking", qrels: { z: 1 }, fully_judged: true } })));
+    // A plain record in the same track: the headline stays nDCG, its question is not reported.
+    acc.addRecord(parse(record("rk", { id: "x", group: "q9", family: "passage_reranking", questions: { ok: { type: "noul" } }, expected: { ok: true } })));
+    acc.sealRecords();
+    acc.addResult({ run_id: "rk:c1", probs: { "doc:1": noul(0.3), "doc:b": noul(0.2) } });
+    expect(acc.resultCount).toBe(1);
+    acc.addResult({ run_id: "rk:c2", probs: { p: noul(0.6), "doc:b": noul(0.7) } });
+    acc.addResult({ run_id: "rk:x", probs: { ok: noul(0.9) } });
+    expect(acc.resultCount).toBe(3);
+    const m = acc.finish();
+    // q1 pool: d7 0.3, b max(0.2, 0.7) = 0.7, p 0.6. Ranked b, p, d7: DCG 0 + 1/log2(3) + 2/log2(4); ideal 2 + 1/log2(3).
+    // Kept (p >= 0.5): b, p; relevant (grade >= 1): d7, p. Precision 1/2, recall 1/2.
+    // q2: z unanswered: ranked nothing, nDCG 0, MRR 0, keep: nothing kept (P 0), recall 0.
+    const ndcg1 = (1 / Math.log2(3) + 1) / (2 + 1 / Math.log2(3));
+    expect(m.retrieval!["ndcg@10"]).toBeCloseTo(ndcg1 / 2, 12);
+    expect(m.retrieval!["mrr@10"]).toBeCloseTo(0.5 / 2, 12);
+    expect(m.retrieval).toMatchObject({ queries: 2, queries_total: 2, keep_precision: 0.25, keep_recall: 0.25 });
+    expect(m.headline.metric).toBe("ndcg@10");
+    expect(m.questions).toEqual({});
+    expect(m.missing).toBe(1); // z
+    expect([...acc.headlineGroupSums().sums]).toEqual([ndcg1, 1, 0, 1, 0, 0]);
+  });
+
+  it("a duplicate run_id without a source is named by the track", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })));
+    expect(() => acc.addRecord(parse(record("t", { id: "a", questions: choice, expected: { label: "A" } })))).toThrow(new FormatError("t", undefined, "_evaluation.run_id", 'duplicate run_id "t:a"'));
+    expect(() => acc.addRecord(parse(record("t", { id: "z", questions: choice, expected: { label: "Z" } })))).toThrow(
+      new FormatError("t", undefined, "expected.label", 'gold "Z" is not an option of questions.label.criteria'),
+    );
+  });
+
+  it("a figure cached at a finish is recomputed after every change (records and results in any mix)", () => {
+    const acc = new TrackAccumulator("t", "sentiment");
+    acc.addRecord(parse(record("t", { id: "a", group: "g", questions: choice, expected: { label: "A" } })));
+    acc.addResult({ run_id: "t:a", probs: { label: peaked(["A", "B", "C"], "A") } });
+    expect(acc.finish().headline).toMatchObject({ value: 1, ci_low: 1, ci_high: 1 });
+    acc.addRecord(parse(record("t", { id: "b", group: "g", questions: choice, expected: { label: "A" } })));
+    expect(acc.finish().headline).toMatchObject({ value: 0.5, ci_low: 0.5, ci_high: 0.5 });
+    acc.addRecord(parse(record("t", { id: "c", group: "g", questions: choice, expected: { label: "A" } })));
+    acc.addResult({ run_id: "t:c", probs: { label: peaked(["A", "B", "C"], "B") } });
+    expect(acc.finish().headline).toMatchObject({ value: 1 / 3, ci_low: 1 / 3, ci_high: 1 / 3 });
+  });
+});
+

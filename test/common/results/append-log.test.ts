@@ -1,7 +1,7 @@
 // The append log shared by the results store and the scorer's journal: open-time repair, queued
 // lines durable only after flush, lines in order across flushes.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -53,6 +53,17 @@ describe("AppendLog", () => {
     await log.flush();
     expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n');
     await log.close();
+  });
+
+  it("the repair of a last line without its newline leaves no file descriptor open", async () => {
+    const file = join(tmp(), "a.jsonl");
+    const open = () => readdirSync("/proc/self/fd").length;
+    writeFileSync(file, '{"n":1}');
+    const before = open();
+    const { log } = await AppendLog.open(file);
+    await log.close();
+    expect(readFileSync(file, "utf8")).toBe('{"n":1}\n');
+    expect(open()).toBe(before);
   });
 
   it("writes nothing before flush, creates the file (and folder) lazily unless asked to create it", async () => {

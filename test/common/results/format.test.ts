@@ -91,6 +91,16 @@ describe("results format", () => {
     expect(SUM_TOLERANCE).toBe(1e-6);
   });
 
+  it("a value of exactly 1 + 1e-6 is a probability (docs/suite-format.md: [0, 1 + 1e-6]); a hair above is not", () => {
+    // 1 + 1e-6 and 0 sum to 1.000001, within 1e-6 of 1 in binary (9.99999999917733e-7).
+    expect(distributionProblem({ A: 1 + 1e-6, B: 0 }, ["A", "B"])).toBeUndefined();
+    expect(distributionProblem({ A: 1 + 2e-6, B: 0 }, ["A", "B"])).toBe(`option "A" = ${1 + 2e-6} is not a probability`);
+  });
+
+  it("a line without probs or skipped (the reference runner's shortest): nothing answered, nothing skipped", () => {
+    expect(ResultLineSchema.parse({ run_id: "vihsd:7" })).toEqual({ run_id: "vihsd:7", probs: {}, skipped: [] });
+  });
+
   it("a longer check does not leave values behind for a shorter one", () => {
     expect(distributionProblem({ A: 0.2, B: 0.3, C: 0.5 }, ["A", "B", "C"])).toBeUndefined();
     expect(distributionProblem({ A: 0.2, B: 0.8 }, ["A", "B"])).toBeUndefined();

@@ -1,8 +1,6 @@
-// sealResults reads a line the coordinator wrote without parsing it when it cannot hold errors (a
-// fast path); the count of errored records must be what parsing every line gives. Differential:
+// sealResults counts the errored records: each record's last whole line decides. Differential:
 // random files of well-formed, reordered and escaped lines, the last one possibly torn, against a
-// plain parse. (A line corrupted in the middle of a file, which the coordinator never writes, may
-// be read by the fast path: a cut that ends in "}" after the run_id.)
+// plain parse. (A line corrupted in the middle of a file is an error: test/card/results-files.test.ts.)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,13 +59,12 @@ describe("sealResults errorRecords", () => {
     );
   });
 
-  it("lines the fast path must not take for whole ones: a corrupt line, run_id not first, a torn last line ending in }", () => {
+  it("lines not to take for whole ones: run_id not first, a torn last line ending in }", () => {
     const dir = join(root, "examples");
     mkdirSync(dir);
     const errored = (id: string) => JSON.stringify({ run_id: id, id: "x", probs: {}, errors: { q: "x" } });
     const text = [
       errored("t:1"),
-      '{"run_id":"t:1}', // corrupt: no closing quote; t:1 stays errored
       errored("t:5"),
       '{"id":"5","run_id":"t:5","probs":{}}', // whole, run_id not first: t:5 redone
       errored("t:2"),
