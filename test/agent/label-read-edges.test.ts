@@ -2,26 +2,18 @@
 // with trailing slashes, a choice without options, a cancelled answer, a state longer than the
 // context, prompts counted only when they could be too long (and at the exact token boundary),
 // the chat prompt's count, current vLLM's /tokenize refusing a long prompt, the defaults.
-import { afterEach, describe, expect, it } from "vitest";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
-import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
+import { describe, expect, it } from "vitest";
+import { startSimEngine, type SimEngine } from "../../sim/engine/server.js";
+import { LabelReadMethod } from "../../agent/methods/label-read.js";
 import { LABEL_READ_SYSTEM, listOptions, questionText, statePrefix } from "../../agent/methods/label-read-template.js";
 import { emptyAnswer } from "../../agent/engine-method.js";
 import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";
 import { choiceQuestion } from "../sim/engine-fixtures.js";
+import { labelReadSetup } from "./label-read-setup.js";
 
-const engines: SimEngine[] = [];
-afterEach(async () => {
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-});
-
-async function setup(sim: SimEngineOptions = {}, method: Partial<LabelReadOptions> = {}): Promise<{ engine: SimEngine; method: LabelReadMethod }> {
-  const engine = await startSimEngine({ model: "tiny", seed: 3, ...sim });
-  engines.push(engine);
-  return { engine, method: new LabelReadMethod({ baseUrl: engine.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 }, ...method }) };
-}
+const { setup, engines } = labelReadSetup();
 
 function record(questions: Record<string, Question>, state: Record<string, string> = { text: "short" }): RecordPayload {
   return { recordKey: "t:r1", id: "r1", state, questions, payloadSha256: "x" };

@@ -1,26 +1,16 @@
 // LabelReadMethod against the real simulated engine over HTTP on 127.0.0.1:0.
-import { afterEach, describe, expect, it } from "vitest";
-import { startSimEngine, type SimEngine, type SimEngineOptions } from "../../sim/engine/server.js";
+import { describe, expect, it } from "vitest";
 import { applyChatTemplate, SimTokenizer } from "../../sim/engine/model/tokenizer.js";
 import { TokenModel } from "../../sim/engine/model/token-model.js";
-import { LabelReadMethod, type LabelReadOptions } from "../../agent/methods/label-read.js";
 import { choiceLabels, listOptions, questionText, statePrefix, LABEL_READ_SYSTEM, LABEL_READ_TEMPLATE_SHA256, LABEL_READ_TEMPLATE_VERSION } from "../../agent/methods/label-read-template.js";
 import { labelPermutation } from "../../common/engine-protocol/label-permutation.js";
 import type { RecordPayload } from "../../agent/engine-method.js";
 import type { Question } from "../../common/suite/schema.js";
 import { distributionProblem, NOUL_KEYS } from "../../common/results/format.js";
 import { choiceQuestion } from "../sim/engine-fixtures.js";
+import { labelReadSetup } from "./label-read-setup.js";
 
-const engines: SimEngine[] = [];
-afterEach(async () => {
-  await Promise.all(engines.splice(0).map((e) => e.close()));
-});
-
-async function setup(sim: SimEngineOptions = {}, method: Partial<LabelReadOptions> = {}): Promise<{ engine: SimEngine; method: LabelReadMethod }> {
-  const engine = await startSimEngine({ model: "tiny", seed: 3, ...sim });
-  engines.push(engine);
-  return { engine, method: new LabelReadMethod({ baseUrl: engine.url, retry: { minBackoffMs: 1, maxBackoffMs: 5 }, ...method }) };
-}
+const { setup } = labelReadSetup();
 
 const STATE = { text: "Khách hàng phàn nàn rằng đơn hàng đến muộn hai tuần và hộp bị móp.", lang: "vi" };
 

@@ -4,44 +4,7 @@
 // backup copies of the unit whose holder would finish last.
 import { describe, expect, it, vi } from "vitest";
 import { FakeLink, info, valid, setup } from "./helpers/scheduler-setup.js";
-import type { Scheduler } from "../../coordinator/scheduler.js";
-
-/** Engine tokens every result reports (a record's planner cost is 166). */
-const TOKENS = 250;
-
-type Setup = ReturnType<typeof setup>;
-
-/**
- * Attaches the agents, gives each one unit and answers `perTick[i]` records of it every half
- * second for 1.5 s (three ticks of the lease clock): each agent's pace is then known,
- * perTick[i] x TOKENS x 2 tokens/s. Returns the links and what each still holds unanswered.
- */
-function warm(t: Setup, perTick: number[], credits: number[] = perTick.map(() => 1)) {
-  const { s, tick } = t;
-  const links = perTick.map(() => new FakeLink());
-  links.forEach((l, i) => {
-    s.attach(`a${i}`, info(`a${i}`), l, true);
-    s.grantCredit(`a${i}`, credits[i]!);
-  });
-  const next = perTick.map(() => 0);
-  for (let k = 0; k < 3; k++) {
-    tick(500);
-    perTick.forEach((n, i) => {
-      const u = links[i]!.units[0]!;
-      for (let j = 0; j < n; j++) {
-        s.result(`a${i}`, { ...valid(u.unit.unitId, u.records[next[i]!]!), completionTokens: TOKENS });
-        next[i] = next[i]! + 1;
-      }
-    });
-    s.tickPaces();
-  }
-  return { links, next };
-}
-
-/** The agent answers the unit's records from `from` on. */
-function answer(s: Scheduler, key: string, u: FakeLink["units"][number], from = 0): void {
-  for (const r of u.records.slice(from)) s.result(key, { ...valid(u.unit.unitId, r), completionTokens: TOKENS });
-}
+import { TOKENS, answer, warm } from "./helpers/scheduler-warm.js";
 
 describe("Scheduler tail rule", () => {
   it("measures each agent's pace from its results while it holds work", () => {
