@@ -9,9 +9,8 @@ export class LatencyStats {
   private values = new Float64Array(1024);
   private count = 0;
   private sum = 0;
-  /** The first sortedCount values, sorted. */
+  /** The first sorted.length values, sorted. */
   private sorted: Float64Array = new Float64Array(0);
-  private sortedCount = 0;
 
   add(ms: number): void {
     if (!Number.isFinite(ms) || ms < 0) return;
@@ -26,10 +25,7 @@ export class LatencyStats {
 
   summary(): LatencySummary {
     if (this.count === 0) return { count: 0, meanMs: 0, p50Ms: 0, p95Ms: 0 };
-    if (this.sortedCount < this.count) {
-      this.sorted = mergeSorted(this.sorted, this.values.slice(this.sortedCount, this.count).sort());
-      this.sortedCount = this.count;
-    }
+    if (this.sorted.length < this.count) this.sorted = mergeSorted(this.sorted, this.values.slice(this.sorted.length, this.count).sort());
     return { count: this.count, meanMs: this.sum / this.count, p50Ms: quantile(this.sorted, 0.5), p95Ms: quantile(this.sorted, 0.95) };
   }
 }
