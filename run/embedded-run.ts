@@ -17,6 +17,7 @@ import { createProcessRegistry, type ListenAddress } from "../common/metrics/ind
 import type { MethodClass, RunCard } from "../card/index.js";
 import { DEFAULT_AGENT_CAPACITY } from "./run-card-setup.js";
 import { RunCardSession } from "./run-card-session.js";
+import { ResultsSealer } from "../common/results/index.js";
 
 /** After shutdown(), how long the embedded agents finish their units before they stop anyway. */
 const SHUTDOWN_DRAIN_MS = 5_000;
@@ -122,6 +123,9 @@ export class EmbeddedRun {
   private readonly sims: SimEngine[] = [];
   private readonly agents: AgentHandle[] = [];
   private coordinator: Coordinator | undefined;
+  /** Reads the results files as they grow: the seal at the end reads only the last moments' lines. */
+  private sealer: ResultsSealer | undefined;
+  private stopSealer: () => void = () => undefined;
   private progress: NodeJS.Timeout | undefined;
   private readiness: EngineReadiness | undefined;
   private noEngine: Error | undefined;
@@ -230,6 +234,8 @@ export class EmbeddedRun {
       logLevel: this.logLevel,
     });
     this.coordinator = coordinator;
+    this.sealer = new ResultsSealer(this.options.outDir);
+    this.stopSealer = this.sealer.follow();
     web?.attach(coordinator.handle, coordinator.runId);
     // A shutdown while the suite was read found no coordinator to drain: drain it now.
     if (this.interrupted) void coordinator.shutdown();
@@ -302,11 +308,14 @@ export class EmbeddedRun {
     try {
       const outcome = await coordinator.run();
       this.web?.detach({ state: outcome.state, recordsCommitted: outcome.recordsCommitted, recordsTotal: outcome.recordsTotal });
+      this.stopSealer();
+      // A complete run's results files are final (its last line was durable before it completed).
+      const seal = outcome.state === "complete" ? this.sealer?.seal() : undefined;
       await coordinator.close();
       await this.stopAll();
       this.bar.stop();
       const metrics = outcome.state === "complete" ? this.scorer.finish() : undefined;
-      const sealed = await this.cardSession.finished(outcome, metrics);
+      const sealed = await this.cardSession.finished(outcome, metrics, seal);
       if (outcome.state !== "complete") {
         if (this.noEngine) throw this.noEngine;
         if (this.interrupted) throw new UdmError(`interrupted by ${this.interrupted}: ${outcome.recordsCommitted} of ${outcome.recordsTotal} records committed in ${this.options.outDir}; rerun the same command to resume`);
@@ -345,6 +354,7 @@ export class EmbeddedRun {
   }
 
   private async cleanUpAfterError(): Promise<void> {
+    this.stopSealer();
     await this.cardSession.failed();
     await this.coordinator?.close().catch(() => undefined);
     await this.stopAll();

@@ -147,9 +147,12 @@ export class RunCardSession {
     if (!recorder) throw new Error("RunCardSession.finished before started");
     // The stopped coordinator's final status: totals and the models that answered up to the last
     // result, which the card's periodic reads can miss in a run shorter than their period.
-    const final = await this.coordinator?.status().catch(() => undefined);
+    // The scorer's last metrics are taken while the coordinator stops (its final status waits for that).
+    const [final, metrics] = await Promise.all([
+      this.coordinator?.status().catch(() => undefined),
+      runMetrics ?? (outcome.state === "complete" && this.scorer ? this.scorer.finish() : undefined),
+    ]);
     recorder.coordinatorStopped(countersAtEnd(outcome), final);
-    const metrics = runMetrics ?? (outcome.state === "complete" && this.scorer ? await this.scorer.finish() : undefined);
     await this.scorer?.close();
     const card = await recorder.finish(outcome.state, metrics, seal);
     return { metrics, card, cardPath: recorder.path };

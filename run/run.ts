@@ -10,7 +10,7 @@ import { Coordinator, type RunOutcome, type WorkerCoordinatorOptions, livePageLi
 import { type TrackMetrics, DEFAULT_SCORER_HEAP_MB } from "../scorer/index.js";
 import type { MethodClass } from "../card/index.js";
 import { RunCardSession } from "./run-card-session.js";
-import { sealResults } from "../common/results/index.js";
+import { ResultsSealer } from "../common/results/index.js";
 
 export interface RunOptions extends Omit<WorkerCoordinatorOptions, "metrics" | "onLiveEvent" | "scorerFeed" | "onCommitted" | "onGold"> {
   /** V8 old-generation cap of the coordinator thread (default DEFAULT_COORDINATOR_HEAP_MB). */
@@ -41,7 +41,9 @@ export class Run {
     private readonly cardSession: RunCardSession,
     private readonly logger: Logger,
     private readonly print: (text: string) => void,
-    private readonly outDir: string,
+    /** Reads the results files as they grow: the seal at the end reads only the last moments' lines. */
+    private readonly sealer: ResultsSealer,
+    private readonly stopSealer: () => void,
   ) {}
 
   /** Starts the page (it and /healthz answer while the suite is read), the coordinator and the `running` card. */
@@ -92,7 +94,8 @@ export class Run {
     }
     const st = await coordinator.status();
     print(`coordinator listening on ${coordinator.address} run ${coordinator.runId}: ${st.recordsTotal} records, ${st.recordsResumed} already committed\n`);
-    return new Run(coordinator, web, cardSession, logger, print, options.outDir);
+    const sealer = new ResultsSealer(options.outDir);
+    return new Run(coordinator, web, cardSession, logger, print, sealer, sealer.follow());
   }
 
   get address(): string {
@@ -121,11 +124,11 @@ export class Run {
       keep = Boolean(options.keepPage && web && outcome.state === "complete");
       const closing = keep ? undefined : coordinator.close();
       // A complete run's results files are final (its last line was durable before it completed):
-      // they are sealed here while the coordinator's thread stops, not after it (issue 26: the
-      // exit follows the last commit; the seal reads every results file).
-      const seal = outcome.state === "complete" ? sealResults(this.outDir) : undefined;
-      await closing;
-      const sealed = await this.cardSession.finished(outcome, undefined, seal);
+      // they are sealed here while the coordinator's thread stops, not after it, and the sealer has
+      // read all but the last moments' lines already (issue 26: the exit follows the last commit).
+      this.stopSealer();
+      const seal = outcome.state === "complete" ? this.sealer.seal() : undefined;
+      const [, sealed] = await Promise.all([closing, this.cardSession.finished(outcome, undefined, seal)]);
       const c = outcome.counters;
       this.print(
         `run ${outcome.runId} ${outcome.state}: ${outcome.recordsCommitted}/${outcome.recordsTotal} records committed ` +
@@ -141,6 +144,7 @@ export class Run {
       await this.cardSession.failed();
       throw err;
     } finally {
+      this.stopSealer();
       this.kept = keep;
       if (!keep) await web?.close();
     }

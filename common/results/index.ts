@@ -5,6 +5,6 @@ export { isCommittedLine, type CommittedLine } from "./committed-line.js";
 export { NOUL_KEYS, RESULT_FORMAT, ResultLineSchema, SUM_TOLERANCE, acceptedResultLine, compactDistributionProblem, distributionProblem, givenUpResultLine, lineHasErrors, type Distribution, type ResultInput, type ResultLine, type StoredResultLine } from "./format.js";
 export { parseResultLine } from "./parse.js";
 export { MAX_RESULTS_FILE_BYTES, hashResultsFile, relativeKey, resultFiles } from "./files.js";
-export { sealResults, type ResultsSeal } from "./seal.js";
+export { ResultsSealer, sealResults, type ResultsSeal } from "./seal.js";
 export { trackFilesUnder, trackOfRunId, trackResultsPath } from "./paths.js";
 export { writeResultLine, type CompactProbs, type LineQuestions, type LineRecordHead, type ResultAnswer } from "./line-writer.js";

@@ -3,10 +3,15 @@
 // result line has an errored question (docs/run-card.md scores.errors) and how many questions each
 // engine method answered in those last lines (`answered_by`, docs/run-card.md method.answered_by).
 // A line that is not JSON before the end of a file is a FormatError naming file and line.
-import { readFileSync } from "node:fs";
+//
+// A ResultsSealer reads the files as they grow (catchUp), so a run that is sealed the moment it
+// completes reads only what was written since its last catch-up (issue 26: the exit follows the
+// last commit; reading a whole suite's results at the end took seconds). sealResults reads them
+// all at once, with the same rules.
+import { type Hash, createHash } from "node:crypto";
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import { FormatError } from "../errors.js";
-import { sha256Hex } from "../sha256.js";
 import { relativeKey, resultFiles } from "./files.js";
 
 export interface ResultsSeal {
@@ -19,41 +24,215 @@ export interface ResultsSeal {
 
 /** Hashes and reads the results files below `dir`; `only` limits it to these relative paths. */
 export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSeal {
-  const files: Record<string, string> = {};
-  const errored = new Map<string, boolean>();
-  const answered = new Map<string, Record<string, string> | undefined>();
-  for (const path of resultFiles(dir)) {
-    const key = relativeKey(dir, path);
-    if (only && !only.has(key)) continue;
-    const bytes = readFileSync(path);
-    files[key] = sha256Hex(bytes);
-    const text = (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
-    const lines = text.split("\n");
-    for (let i = 0; i < lines.length; i++) {
-      const line = lines[i]!;
-      if (!line.trim()) continue; // blank lines are no records (`score` skips them too)
-      // Every line is parsed: a line corrupted mid-file (a torn write with more lines after it) can
-      // start with its run_id and end in "}", and no cheaper reading tells it from a whole one.
-      let row: { run_id?: unknown; errors?: unknown; answered_by?: unknown };
+  return new ResultsSealer(dir).seal(only);
+}
+
+/** What a record's last line so far says: errored or not, and its engine methods' question counts. */
+interface RecordState {
+  errored: boolean;
+  answered: Record<string, number> | undefined;
+}
+
+/** One results file read up to `offset`: its hash so far, its records, the text after its last newline. */
+interface FileState {
+  path: string;
+  hash: Hash;
+  offset: number;
+  /** Lines read whole (their newline seen). */
+  lines: number;
+  /** Bytes after the last newline: a line still being written, or a torn last line. */
+  rest: Buffer;
+  records: Map<string, RecordState>;
+  /** The first line that is not JSON, once a newline follows it: the file is corrupted. */
+  corrupt: FormatError | undefined;
+  /** Identity of what was read: a file replaced, shrunk or (gzip) rewritten is read again. */
+  ino: number;
+  mtimeMs: number;
+  gzip: boolean;
+}
+
+/** Bytes read and hashed at a time. */
+const CHUNK_BYTES = 1 << 20;
+
+export class ResultsSealer {
+  private readonly files = new Map<string, FileState>();
+
+  constructor(readonly dir: string) {}
+
+  /**
+   * Reads what the results files gained since the last call, up to `budget` bytes (whole gzip files
+   * are read at once, and again when they change). Returns true when every file is read to its end.
+   */
+  catchUp(budget = Infinity): boolean {
+    const paths = resultFiles(this.dir);
+    const seen = new Set(paths);
+    for (const path of this.files.keys()) if (!seen.has(path)) this.files.delete(path);
+    let left = budget;
+    for (const path of paths) {
+      if (left <= 0) return false;
+      left -= this.readFile(path, left);
+    }
+    return left > 0;
+  }
+
+  /**
+   * Catches up every `intervalMs`, `chunkBytes` at a time with `pauseMs` between chunks (the
+   * thread serves a page and /metrics, and a resumed run's files, read at its start, would take a
+   * core from the coordinator reading the suite), until the returned stop() is called. A file that
+   * cannot be read is left to seal() to report.
+   */
+  follow(intervalMs = 1_000, chunkBytes = 1 << 20, pauseMs = 20): () => void {
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const turn = (): void => {
+      let done = true;
       try {
-        row = JSON.parse(line) as typeof row;
+        done = this.catchUp(chunkBytes);
       } catch {
-        // Only the last line, without its newline, may be torn by a crash: it holds no committed
-        // result (`score` warns about it). Anything else is a corrupted file, which `score` refuses too.
-        if (i === lines.length - 1) continue;
-        throw new FormatError(path, i + 1, undefined, "not valid JSON (a corrupted line before the end of the file)");
+        // seal() reads the file again and throws what it finds
       }
-      if (row === null || typeof row !== "object" || typeof row.run_id !== "string") continue;
-      const errors = row.errors;
-      errored.set(row.run_id, errors !== null && typeof errors === "object" && Object.keys(errors).length > 0);
-      answered.set(row.run_id, isStringRecord(row.answered_by) ? row.answered_by : undefined);
+      if (!stopped) timer = setTimeout(turn, done ? intervalMs : pauseMs).unref();
+    };
+    timer = setTimeout(turn, intervalMs).unref();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
+  /** Catches up with every file, then seals those in `only` (relative paths), or all. */
+  seal(only?: ReadonlySet<string>): ResultsSeal {
+    this.catchUp();
+    const files: Record<string, string> = {};
+    const last = new Map<string, RecordState>();
+    for (const path of resultFiles(this.dir)) {
+      const key = relativeKey(this.dir, path);
+      if (only && !only.has(key)) continue;
+      const f = this.files.get(path);
+      if (!f) continue; // removed since the catch-up above
+      if (f.corrupt) throw f.corrupt;
+      files[key] = f.hash.copy().digest("hex");
+      for (const [runId, state] of f.records) last.set(runId, state);
+      // The text after the last newline is the file's last line: counted when it is a whole record
+      // (a file need not end with a newline); only it may be torn by a crash, and then it holds no
+      // committed result (`score` warns about it).
+      const tail = lastLine(f);
+      if (tail) last.set(tail.runId, tail.state);
+    }
+    let errorRecords = 0;
+    const answeredBy: Record<string, number> = {};
+    for (const { errored, answered } of last.values()) {
+      if (errored) errorRecords++;
+      for (const [method, n] of Object.entries(answered ?? {})) answeredBy[method] = (answeredBy[method] ?? 0) + n;
+    }
+    return { files, errorRecords, answeredBy: Object.fromEntries(Object.entries(answeredBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+  }
+
+  /** Reads the new bytes of one file (at most `budget`); returns how many it read. */
+  private readFile(path: string, budget: number): number {
+    const gzip = path.endsWith(".gz");
+    const st = statSync(path);
+    let f = this.files.get(path);
+    // A file is only ever appended to while a run writes it; one that shrank, was replaced or (gzip,
+    // never appended to) changed at all is read again from its start.
+    if (f && (f.ino !== st.ino || st.size < f.offset || (gzip && (st.mtimeMs !== f.mtimeMs || st.size !== f.offset)))) f = undefined;
+    if (!f) {
+      f = { path, hash: createHash("sha256"), offset: 0, lines: 0, rest: Buffer.alloc(0), records: new Map(), corrupt: undefined, ino: st.ino, mtimeMs: st.mtimeMs, gzip };
+      this.files.set(path, f);
+    }
+    if (gzip) {
+      if (f.offset === st.size && f.offset > 0) return 0;
+      const bytes = readFileSync(path);
+      const text = gunzipSync(bytes); // before anything is kept: a file that fails is read again, and fails again
+      f.hash.update(bytes);
+      f.offset = bytes.length;
+      f.mtimeMs = st.mtimeMs;
+      this.readLines(f, text);
+      return bytes.length;
+    }
+    const fd = openSync(path, "r");
+    try {
+      const end = Math.min(fstatSync(fd).size, f.offset + budget);
+      let read = 0;
+      while (f.offset < end) {
+        const bytes = Buffer.allocUnsafe(Math.min(end - f.offset, CHUNK_BYTES));
+        const n = readSync(fd, bytes, 0, bytes.length, f.offset);
+        if (n === 0) break;
+        const chunk = bytes.subarray(0, n);
+        f.hash.update(chunk);
+        f.offset += n;
+        read += n;
+        this.readLines(f, chunk);
+      }
+      f.mtimeMs = st.mtimeMs;
+      return read;
+    } finally {
+      closeSync(fd);
     }
   }
-  let errorRecords = 0;
-  for (const e of errored.values()) if (e) errorRecords++;
-  const answeredBy: Record<string, number> = {};
-  for (const by of answered.values()) for (const method of Object.values(by ?? {})) answeredBy[method] = (answeredBy[method] ?? 0) + 1;
-  return { files, errorRecords, answeredBy: Object.fromEntries(Object.entries(answeredBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) };
+
+  /** Takes the whole lines of `bytes` (after the file's rest); what follows the last newline stays. */
+  private readLines(f: FileState, bytes: Buffer): void {
+    const text = f.rest.length > 0 ? Buffer.concat([f.rest, bytes]) : bytes;
+    let start = 0;
+    for (let nl = text.indexOf(0x0a); nl >= 0; nl = text.indexOf(0x0a, start)) {
+      f.lines++;
+      if (!f.corrupt) this.readLine(f, text.toString("utf8", start, nl));
+      start = nl + 1;
+    }
+    f.rest = Buffer.from(text.subarray(start));
+  }
+
+  private readLine(f: FileState, line: string): void {
+    if (!line.trim()) return; // blank lines are no records (`score` skips them too)
+    // Every line is parsed: a line corrupted mid-file (a torn write with more lines after it) can
+    // start with its run_id and end in "}", and no cheaper reading tells it from a whole one.
+    const row = parseRow(line);
+    if (row === undefined) {
+      // A line followed by a newline is not the last: the file is corrupted, and `score` refuses it too.
+      f.corrupt = new FormatError(f.path, f.lines, undefined, "not valid JSON (a corrupted line before the end of the file)");
+      return;
+    }
+    const record = recordOf(row);
+    if (record) f.records.set(record.runId, record.state);
+  }
+}
+
+/** The file's text after its last newline, as a record, when it is one. */
+function lastLine(f: FileState): { runId: string; state: RecordState } | undefined {
+  if (f.rest.length === 0) return undefined;
+  const line = f.rest.toString("utf8");
+  if (!line.trim()) return undefined;
+  const row = parseRow(line);
+  return row === undefined ? undefined : recordOf(row);
+}
+
+type Row = { run_id?: unknown; errors?: unknown; answered_by?: unknown };
+
+function parseRow(line: string): Row | undefined {
+  try {
+    return JSON.parse(line) as Row;
+  } catch {
+    return undefined;
+  }
+}
+
+function recordOf(row: Row): { runId: string; state: RecordState } | undefined {
+  if (row === null || typeof row !== "object" || typeof row.run_id !== "string") return undefined;
+  const errors = row.errors;
+  return {
+    runId: row.run_id,
+    state: {
+      errored: errors !== null && typeof errors === "object" && Object.keys(errors).length > 0,
+      answered: isStringRecord(row.answered_by) ? countMethods(row.answered_by) : undefined,
+    },
+  };
+}
+
+function countMethods(by: Record<string, string>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const method of Object.values(by)) counts[method] = (counts[method] ?? 0) + 1;
+  return counts;
 }
 
 function isStringRecord(v: unknown): v is Record<string, string> {

@@ -1,0 +1,123 @@
+// A ResultsSealer that reads results files as they grow seals what reading them whole would: the
+// same hashes, errored records and answered_by, whatever the catch-ups cut (mid-line, mid-file,
+// between files). Differential, against a plain read of the final files; and the files a run's
+// sealer has to read again (shrunk, replaced, a gzip file rewritten) or refuse (a corrupted line).
+import { createHash } from "node:crypto";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
+import fc from "fast-check";
+import { afterAll, describe, expect, it } from "vitest";
+import { FormatError } from "../../../common/errors.js";
+import { ResultsSealer } from "../../../common/results/seal.js";
+
+const root = mkdtempSync(join(tmpdir(), "udm-sealer-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The seal by reading each final file whole: sha256 of its bytes, each run_id's last parsed line decides. */
+function plainSeal(dir: string, keys: string[]): { files: Record<string, string>; errorRecords: number; answeredBy: Record<string, number> } {
+  const files: Record<string, string> = {};
+  const last = new Map<string, { errored: boolean; by: string[] }>();
+  for (const key of [...keys].sort()) {
+    const bytes = readFileSync(join(dir, key));
+    files[key] = createHash("sha256").update(bytes).digest("hex");
+    for (const line of (key.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8").split("\n")) {
+      let row: { run_id?: unknown; errors?: unknown; answered_by?: unknown };
+      try {
+        row = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (row === null || typeof row !== "object" || typeof row.run_id !== "string") continue;
+      const by = row.answered_by;
+      const methods = by !== null && typeof by === "object" && !Array.isArray(by) && Object.values(by).every((m) => typeof m === "string") ? (Object.values(by) as string[]) : [];
+      last.set(row.run_id, { errored: row.errors !== null && typeof row.errors === "object" && Object.keys(row.errors).length > 0, by: methods });
+    }
+  }
+  const answeredBy: Record<string, number> = {};
+  for (const { by } of last.values()) for (const m of by) answeredBy[m] = (answeredBy[m] ?? 0) + 1;
+  return { files, errorRecords: [...last.values()].filter((r) => r.errored).length, answeredBy: Object.fromEntries(Object.entries(answeredBy).sort()) };
+}
+
+const runId = fc.constantFrom("t:1", "t:2", 't:"3', "t:é4", "u:5");
+const errors = fc.constantFrom(undefined, {}, { q1: "engine: HTTP 500" });
+const answeredBy = fc.constantFrom(undefined, { q1: "systemone" }, { q1: "label-read", q2: "systemone" }, { q1: 3 });
+const line = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ runId, errors, answeredBy }).map(({ runId, errors, answeredBy }) => JSON.stringify({ run_id: runId, id: "x", ...(errors ? { errors } : {}), ...(answeredBy ? { answered_by: answeredBy } : {}) })) },
+  { weight: 1, arbitrary: fc.constantFrom("", "  ", "[]", '{"id":"x"}') },
+);
+/** A write: which file, its lines, where the write is cut (a writer's bytes arrive in pieces), then a catch-up with this budget. */
+const step = fc.record({ file: fc.constantFrom("fam/a.jsonl", "fam/b.jsonl", "other/c.jsonl"), lines: fc.array(line, { minLength: 1, maxLength: 4 }), cut: fc.nat(), budget: fc.constantFrom(1, 7, 64, 100_000, Infinity) });
+
+describe("ResultsSealer", () => {
+  it("seals what reading the final files whole gives, however the catch-ups cut them", () => {
+    let n = 0;
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 10 }), fc.boolean(), (steps, tornEnd) => {
+        const dir = join(root, `p${n++}`);
+        const sealer = new ResultsSealer(dir);
+        const keys = new Set<string>();
+        mkdirSync(dir);
+        let pending = "";
+        let pendingKey = "";
+        for (const s of steps) {
+          // What was cut off the last write lands first: each file is written whole lines at a time.
+          if (pending) appendFileSync(join(dir, pendingKey), pending);
+          mkdirSync(join(dir, s.file, ".."), { recursive: true });
+          const text = s.lines.join("\n") + "\n";
+          const at = s.cut % (text.length + 1);
+          appendFileSync(join(dir, s.file), text.slice(0, at));
+          keys.add(s.file);
+          pending = text.slice(at);
+          pendingKey = s.file;
+          sealer.catchUp(s.budget);
+        }
+        // The last write either lands whole, or is torn (a crash): its rest never comes.
+        if (pending && !tornEnd) appendFileSync(join(dir, pendingKey), pending);
+        expect(sealer.seal()).toEqual(plainSeal(dir, [...keys]));
+        expect(new ResultsSealer(dir).seal()).toEqual(plainSeal(dir, [...keys]));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("refuses a file whose line, already read, turns out corrupted once a newline follows it", () => {
+    const dir = join(root, "corrupt");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    const file = join(dir, "fam", "a.jsonl");
+    writeFileSync(file, `${JSON.stringify({ run_id: "t:1" })}\n{"run_id":"t:2","pro`);
+    const sealer = new ResultsSealer(dir);
+    sealer.catchUp();
+    // Torn so far: the last line holds no record, and the file seals.
+    expect(sealer.seal().files["fam/a.jsonl"]).toBe(createHash("sha256").update(readFileSync(file)).digest("hex"));
+    appendFileSync(file, `\n${JSON.stringify({ run_id: "t:3" })}\n`);
+    expect(() => sealer.seal()).toThrow(FormatError);
+    expect(() => sealer.seal()).toThrow(`${file}:2: `);
+    // Only the files asked for: another file's corruption does not stop their seal.
+    writeFileSync(join(dir, "fam", "b.jsonl"), `${JSON.stringify({ run_id: "t:4", errors: { q: "x" } })}\n`);
+    expect(sealer.seal(new Set(["fam/b.jsonl"])).errorRecords).toBe(1);
+  });
+
+  it("reads again a file that shrank or was replaced, and a gzip file that changed", () => {
+    const dir = join(root, "changed");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    const file = join(dir, "fam", "a.jsonl");
+    const gz = join(dir, "fam", "z.jsonl.gz");
+    writeFileSync(file, `${JSON.stringify({ run_id: "t:1", errors: { q: "x" } })}\n${JSON.stringify({ run_id: "t:2", errors: { q: "x" } })}\n`);
+    writeFileSync(gz, gzipSync(`${JSON.stringify({ run_id: "z:1", errors: { q: "x" } })}\n`));
+    const sealer = new ResultsSealer(dir);
+    expect(sealer.seal().errorRecords).toBe(3);
+    truncateSync(file, readFileSync(file).indexOf("\n") + 1);
+    expect(sealer.seal()).toEqual(plainSeal(dir, ["fam/a.jsonl", "fam/z.jsonl.gz"]));
+    expect(sealer.seal().errorRecords).toBe(2);
+    const replacement = join(dir, "fam", "a.tmp");
+    writeFileSync(replacement, `${JSON.stringify({ run_id: "t:1" })}\n${JSON.stringify({ run_id: "t:9" })}\n`);
+    renameSync(replacement, file);
+    writeFileSync(gz, gzipSync(`${JSON.stringify({ run_id: "z:1" })}\n`));
+    expect(sealer.seal()).toEqual(plainSeal(dir, ["fam/a.jsonl", "fam/z.jsonl.gz"]));
+    expect(sealer.seal().errorRecords).toBe(0);
+    rmSync(gz);
+    expect(Object.keys(sealer.seal().files)).toEqual(["fam/a.jsonl"]);
+  });
+});
