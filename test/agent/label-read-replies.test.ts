@@ -160,6 +160,27 @@ describe("LabelReadMethod: replies other than the exact read", () => {
     for (const [k, dist] of Object.entries(exact)) for (const [opt, p] of Object.entries(dist)) expect(out.probs[k]![opt], `${k}/${opt}`).toBeCloseTo(p, 12);
   });
 
+  it("a server without token_strs that names tokens as strings: an empty token string is no label's", async () => {
+    // A vLLM with neither return_tokens_as_token_ids nor /tokenize's token_strs: labels have no
+    // pieces to match. Its top-k may hold a special token decoded to "" (skip_special_tokens).
+    const { method } = await proxied(
+      {
+        request: (path, body) => {
+          const { return_tokens_as_token_ids: _dropped, ...rest } = body;
+          return path === "/v1/completions" ? rest : body;
+        },
+        response: (path, body) => {
+          if (path === "/tokenize") body.token_strs = null;
+          if (path === "/v1/completions") for (const c of (body as { choices: Array<{ logprobs: { top_logprobs: Array<Record<string, number>> } }> }).choices) c.logprobs.top_logprobs[0]![""] = -0.05;
+          return body;
+        },
+      },
+      { logprobTokenIds: false },
+    );
+    const out = await method.answer(record({ flag: noul }), signal());
+    expect([out.errors, out.probs]).toEqual([{ flag: NO_PROBABILITY }, {}]);
+  });
+
   it("two labels that are the same tokens for the model: that question's error names them, nothing is read", async () => {
     // A vocabulary without capital letters and no byte fallback: /tokenize gives every letter
     // label its one <unk> token (the tail "Answer:" as the sim tokenizes it).
