@@ -232,8 +232,10 @@ export class LabelReadMethod implements EngineMethod {
 
   /** Reads every node of the label trie (one read each, all at once) and the options' masses. */
   private async readTrie(prompt: Prompt, options: readonly ListedOption[], labels: readonly LabelTokens[], ctx: ReadContext, signal: AbortSignal): Promise<TrieRead> {
-    const strs = new Map<number, string>();
-    for (const l of labels) l.ids.forEach((id, i) => strs.set(id, l.strs[i] ?? ""));
+    // A reply that names tokens as strings (no return_tokens_as_token_ids) is read by the labels'
+    // vocabulary pieces; a label without pieces (token_strs null) is found by id only.
+    const byString = new Map<string, number>();
+    for (const l of labels) l.strs.forEach((s, i) => byString.set(s, l.ids[i]!));
     const reads = new Map<string, Map<number, number>>();
     let approximate = false;
     await Promise.all(
@@ -242,7 +244,7 @@ export class LabelReadMethod implements EngineMethod {
         // (/detokenize), never as joined token_strs: those are vocabulary pieces ("Ġ", "Ċ").
         // Stryker disable next-line StringLiteral: the text of no path is used by no read (completions never, chat only after a path)
         const pathText = this.api === "chat" && node.path.length > 0 ? await this.detokenize(node.path, ctx, signal) : "";
-        const read = await this.readNext(prompt, node.path, pathText, node.next, strs, ctx, signal);
+        const read = await this.readNext(prompt, node.path, pathText, node.next, byString, ctx, signal);
         if (read.approximate) approximate = true;
         reads.set(pathKey(node.path), read.probs);
       }),
@@ -252,32 +254,32 @@ export class LabelReadMethod implements EngineMethod {
   }
 
   /** Probabilities of `ids` as the next token after the prompt and `path`. */
-  private async readNext(prompt: Prompt, path: number[], pathText: string, ids: number[], strs: Map<number, string>, ctx: ReadContext, signal: AbortSignal): Promise<{ probs: Map<number, number>; approximate: boolean }> {
+  private async readNext(prompt: Prompt, path: number[], pathText: string, ids: number[], byString: ReadonlyMap<string, number>, ctx: ReadContext, signal: AbortSignal): Promise<{ probs: Map<number, number>; approximate: boolean }> {
     const probs = new Map<number, number>();
     if (this.tokenIdsHonoured !== false) {
       for (let i = 0; i < ids.length; i += MAX_IDS_PER_READ) {
         const chunk = ids.slice(i, i + MAX_IDS_PER_READ);
         let got: Map<number, number>;
         try {
-          got = await this.request(prompt, path, pathText, { ids: chunk }, strs, ctx, signal);
+          got = await this.request(prompt, path, pathText, { ids: chunk }, byString, ctx, signal);
         } catch (err) {
           if (err instanceof EngineHttpError && isLogprobTokenIdsRejection(err.status, err.info)) {
             this.tokenIdsHonoured = false;
-            return this.readNext(prompt, path, pathText, ids, strs, ctx, signal);
+            return this.readNext(prompt, path, pathText, ids, byString, ctx, signal);
           }
           throw err;
         }
         if (chunk.some((id) => !got.has(id))) {
           // The server ignored logprob_token_ids (older vLLM): read top-k from now on.
           this.tokenIdsHonoured = false;
-          return this.readNext(prompt, path, pathText, ids, strs, ctx, signal);
+          return this.readNext(prompt, path, pathText, ids, byString, ctx, signal);
         }
         this.tokenIdsHonoured = true;
         for (const id of chunk) probs.set(id, got.get(id)!);
       }
       return { probs, approximate: false };
     }
-    const got = await this.request(prompt, path, pathText, { topK: this.maxLogprobs }, strs, ctx, signal);
+    const got = await this.request(prompt, path, pathText, { topK: this.maxLogprobs }, byString, ctx, signal);
     for (const id of ids) probs.set(id, got.get(id) ?? 0);
     return { probs, approximate: true };
   }
@@ -288,7 +290,7 @@ export class LabelReadMethod implements EngineMethod {
     path: number[],
     pathText: string,
     want: { ids: number[] } | { topK: number },
-    strs: Map<number, string>,
+    byString: ReadonlyMap<string, number>,
     ctx: ReadContext,
     signal: AbortSignal,
   ): Promise<Map<number, number>> {
@@ -317,32 +319,30 @@ export class LabelReadMethod implements EngineMethod {
         const body = path.length ? [...(await this.tokenizeCached(this.promptCache, prompt.text, { prompt: prompt.text }, ctx, signal)), ...path] : prompt.text;
         const res: CompletionResponse = await callEngine(`${this.baseUrl}/v1/completions`, { ...common, prompt: body, logprobs: k }, CompletionResponseSchema, this.policy, ctx, signal);
         this.count(res.usage, ctx);
-        entries = Object.entries(res.choices[0]?.logprobs?.top_logprobs?.[0] ?? {});
+        // The schema holds at least one choice.
+        entries = Object.entries(res.choices[0]!.logprobs?.top_logprobs?.[0] ?? {});
       } else {
         const messages = path.length ? [...prompt.messages, { role: "assistant", content: pathText }] : prompt.messages;
         const body = { ...common, messages, logprobs: true, top_logprobs: k, chat_template_kwargs: CHAT_TEMPLATE_KWARGS, ...(path.length ? { add_generation_prompt: false, continue_final_message: true } : {}) };
         const res: ChatCompletionResponse = await callEngine(`${this.baseUrl}/v1/chat/completions`, body, ChatCompletionResponseSchema, this.policy, ctx, signal);
         this.count(res.usage, ctx);
-        entries = (res.choices[0]?.logprobs?.content?.[0]?.top_logprobs ?? []).map((t) => [t.token, t.logprob]);
+        // The schema holds at least one choice.
+        // Stryker disable next-line ArrayDeclaration: a stand-in element has no token, so it names no label (tokenIdOf and byString find nothing) and adds nothing
+        entries = (res.choices[0]!.logprobs?.content?.[0]?.top_logprobs ?? []).map((t) => [t.token, t.logprob]);
       }
     } catch (err) {
       // Stryker disable next-line StringLiteral,LogicalOperator,OptionalChaining: a skipped question keeps no message (settle puts it in skipped), so its text is never seen
       if (err instanceof EngineHttpError && isContextLengthError(err.status, err.info)) throw new QuestionFailure(`engine: ${err.info?.message ?? "prompt too long"}`, true);
-      const allowed = err instanceof EngineHttpError ? maxLogprobsAllowed(err.status, err.info) : undefined;
-      if (
-        // Stryker disable next-line LogicalOperator: vLLM refuses only a count above its max_logprobs, so a figure it names is always below k (and undefined < k is false)
-        allowed !== undefined &&
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: as above, allowed >= k never comes
-        allowed < k
-      ) {
+      // vLLM refuses only a count above its max_logprobs, so a figure it names is below k; no figure
+      // stands as k, no smaller count to retry with.
+      const allowed = (err instanceof EngineHttpError ? maxLogprobsAllowed(err.status, err.info) : undefined) ?? k;
+      if (allowed < k) {
         this.maxLogprobs = allowed;
         // Stryker disable next-line StringLiteral: an ids read asks for 1 logprob, a count vLLM ignores with logprob_token_ids (above), so this 400 comes only to a top-k read
-        return this.request(prompt, path, pathText, "ids" in want ? want : { topK: this.maxLogprobs }, strs, ctx, signal);
+        return this.request(prompt, path, pathText, "ids" in want ? want : { topK: this.maxLogprobs }, byString, ctx, signal);
       }
       throw err;
     }
-    const byString = new Map<string, number>();
-    for (const [id, s] of strs) byString.set(s, id);
     const out = new Map<number, number>();
     for (const [token, logprob] of entries) {
       const id = tokenIdOf(token) ?? byString.get(token);
