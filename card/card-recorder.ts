@@ -115,6 +115,9 @@ export class CardRecorder {
     // and a track's file runs to tens of MB (parsing it whole here stalled them for seconds).
     // Errored records are counted once, by finish().
     this.chain = this.chain.then(async () => {
+      // The run ended meanwhile: finish() seals every file and writes the final card (issue 26: a
+      // last track's hash and `running` card would only delay the exit).
+      if (this.finished) return;
       const path = trackResultsPath(this.options.outDir, family, track);
       if (existsSync(path)) this.sealed.set(key, await fileSha256(path));
       return this.write("running");

@@ -148,6 +148,7 @@ export class CommitScorer {
 
   /** Scores what is left, writes metrics.json and returns it. */
   finish(): MetricsJson {
-    return this.scorer!.writeMetrics(this.metricsPath, this.scorer!.final());
+    const metrics = this.scorer!.final();
+    return metrics === this.scorer!.lastWritten ? metrics : this.scorer!.writeMetrics(this.metricsPath, metrics);
   }
 }

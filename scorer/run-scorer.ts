@@ -300,13 +300,20 @@ export class RunScorer {
 
   /** Scores whatever is left and returns the whole metrics.json. */
   final(): MetricsJson {
+    // Every track was scored when metrics.json was last written (a complete run's last result
+    // scored its last track): that is the final metrics, not computed again (issue 26: the exit).
+    if (this.lastWritten && this.writtenWhole) return this.lastWritten;
     this.finishAll();
     return this.partial();
   }
 
+  /** metrics.json was last written with every track in scope scored. */
+  private writtenWhole = false;
+
   writeMetrics(path: string, metrics: MetricsJson = this.partial()): MetricsJson {
     writeMetricsJson(path, metrics);
     this.lastWritten = metrics;
+    this.writtenWhole = [...this.tracks.values()].every((t) => t.final !== undefined);
     return metrics;
   }
 
