@@ -519,29 +519,28 @@ export class TrackAccumulator {
         sums[g]! += s.ndcg;
         sums[g + 1]! += 1;
       }
-      // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
-      return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
+      // No eligible query: 0 / 0, NaN.
+      return { width: 2, sums, headline: (t) => t[0]! / t[1]! };
     }
+    // Not a retrieval track: every record is plain (a chunk makes a query).
+    const plain = this.order as PlainRecord[];
     if (kind === "routing") {
       // [accepted, records]
       const sums = new Float64Array(index.size * 2);
-      // Not a retrieval track: every record is plain (a chunk makes a query).
-      for (const r of this.order as PlainRecord[]) {
+      for (const r of plain) {
         if (!r.routing) continue;
         const g = groupsOf(r.group) * 2;
         if (routeAccepted(r, r.routing)) sums[g]! += 1;
         sums[g + 1]! += 1;
       }
-      // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
-      return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
+      // No routing record: 0 / 0, NaN.
+      return { width: 2, sums, headline: (t) => t[0]! / t[1]! };
     }
     const key = this.headlineKey;
     if (kind === "noul") {
       // [tp, fp, fn] of label true, then of label false
       const sums = new Float64Array(index.size * 6);
-      for (const r of this.order) {
-        // Stryker disable next-line ConditionalExpression: chunks are only in retrieval tracks, which return above
-        if (r.kind !== "plain") continue;
+      for (const r of plain) {
         const i = r.questions.findIndex((q) => q.key === key);
         const q = r.questions[i];
         if (!q || q.type !== "noul" || q.gold === MISSING) continue;
@@ -563,9 +562,7 @@ export class TrackAccumulator {
     }
     // choice accuracy: [correct, n]
     const sums = new Float64Array(index.size * 2);
-    for (const r of this.order) {
-      // Stryker disable next-line ConditionalExpression: chunks are only in retrieval tracks, which return above
-      if (r.kind !== "plain") continue;
+    for (const r of plain) {
       const i = r.questions.findIndex((q) => q.key === key);
       const q = r.questions[i];
       if (!q || q.gold === MISSING) continue;
@@ -573,8 +570,8 @@ export class TrackAccumulator {
       if (r.pred[i] === q.gold) sums[g]! += 1;
       sums[g + 1]! += 1;
     }
-    // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
-    return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
+    // No record with gold: 0 / 0, NaN.
+    return { width: 2, sums, headline: (t) => t[0]! / t[1]! };
   }
 }
 
