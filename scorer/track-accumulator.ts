@@ -388,12 +388,10 @@ export class TrackAccumulator {
 
   private headlineKind(): HeadlineKind | undefined {
     if (this.queries.size > 0) return "retrieval";
-    // Stryker disable next-line ConditionalExpression: a chunk has no routing either
-    if (this.order.some((r) => r.kind === "plain" && r.routing !== undefined)) return "routing";
-    // Stryker disable next-line ConditionalExpression: questionOrder has no undefined key: undefined either way
-    if (this.headlineKey === undefined) return undefined;
-    // Stryker disable next-line OptionalChaining: the headline key is a question plainOf recorded in questionOrder
-    return this.questionOrder.get(this.headlineKey)?.type;
+    // Not a retrieval track: every record is plain (a chunk makes a query).
+    if ((this.order as PlainRecord[]).some((r) => r.routing !== undefined)) return "routing";
+    // The headline key is a question plainOf recorded in questionOrder; without one (no gold), no kind.
+    return this.questionOrder.get(this.headlineKey as string)?.type;
   }
 
   private questionMetrics(): Record<string, ChoiceMetrics | NoulMetrics> {
