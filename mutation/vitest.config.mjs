@@ -10,6 +10,7 @@ export default defineConfig({
       "test/scorer/known-answers.test.ts",
       "test/scorer/score-results.test.ts",
       "test/scorer/track-accumulator.test.ts",
+      "test/scorer/accumulator-gold-corners.test.ts",
       "test/scorer/prng.test.ts",
       "test/scorer/bootstrap.test.ts",
       "test/scorer/aggregate.test.ts",

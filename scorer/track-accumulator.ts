@@ -155,7 +155,7 @@ export class TrackAccumulator {
       this.pending.set(result.run_id, result);
       return;
     }
-    const skipped = new Set(result.skipped ?? []);
+    const skipped = new Set(result.skipped);
     const answerOf = (key: string, options: readonly string[]): Readonly<Record<string, number>> | undefined => {
       if (skipped.has(key) || (result.errors !== undefined && Object.hasOwn(result.errors, key))) return undefined;
       if (!Object.hasOwn(result.probs, key)) return undefined;
@@ -181,8 +181,8 @@ export class TrackAccumulator {
     }
     for (let i = 0; i < state.questions.length; i++) {
       const q = state.questions[i]!;
-      // Stryker disable next-line StringLiteral: a noul question's options are NOUL_KEYS (plainOf)
-      const dist = answerOf(q.key, q.type === "noul" ? NOUL_KEYS : q.options);
+      // A noul question's options are NOUL_KEYS (plainOf).
+      const dist = answerOf(q.key, q.options);
       if (!dist) {
         state.pred[i] = MISSING;
         state.p[i] = NaN;
@@ -230,16 +230,22 @@ export class TrackAccumulator {
     const retrieval = this.queries.size > 0 ? this.retrievalMetrics() : null;
     const routing = this.routingItems();
     const routingOut = routing.length > 0 ? routingMetrics(routing) : null;
+    // The kind says which metrics exist: a retrieval kind has queries, a routing kind routing records,
+    // a choice or noul kind a headline key (one of the track's questions); no kind (no gold), no value.
     let value: number | null = null;
-    // Stryker disable next-line OptionalChaining: a retrieval kind has queries, so retrieval metrics
-    if (kind === "retrieval") value = retrieval?.["ndcg@10"] ?? null;
-    // Stryker disable next-line OptionalChaining: a routing kind has routing records, so routing metrics
-    else if (kind === "routing") value = routingOut?.accepted_accuracy ?? null;
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: a choice or noul kind comes from the headline key, so both are defined or neither
-    else if (kind !== undefined && this.headlineKey !== undefined) {
-      const m = questions[this.headlineKey];
-      // Stryker disable next-line OptionalChaining: the headline key is one of the track's questions, so m is defined
-      value = (kind === "noul" ? m?.macro_f1 : m?.accuracy) ?? null;
+    switch (kind) {
+      case "retrieval":
+        value = retrieval!["ndcg@10"];
+        break;
+      case "routing":
+        value = routingOut!.accepted_accuracy;
+        break;
+      case "choice":
+        value = questions[this.headlineKey!]!.accuracy;
+        break;
+      case "noul":
+        value = questions[this.headlineKey!]!.macro_f1;
+        break;
     }
     // Stryker disable next-line ConditionalExpression: a track without a headline has NaN in every resample: its interval is null either way
     const ci = value === null ? null : percentileInterval(this.headlineResamples());
@@ -272,7 +278,8 @@ export class TrackAccumulator {
           if (typeof expected !== "boolean") throw new FormatError(source.file, source.line, `expected.${key}`, `gold of a noul question must be true or false, got ${JSON.stringify(expected)}`);
           gold = expected ? 1 : 0;
         } else {
-          gold = typeof expected === "string" ? options.indexOf(expected) : MISSING;
+          // A gold that is no option (a boolean too) has index -1: MISSING.
+          gold = (options as readonly unknown[]).indexOf(expected);
           if (gold === MISSING) throw new FormatError(source.file, source.line, `expected.${key}`, `gold ${JSON.stringify(expected)} is not an option of questions.${key}.criteria`);
         }
       }
@@ -317,10 +324,8 @@ export class TrackAccumulator {
       query = { group: record.metadata.group_id, qrels: new Map(), threshold: s.relevance_threshold ?? 1, fullyJudged: true, chunks: [], scored: undefined };
       this.queries.set(queryId, query);
     }
-    for (const [doc, grade] of Object.entries(s.qrels)) {
-      const prev = query.qrels.get(doc);
-      if (prev === undefined || grade > prev) query.qrels.set(doc, grade);
-    }
+    // Grades are JSON numbers (never NaN): the highest is kept.
+    for (const [doc, grade] of Object.entries(s.qrels)) query.qrels.set(doc, Math.max(query.qrels.get(doc) ?? grade, grade));
     query.fullyJudged &&= s.fully_judged === true;
     const keys = Object.keys(record.questions);
     for (const key of keys) {
@@ -330,13 +335,12 @@ export class TrackAccumulator {
     const scorableSet = s.scorable_ids ? new Set(s.scorable_ids) : undefined;
     const scorable: number[] = [];
     for (let i = 0; i < docs.length; i++) if (scorableSet === undefined || scorableSet.has(docs[i]!)) scorable.push(i);
-    // Stryker disable next-line ConditionalExpression,ArrowFunction: a track with chunks has the retrieval headline, which does not read headlineKey
-    if (this.headlineKey === undefined) this.headlineKey = keys.find((k) => Object.hasOwn(record.expected, k));
     // The full suite's gold is held for the whole run (a few hundred thousand documents): keep only what cannot be derived.
     const chunk: ChunkRecord = {
       kind: "chunk",
       group: record.metadata.group_id,
       keys,
+      // Stryker disable next-line ArrowFunction,ConditionalExpression: storage only: "() => undefined" and "false" store the ids always, which score the same; "true" (never stored) is a real bug, killed by "every document named by field_to_document" (accumulator-gold-corners.test.ts)
       docs: docs.every((d, i) => d === derivedDoc(keys[i]!)) ? undefined : docs,
       // Stryker disable next-line ConditionalExpression: storage only: a list of every index scores the same documents
       scorable: scorable.length === keys.length ? undefined : scorable,
@@ -364,8 +368,8 @@ export class TrackAccumulator {
   // object per distinct question gold and one array per distinct record gold hold the whole suite's
   // in a fraction of the memory, for the run's whole length.
   private internGold(key: string, type: "choice" | "noul", options: readonly string[], gold: number, ordinal: boolean): QuestionGold {
-    // Stryker disable next-line UnaryOperator: the id also holds the type, so noul's id cannot meet a choice option set's
-    const optionsId = options === NOUL_KEYS ? -1 : this.optionSetIds.get(options)!;
+    // NOUL_KEYS has no option set id (undefined): the type in the id keeps noul apart.
+    const optionsId = this.optionSetIds.get(options);
     const id = `${key}\u0000${type}\u0000${optionsId}\u0000${gold}\u0000${ordinal ? 1 : 0}`;
     let q = this.golds.get(id);
     if (!q) this.golds.set(id, (q = Object.freeze({ key, type, options, gold, ordinal, id: this.golds.size })));
@@ -384,12 +388,10 @@ export class TrackAccumulator {
 
   private headlineKind(): HeadlineKind | undefined {
     if (this.queries.size > 0) return "retrieval";
-    // Stryker disable next-line ConditionalExpression: a chunk has no routing either
-    if (this.order.some((r) => r.kind === "plain" && r.routing !== undefined)) return "routing";
-    // Stryker disable next-line ConditionalExpression: questionOrder has no undefined key: undefined either way
-    if (this.headlineKey === undefined) return undefined;
-    // Stryker disable next-line OptionalChaining: the headline key is a question plainOf recorded in questionOrder
-    return this.questionOrder.get(this.headlineKey)?.type;
+    // Not a retrieval track: every record is plain (a chunk makes a query).
+    if ((this.order as PlainRecord[]).some((r) => r.routing !== undefined)) return "routing";
+    // The headline key is a question plainOf recorded in questionOrder; without one (no gold), no kind.
+    return this.questionOrder.get(this.headlineKey as string)?.type;
   }
 
   private questionMetrics(): Record<string, ChoiceMetrics | NoulMetrics> {
@@ -481,14 +483,10 @@ export class TrackAccumulator {
     const kind = this.headlineKind();
     const out: Array<{ runId: string; right: boolean | null }> = [];
     if (kind === "retrieval" || kind === undefined) return out;
-    for (const [runId, r] of this.records) {
-      if (r.kind !== "plain") continue;
+    // Not a retrieval track: every record is plain (a chunk makes a query).
+    for (const [runId, r] of this.records as Map<string, PlainRecord>) {
       if (kind === "routing") {
-        if (!r.routing) out.push({ runId, right: null });
-        else {
-          const pred = r.pred[r.routing.question]!;
-          out.push({ runId, right: pred !== MISSING && r.routing.accepted.has(r.questions[r.routing.question]!.options[pred]!) });
-        }
+        out.push({ runId, right: r.routing ? routeAccepted(r, r.routing) : null });
         continue;
       }
       const i = r.questions.findIndex((q) => q.key === this.headlineKey);
@@ -519,30 +517,28 @@ export class TrackAccumulator {
         sums[g]! += s.ndcg;
         sums[g + 1]! += 1;
       }
-      // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
-      return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
+      // No eligible query: 0 / 0, NaN.
+      return { width: 2, sums, headline: (t) => t[0]! / t[1]! };
     }
+    // Not a retrieval track: every record is plain (a chunk makes a query).
+    const plain = this.order as PlainRecord[];
     if (kind === "routing") {
       // [accepted, records]
       const sums = new Float64Array(index.size * 2);
-      for (const r of this.order) {
-        if (r.kind !== "plain" || !r.routing) continue;
+      for (const r of plain) {
+        if (!r.routing) continue;
         const g = groupsOf(r.group) * 2;
-        const pred = r.pred[r.routing.question]!;
-        const q = r.questions[r.routing.question]!;
-        if (pred !== MISSING && r.routing.accepted.has(q.options[pred]!)) sums[g]! += 1;
+        if (routeAccepted(r, r.routing)) sums[g]! += 1;
         sums[g + 1]! += 1;
       }
-      // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
-      return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
+      // No routing record: 0 / 0, NaN.
+      return { width: 2, sums, headline: (t) => t[0]! / t[1]! };
     }
     const key = this.headlineKey;
     if (kind === "noul") {
       // [tp, fp, fn] of label true, then of label false
       const sums = new Float64Array(index.size * 6);
-      for (const r of this.order) {
-        // Stryker disable next-line ConditionalExpression: chunks are only in retrieval tracks, which return above
-        if (r.kind !== "plain") continue;
+      for (const r of plain) {
         const i = r.questions.findIndex((q) => q.key === key);
         const q = r.questions[i];
         if (!q || q.type !== "noul" || q.gold === MISSING) continue;
@@ -564,9 +560,7 @@ export class TrackAccumulator {
     }
     // choice accuracy: [correct, n]
     const sums = new Float64Array(index.size * 2);
-    for (const r of this.order) {
-      // Stryker disable next-line ConditionalExpression: chunks are only in retrieval tracks, which return above
-      if (r.kind !== "plain") continue;
+    for (const r of plain) {
       const i = r.questions.findIndex((q) => q.key === key);
       const q = r.questions[i];
       if (!q || q.gold === MISSING) continue;
@@ -574,8 +568,8 @@ export class TrackAccumulator {
       if (r.pred[i] === q.gold) sums[g]! += 1;
       sums[g + 1]! += 1;
     }
-    // Stryker disable next-line ConditionalExpression: 0 / 0 is NaN too
-    return { width: 2, sums, headline: (t) => (t[1] === 0 ? NaN : t[0]! / t[1]!) };
+    // No record with gold: 0 / 0, NaN.
+    return { width: 2, sums, headline: (t) => t[0]! / t[1]! };
   }
 }
 
@@ -590,7 +584,8 @@ function scoreQuery(q: QueryState): QueryScore {
       const doc = c.docs ? c.docs[i]! : derivedDoc(c.keys[i]!);
       const p = c.p[i]!;
       const prev = pool.get(doc);
-      if (prev === undefined || Number.isNaN(prev) || (!Number.isNaN(p) && p > prev)) pool.set(doc, p);
+      if (prev === undefined || Number.isNaN(prev)) pool.set(doc, p);
+      else if (!Number.isNaN(p)) pool.set(doc, Math.max(prev, p));
     }
   }
   const answered: ScoredDocument[] = [];
@@ -603,6 +598,11 @@ function scoreQuery(q: QueryState): QueryScore {
     rr: reciprocalRankAt(ranked, q.qrels, q.threshold),
     keep: q.fullyJudged ? keepSet([...pool.keys()], kept, q.qrels, q.threshold) : undefined,
   };
+}
+
+/** Whether a routing record's routed option is accepted; a missing answer is not (options[MISSING] is undefined, in no accepted set). */
+function routeAccepted(r: PlainRecord, routing: RoutingGold): boolean {
+  return (routing.accepted as ReadonlySet<unknown>).has(r.questions[routing.question]!.options[r.pred[routing.question]!]);
 }
 
 /** A document question's document when the record names none (field_to_document): its key less "doc:". */
