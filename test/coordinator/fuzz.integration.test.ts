@@ -50,19 +50,39 @@ const frame = fc.oneof(
   }),
 );
 
-async function hostileStream(address: string, frames: Buffer[]): Promise<void> {
+/** Results the coordinator has rejected so far, by any reason. */
+async function rejectedSoFar(h: { status(): Promise<{ rejectedByReason: Partial<Record<string, number>> }> }): Promise<number> {
+  const st = await h.status();
+  return Object.values(st.rejectedByReason).reduce((n: number, k) => n + (k ?? 0), 0);
+}
+
+/**
+ * One hostile stream. A stream that says Hello first waits for the coordinator's first answer (its
+ * Welcome) before the fuzz frames, and then until the coordinator has rejected something more or
+ * a second has passed: on a loaded machine a fixed pause let the cancel overtake the frames, and
+ * the fuzz then never reached the validator. A stream of anything has no state to wait on: 50 ms.
+ */
+async function hostileStream(address: string, frames: Buffer[], hello: boolean, rejected: () => Promise<number>): Promise<void> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
   const call = client.makeBidiStreamRequest<Buffer, Buffer>("/udm.v1.Coordinator/Attach", (b) => b, (b) => b);
-  call.on("data", () => undefined);
+  let answered!: () => void;
+  const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
+  call.on("data", () => answered());
   const ended = new Promise<void>((resolve) => {
     call.on("status", () => resolve());
     call.on("error", () => resolve());
   });
-  for (const f of frames) call.write(f);
-  // Kept as a pause: a hostile stream has no state to wait on (the coordinator answers garbage with
-  // nothing, and half-closing instead left some of these streams open past the test's timeout), so
-  // 50 ms lets the frames reach the validator before the cancel; a frame cut off only weakens the fuzz.
-  await new Promise((r) => setTimeout(r, 50));
+  const until = (p: Promise<unknown>, ms: number) => Promise.race([p, ended, new Promise((r) => setTimeout(r, ms))]);
+  const before = await rejected();
+  if (hello) {
+    for (const f of frames.slice(0, 2)) call.write(f);
+    await until(firstAnswer, 5_000);
+  }
+  for (const f of hello ? frames.slice(2) : frames) call.write(f);
+  if (hello) {
+    const deadline = Date.now() + 1_000;
+    while (Date.now() < deadline && (await rejected()) === before) await until(new Promise((r) => setTimeout(r, 20)), 20);
+  } else await until(new Promise(() => undefined), 50);
   call.cancel();
   await ended;
   client.close();
@@ -89,7 +109,7 @@ describe("fuzz: a live coordinator fed random and mutated protobuf", () => {
     const firstBatch = new Promise<void>((resolve) => (underWay = resolve));
     const fuzzing = (async () => {
       for (let i = 0; i < streams.length; i += 6) {
-        await Promise.all(streams.slice(i, i + 6).map((s) => hostileStream(h.address, s)));
+        await Promise.all(streams.slice(i, i + 6).map((s, j) => hostileStream(h.address, s, (i + j) % 2 === 0, () => rejectedSoFar(h))));
         underWay();
       }
     })();
