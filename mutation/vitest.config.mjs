@@ -35,6 +35,7 @@ export default defineConfig({
       "test/coordinator/scheduler-edges.test.ts",
       "test/coordinator/scheduler-bookkeeping.test.ts",
       "test/coordinator/scheduler-backup-choice.test.ts",
+      "test/coordinator/scheduler-piece-size.test.ts",
       "test/observability/metrics-token.test.ts",
       "test/agent/label-trie.test.ts",
       "test/agent/state-fit.test.ts",
