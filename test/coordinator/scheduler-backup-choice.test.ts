@@ -62,4 +62,27 @@ describe("Scheduler backup choice", () => {
     expect(links[1]!.units).toHaveLength(3);
     expect(s.counters.backupUnits).toBe(0);
   });
+
+  it("a backup an agent's own answers make worth it waits for the next pump (lease clock), not its next result", () => {
+    // Results come by the thousand a second: only an agent held back is looked at again on each.
+    // a1 (4,000 tokens/s) holds t/1 (4 left) and t/2 (32): 2.25 s. a0 (1,000) holds 4 records of t/0
+    // (1 s, under the horizon) and t/1 would take it 1 s more: 2 s, not under 80% of 2.25 s.
+    const t = setup(3, 32, 32, { leaseMs: 60_000 });
+    const { s } = t;
+    const { links, next } = warm(t, [2, 8], [1, 2]);
+    const [u0, u1] = [links[0]!.units[0]!, links[1]!.units[0]!];
+    for (const r of u1.records.slice(next[1], next[1]! + 4)) s.result("a1", { ...valid(u1.unit.unitId, r), completionTokens: TOKENS });
+    for (const r of u0.records.slice(next[0], next[0]! + 22)) s.result("a0", { ...valid(u0.unit.unitId, r), completionTokens: TOKENS });
+    s.grantCredit("a0", 1);
+    expect(links[0]!.units).toHaveLength(1);
+    expect(s.agent("a0")!.heldBack).toBe(false);
+    // One more answer: 0.75 s + 1 s is under 1.8 s, but nothing is handed out until a pump.
+    s.result("a0", { ...valid(u0.unit.unitId, u0.records[next[0]! + 22]!), completionTokens: TOKENS });
+    expect(links[0]!.units).toHaveLength(1);
+    expect(s.expireLeases()).toBe(0);
+    expect(links[0]!.units).toHaveLength(1);
+    s.tickPaces();
+    expect(links[0]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/1" } });
+    expect(links[0]!.units[1]!.records).toHaveLength(4);
+  });
 });
