@@ -303,7 +303,7 @@ export class Scheduler {
           this.counters.givenUp++;
           this.settle(state, record.recordKey);
           this.options.onGiveUp(record, state.unit, rejection);
-          this.afterSettle(state, key, lease, record.recordKey);
+          this.answered(lease, record.recordKey);
           return { kind: "rejected", rejection };
         }
         this.answered(lease, result.recordKey);
@@ -317,7 +317,7 @@ export class Scheduler {
     this.settle(state!, result.recordKey);
     this.leases.renew(key, this.now(), result.unitId);
     this.options.onAccept(result, record!, state!.unit, agent!);
-    this.afterSettle(state!, key, lease!, result.recordKey);
+    this.answered(lease!, result.recordKey);
     if (agent!.heldBack) this.pumpAgent(agent!);
     return { kind: "accepted" };
   }
@@ -345,13 +345,10 @@ export class Scheduler {
     return n;
   }
 
-  private afterSettle(state: UnitState, key: string, lease: Lease, recordKey: string): void {
-    // Stryker disable next-line ConditionalExpression: with nothing pending, answered() finds the copy owes nothing (every record settled), ends it, and afterRelease() completes the unit: the same events in the same order
-    if (state.pending.size === 0) this.complete(state, key);
-    else this.answered(lease, recordKey);
-  }
-
-  /** The holder answered one record of its copy; a copy with nothing outstanding is finished. */
+  /**
+   * The holder answered one record of its copy; a copy with nothing outstanding is finished (and
+   * with the unit's last record settled, so is the unit: afterRelease).
+   */
   private answered(lease: Lease, recordKey: string): void {
     this.dropOutstanding(lease, recordKey);
     // Records another holder answered meanwhile are owed no more.
@@ -382,12 +379,11 @@ export class Scheduler {
     this.pump();
   }
 
-  /** A lease ended without completing the unit: with no holder left, the rest goes back to the queue, first. */
+  /** A lease ended: with nothing pending the unit is complete; else with no holder left, the rest goes back to the queue, first. */
   private afterRelease(lease: Lease): void {
     const state = this.units.get(lease.unitId);
     // Stryker disable next-line ConditionalExpression,LogicalOperator: a lease released here is always of a known unit still leased (a complete unit's leases are released by complete(), not here)
     if (!state || state.status !== "leased") return;
-    // Stryker disable next-line ConditionalExpression,BlockStatement: a leased unit with nothing pending was completed when its last record settled
     if (state.pending.size === 0) {
       this.complete(state, lease.agentKey);
       return;
@@ -517,8 +513,8 @@ export class Scheduler {
     // free sooner. One that holds nothing always gets work.
     // Its own work comes first: a backup copy (nextFor) counts it too, tail or not.
     const heldS = this.secondsFor(agent, this.heldCost(agent.key)) ?? 0;
-    // Stryker disable next-line ConditionalExpression: before the tail horizonS(undefined) is NaN, and no time is >= NaN
-    if (remaining !== undefined && heldS >= horizonS(remaining)) {
+    // Before the tail (time left unknown) the horizon is endless.
+    if (heldS >= horizonS(remaining ?? Infinity)) {
       agent.heldBack = true;
       return false;
     }
