@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { setup } from "./helpers/scheduler-setup.js";
 import { TOKENS, answer, warm } from "./helpers/scheduler-warm.js";
-import { valid } from "./helpers/scheduler-setup.js";
+import { FakeLink, info, valid } from "./helpers/scheduler-setup.js";
 
 describe("Scheduler backup choice", () => {
   it("counts only the unit's records still pending in the backup's time", () => {
@@ -84,5 +84,19 @@ describe("Scheduler backup choice", () => {
     s.tickPaces();
     expect(links[0]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/1" } });
     expect(links[0]!.units[1]!.records).toHaveLength(4);
+  });
+
+  it("a holder of unknown pace turns the choice to the oldest unit in flight, not to that holder's unit", () => {
+    // a0 (1,000 tokens/s) took t/0 first; c took t/2 later and never answered (no pace). a1 ran dry.
+    const t = setup(3, 32, 32);
+    const { s } = t;
+    const { links, next } = warm(t, [2, 8]);
+    const c = new FakeLink();
+    s.attach("c", info("c"), c, true);
+    s.grantCredit("c", 1);
+    expect(c.units.map((u) => u.unit.unitId)).toEqual(["t/2"]);
+    answer(s, "a1", links[1]!.units[0]!, next[1]);
+    s.grantCredit("a1", 1);
+    expect(links[1]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/0" } });
   });
 });
