@@ -99,4 +99,24 @@ describe("Scheduler backup choice", () => {
     s.grantCredit("a1", 1);
     expect(links[1]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/0" } });
   });
+
+  it("with three holders allowed, the primary's time counts when it is the sooner of two", () => {
+    // a1 (4,000 tokens/s) holds t/1 (4 left) and t/2 (32): 2.25 s; a0 (1,000) ran dry and copied
+    // t/1 (1 s). Then a1 answered t/2: it needs 0.25 s for t/1, a0 1 s. a2 (2,000) would take 0.5 s:
+    // sooner than a0, not sooner than a1: no third copy.
+    const t = setup(4, 32, 32, { maxHolders: 3 });
+    const { s } = t;
+    const { links, next } = warm(t, [2, 8, 4], [1, 2, 1]);
+    expect(links.map((l) => l.units.map((u) => u.unit.unitId))).toEqual([["t/0"], ["t/1", "t/2"], ["t/3"]]);
+    const u1 = links[1]!.units[0]!;
+    const u2 = links[1]!.units[1]!;
+    for (const r of u1.records.slice(next[1], next[1]! + 4)) s.result("a1", { ...valid(u1.unit.unitId, r), completionTokens: TOKENS });
+    answer(s, "a0", links[0]!.units[0]!, next[0]);
+    s.grantCredit("a0", 1);
+    expect(links[0]!.units[1]).toMatchObject({ backup: true, unit: { unitId: "t/1" } });
+    answer(s, "a1", u2);
+    answer(s, "a2", links[2]!.units[0]!, next[2]);
+    s.grantCredit("a2", 1);
+    expect(links[2]!.units).toHaveLength(1);
+  });
 });

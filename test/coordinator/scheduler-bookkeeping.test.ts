@@ -150,4 +150,21 @@ describe("Scheduler bookkeeping", () => {
     expect([s.heldBy("a"), s.queuedUnits]).toEqual([1, 0]);
     expect(s.result("a", valid(u.unit.unitId, recs[1]!)).kind).toBe("accepted");
   });
+
+  it("an agent's unitDone for a unit it no longer holds changes nothing", () => {
+    // Its lease ran out and the unit went to b; a's late UnitDone must not end b's copy or requeue.
+    const { s, tick } = setup(1, 2, 2, { maxHolders: 1 });
+    const a = new FakeLink();
+    const b = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    s.attach("b", info("b"), b, true);
+    s.grantCredit("b", 1);
+    tick(100);
+    expect(s.expireLeases()).toBe(1);
+    expect(b.units).toHaveLength(1);
+    s.unitDone("a", "t/0");
+    s.unitDone("a", "t/nope");
+    expect([s.heldBy("b"), s.leaseCount, s.queuedUnits, s.counters.requeued]).toEqual([1, 1, 0, 1]);
+  });
 });
