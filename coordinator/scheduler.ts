@@ -442,8 +442,7 @@ export class Scheduler {
     for (const a of this.agents.values()) {
       if (!a.ready) continue;
       const c = this.costIn(a, seconds);
-      // Stryker disable next-line EqualityOperator: of equal costs either is the minimum
-      if (c !== undefined && (min === undefined || c < min)) min = c;
+      if (c !== undefined) min = min === undefined ? c : Math.min(min, c);
     }
     return min;
   }

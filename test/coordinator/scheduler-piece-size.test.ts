@@ -91,4 +91,16 @@ describe("Scheduler piece size", () => {
     expect(p.unit.unitId).toBe("t/0~1");
     expect(p.records).toHaveLength(11);
   });
+
+  it("the slowest ready agent caps a piece whichever agent comes first", () => {
+    // a0 (4,000 tokens/s) first, a1 (1,000) second: 98 records left (4.9 s), a piece 0.588 s is 9
+    // records for a0 but 2 for a1: a0 gets 2.
+    const t = setup(4, 32, 32);
+    const { s } = t;
+    const { links } = warm(t, [8, 2]);
+    s.grantCredit("a0", 1);
+    const p = links[0]!.units[1]!;
+    expect(p.unit.unitId).toBe("t/2~1");
+    expect(p.records).toHaveLength(2);
+  });
 });
