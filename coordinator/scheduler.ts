@@ -58,8 +58,6 @@ interface UnitState {
   /** run_ids not yet accepted. */
   pending: Set<string>;
   status: UnitStatus;
-  /** When the current primary lease began; orders backup candidates (oldest first). */
-  leasedAt: number;
 }
 
 export interface SchedulerCounters {
@@ -109,6 +107,7 @@ export class Scheduler {
   private readonly unitOfRecord = new Map<string, UnitState>();
   // Stryker disable next-line ArrayDeclaration: an entry that is not a UnitState is skipped as not queued (nextFor, queuedUnits)
   private queue: UnitState[] = [];
+  /** Leased units, in the order their current primary lease began (oldest first: backup candidates). */
   private readonly inflight = new Set<UnitState>();
   private readonly agents = new Map<string, AgentSession>();
   private readonly rejections = new Map<string, number>();
@@ -162,7 +161,7 @@ export class Scheduler {
 
   private enqueue(units: readonly PlannedUnit[]): void {
     for (const unit of units) {
-      const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.recordKey)), status: "queued", leasedAt: 0 };
+      const state: UnitState = { unit, pending: new Set(unit.records.map((r) => r.recordKey)), status: "queued" };
       this.units.set(unit.unitId, state);
       for (const r of unit.records) {
         this.unitOfRecord.set(r.recordKey, state);
@@ -184,7 +183,7 @@ export class Scheduler {
 
   stop(): void {
     this.dispatching = false;
-    if (this.timer) clearInterval(this.timer);
+    clearInterval(this.timer);
     this.timer = undefined;
   }
 
@@ -304,7 +303,7 @@ export class Scheduler {
           this.counters.givenUp++;
           this.settle(state, record.recordKey);
           this.options.onGiveUp(record, state.unit, rejection);
-          this.afterSettle(state, key, lease, record.recordKey);
+          this.answered(lease, record.recordKey);
           return { kind: "rejected", rejection };
         }
         this.answered(lease, result.recordKey);
@@ -318,7 +317,7 @@ export class Scheduler {
     this.settle(state!, result.recordKey);
     this.leases.renew(key, this.now(), result.unitId);
     this.options.onAccept(result, record!, state!.unit, agent!);
-    this.afterSettle(state!, key, lease!, result.recordKey);
+    this.answered(lease!, result.recordKey);
     if (agent!.heldBack) this.pumpAgent(agent!);
     return { kind: "accepted" };
   }
@@ -341,19 +340,19 @@ export class Scheduler {
   /** Records of the lease's copy still waiting for an answer from anyone. */
   private pendingOf(lease: Lease): number {
     let n = 0;
-    for (const r of lease.outstanding) if (this.unitOfRecord.get(r)?.pending.has(r)) n++;
+    // Every record a copy carried has its unit (entries of unitOfRecord are never removed).
+    for (const r of lease.outstanding) if (this.unitOfRecord.get(r)!.pending.has(r)) n++;
     return n;
   }
 
-  private afterSettle(state: UnitState, key: string, lease: Lease, recordKey: string): void {
-    if (state.pending.size === 0) this.complete(state, key);
-    else this.answered(lease, recordKey);
-  }
-
-  /** The holder answered one record of its copy; a copy with nothing outstanding is finished. */
+  /**
+   * The holder answered one record of its copy; a copy with nothing outstanding is finished (and
+   * with the unit's last record settled, so is the unit: afterRelease).
+   */
   private answered(lease: Lease, recordKey: string): void {
     this.dropOutstanding(lease, recordKey);
-    for (const r of [...lease.outstanding]) if (!this.unitOfRecord.get(r)?.pending.has(r)) this.dropOutstanding(lease, r);
+    // Records another holder answered meanwhile are owed no more.
+    for (const r of [...lease.outstanding]) if (!this.unitOfRecord.get(r)!.pending.has(r)) this.dropOutstanding(lease, r);
     if (lease.outstanding.size === 0 && this.leases.get(lease.unitId, lease.agentKey) === lease) {
       this.leases.release(lease.unitId, lease.agentKey);
       this.afterRelease(lease);
@@ -380,19 +379,17 @@ export class Scheduler {
     this.pump();
   }
 
-  /** A lease ended without completing the unit: with no holder left, the rest goes back to the queue, first. */
+  /** A lease ended: with nothing pending the unit is complete; else with no holder left, the rest goes back to the queue, first. */
   private afterRelease(lease: Lease): void {
     const state = this.units.get(lease.unitId);
     // Stryker disable next-line ConditionalExpression,LogicalOperator: a lease released here is always of a known unit still leased (a complete unit's leases are released by complete(), not here)
     if (!state || state.status !== "leased") return;
-    // Stryker disable next-line ConditionalExpression,BlockStatement: a leased unit with nothing pending was completed when its last record settled
     if (state.pending.size === 0) {
       this.complete(state, lease.agentKey);
       return;
     }
     if (this.leases.holderCount(lease.unitId) > 0) return;
     state.status = "queued";
-    state.leasedAt = 0;
     this.inflight.delete(state);
     this.queue.unshift(state);
     this.counters.requeued++;
@@ -445,8 +442,7 @@ export class Scheduler {
     for (const a of this.agents.values()) {
       if (!a.ready) continue;
       const c = this.costIn(a, seconds);
-      // Stryker disable next-line EqualityOperator: of equal costs either is the minimum
-      if (c !== undefined && (min === undefined || c < min)) min = c;
+      if (c !== undefined) min = min === undefined ? c : Math.min(min, c);
     }
     return min;
   }
@@ -514,14 +510,15 @@ export class Scheduler {
     if (!agent.ready || agent.credit <= 0 || !agent.link.writable()) return false;
     // An agent holding more than it does in the horizon waits: the rest may go to one that is
     // free sooner. One that holds nothing always gets work.
-    const held = this.heldCost(agent.key);
-    const heldS = held > 0 && remaining !== undefined ? this.secondsFor(agent, held) : undefined;
-    if (heldS !== undefined && heldS >= horizonS(remaining!)) {
+    // Its own work comes first: a backup copy (nextFor) counts it too, tail or not.
+    const heldS = this.secondsFor(agent, this.heldCost(agent.key)) ?? 0;
+    // Before the tail (time left unknown) the horizon is endless.
+    if (heldS >= horizonS(remaining ?? Infinity)) {
       agent.heldBack = true;
       return false;
     }
     agent.heldBack = false;
-    const next = this.nextFor(agent, remaining, heldS ?? 0);
+    const next = this.nextFor(agent, remaining, heldS);
     if (!next) return false;
     this.assign(agent, next.state, next.backup);
     return true;
@@ -570,7 +567,7 @@ export class Scheduler {
       questions: head.reduce((n, r) => n + r.questionCount, 0),
     };
     // Stryker disable next-line StringLiteral: the piece is assigned at once, which sets its status
-    const pieceState: UnitState = { unit: piece, pending: new Set(head.map((r) => r.recordKey)), status: "queued", leasedAt: 0 };
+    const pieceState: UnitState = { unit: piece, pending: new Set(head.map((r) => r.recordKey)), status: "queued" };
     this.units.set(piece.unitId, pieceState);
     for (const r of head) {
       this.unitOfRecord.set(r.recordKey, pieceState);
@@ -594,20 +591,21 @@ export class Scheduler {
     // Stryker disable next-line ConditionalExpression: an agent of unknown pace gets no time for the unit (mineS), which turns paced off all the same
     let paced = agent.pace.tokensPerS !== undefined;
     for (const s of this.inflight) {
-      if (s.pending.size === 0 || this.leases.get(s.unit.unitId, agent.key) || this.leases.holderCount(s.unit.unitId) >= maxHolders) continue;
-      if (!oldest || s.leasedAt < oldest.leasedAt) oldest = s;
+      // (A unit in flight has records pending: it leaves the set when its last one settles.)
+      if (this.leases.get(s.unit.unitId, agent.key) || this.leases.holderCount(s.unit.unitId) >= maxHolders) continue;
+      oldest ??= s;
       // Stryker disable next-line ConditionalExpression: going on unpaced only computes times that are not used (the oldest is chosen)
       if (!paced) continue;
-      let holderS: number | undefined;
+      // The soonest holder's time (a candidate has one at least); unknown if any holder's is.
+      let holderS: number | undefined = Infinity;
       for (const l of this.leases.holders(s.unit.unitId)) {
         const holder = this.agents.get(l.agentKey);
         const t = holder ? this.secondsFor(holder, this.heldCost(holder.key)) : undefined;
-        // Stryker disable next-line ConditionalExpression: a candidate has one holder (at most two holders a unit, and this agent is not one)
-        if (t === undefined) holderS = undefined;
-        // Stryker disable next-line ConditionalExpression,MethodExpression: a candidate has one holder (at most two holders a unit, and this agent is not one)
-        else holderS = holderS === undefined ? t : Math.min(holderS, t);
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: a candidate has one holder (at most two holders a unit, and this agent is not one)
-        if (t === undefined) break;
+        if (t === undefined) {
+          holderS = undefined;
+          break;
+        }
+        holderS = Math.min(holderS, t);
       }
       const mineS = this.secondsFor(agent, this.pendingCostOf(s));
       // Stryker disable next-line ConditionalExpression: mineS is unknown only for an agent of unknown pace, which never gets here (paced is false from the start)
@@ -639,7 +637,6 @@ export class Scheduler {
     agent.credit--;
     if (!backup) {
       state.status = "leased";
-      state.leasedAt = now;
       this.inflight.add(state);
     } else this.counters.backupUnits++;
     agent.link.sendUnit(state.unit, records, backup);
