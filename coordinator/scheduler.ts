@@ -540,8 +540,14 @@ export class Scheduler {
    */
   private pieceFor(agent: AgentSession, state: UnitState, remaining: number | undefined): UnitState {
     if (remaining === undefined || state.pending.size < 2) return state;
-    const records = state.unit.records.filter((r) => state.pending.has(r.recordKey));
-    const cost = records.reduce((n, r) => n + recordCost(r), 0);
+    // A piece is whole groups: a group is never split (its records share one agent's prefix cache,
+    // docs/design.md), so a unit of one group goes whole.
+    const groups = new Map<string, RecordEntry[]>();
+    for (const r of state.unit.records) if (state.pending.has(r.recordKey)) (groups.get(r.groupId) ?? groups.set(r.groupId, []).get(r.groupId)!).push(r);
+    if (groups.size < 2) return state;
+    const byGroup = [...groups.values()];
+    const costOf = (rs: readonly RecordEntry[]) => rs.reduce((n, r) => n + recordCost(r), 0);
+    const cost = costOf(byGroup.flat());
     const limitS = pieceS(remaining);
     const own = this.costIn(agent, limitS);
     if (own === undefined) return state;
@@ -553,10 +559,10 @@ export class Scheduler {
     if (cost <= CUT_OVER * want) return state;
     let take = 0;
     let taken = 0;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: the piece never reaches the last record anyway: a unit is cut only when it costs over 1.5 pieces
-    while (take < records.length - 1 && (take === 0 || taken + recordCost(records[take]!) <= want)) taken += recordCost(records[take++]!);
-    const head = records.slice(0, take);
-    const rest = records.slice(take);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator: the piece never reaches the last group anyway: a unit is cut only when it costs over 1.5 pieces
+    while (take < byGroup.length - 1 && (take === 0 || taken + costOf(byGroup[take]!) <= want)) taken += costOf(byGroup[take++]!);
+    const head = byGroup.slice(0, take).flat();
+    const rest = byGroup.slice(take).flat();
     const unit = state.unit;
     const piece: PlannedUnit = {
       ...unit,

@@ -34,6 +34,7 @@ export default defineConfig({
       "test/coordinator/scheduler-agents.test.ts",
       "test/coordinator/scheduler-tail.test.ts",
       "test/coordinator/scheduler-edges.test.ts",
+      "test/coordinator/scheduler-piece-groups.test.ts",
       "test/coordinator/scheduler-bookkeeping.test.ts",
       "test/coordinator/scheduler-backup-choice.test.ts",
       "test/coordinator/scheduler-piece-size.test.ts",

@@ -11,7 +11,7 @@ describe("Scheduler backup choice", () => {
   it("counts only the unit's records still pending in the backup's time", () => {
     // a1 (1,000 tokens/s) has 6 records of t/1 left: 1.5 s. a0 (4,000) would take 0.375 s for them,
     // under 80% of 1.5 s; for all 32 of the unit it would take 2 s.
-    const t = setup(2, 32, 32);
+    const t = setup(2, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [8, 2]);
     answer(s, "a0", links[0]!.units[0]!, next[0]);
@@ -24,7 +24,7 @@ describe("Scheduler backup choice", () => {
 
   it("of two units with as much to gain, copies the one leased first", () => {
     // a0 and a1 (1,000 tokens/s each) have 26 records left each; a2 (4,000) ran dry.
-    const t = setup(3, 32, 32);
+    const t = setup(3, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 2, 8]);
     expect(links.map((l) => l.units[0]!.unit.unitId)).toEqual(["t/0", "t/1", "t/2"]);
@@ -36,7 +36,7 @@ describe("Scheduler backup choice", () => {
   it("with three holders allowed, the holder's time is the soonest holder's", () => {
     // a0 (1,000 tokens/s) holds t/0 (26 left, 6.5 s); a1 (4,000) ran dry first and copied it
     // (1.625 s). a2 (2,000) would take 3.25 s: sooner than a0, not sooner than a1: no third copy.
-    const t = setup(3, 32, 32, { maxHolders: 3 });
+    const t = setup(3, 32, 32, { groupSize: 1, maxHolders: 3 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8, 4]);
     answer(s, "a1", links[1]!.units[0]!, next[1]);
@@ -53,7 +53,7 @@ describe("Scheduler backup choice", () => {
   it("before the tail (more units to come) the work an agent holds counts in a backup's time too", () => {
     // a0 (1,000 tokens/s) holds t/0 (26 left, 6.5 s). a1 (4,000) holds 72 records (4.5 s); t/0 would
     // take it 1.625 s more: 6.125 s, not under 80% of 6.5 s.
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     const { s } = t;
     s.expectMoreUnits();
     const { links } = warm(t, [2, 8], [1, 3]);
@@ -67,7 +67,7 @@ describe("Scheduler backup choice", () => {
     // Results come by the thousand a second: only an agent held back is looked at again on each.
     // a1 (4,000 tokens/s) holds t/1 (4 left) and t/2 (32): 2.25 s. a0 (1,000) holds 4 records of t/0
     // (1 s, under the horizon) and t/1 would take it 1 s more: 2 s, not under 80% of 2.25 s.
-    const t = setup(3, 32, 32, { leaseMs: 60_000 });
+    const t = setup(3, 32, 32, { groupSize: 1, leaseMs: 60_000 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8], [1, 2]);
     const [u0, u1] = [links[0]!.units[0]!, links[1]!.units[0]!];
@@ -88,7 +88,7 @@ describe("Scheduler backup choice", () => {
 
   it("a holder of unknown pace turns the choice to the oldest unit in flight, not to that holder's unit", () => {
     // a0 (1,000 tokens/s) took t/0 first; c took t/2 later and never answered (no pace). a1 ran dry.
-    const t = setup(3, 32, 32);
+    const t = setup(3, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8]);
     const c = new FakeLink();
@@ -104,7 +104,7 @@ describe("Scheduler backup choice", () => {
     // a1 (4,000 tokens/s) holds t/1 (4 left) and t/2 (32): 2.25 s; a0 (1,000) ran dry and copied
     // t/1 (1 s). Then a1 answered t/2: it needs 0.25 s for t/1, a0 1 s. a2 (2,000) would take 0.5 s:
     // sooner than a0, not sooner than a1: no third copy.
-    const t = setup(4, 32, 32, { maxHolders: 3 });
+    const t = setup(4, 32, 32, { groupSize: 1, maxHolders: 3 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8, 4], [1, 2, 1]);
     expect(links.map((l) => l.units.map((u) => u.unit.unitId))).toEqual([["t/0"], ["t/1", "t/2"], ["t/3"]]);

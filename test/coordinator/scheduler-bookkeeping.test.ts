@@ -67,7 +67,7 @@ describe("Scheduler bookkeeping", () => {
 
   it("a lease that ran out and left its unit without a holder is counted as requeued, and the unit goes out at once", () => {
     // One holder a unit: the idle agent gets no backup copy, only the expired unit.
-    const { s, tick } = setup(1, 2, 2, { maxHolders: 1 });
+    const { s, tick } = setup(1, 2, 2, { groupSize: 1, maxHolders: 1 });
     const a = new FakeLink();
     const b = new FakeLink();
     s.attach("a", info("a"), a, true);
@@ -82,7 +82,7 @@ describe("Scheduler bookkeeping", () => {
   });
 
   it("no third copy of a unit by default: a primary and one backup", () => {
-    const { s } = setup(1, 2, 2);
+    const { s } = setup(1, 2, 2, { groupSize: 1 });
     const links = ["a", "b", "c"].map((k) => {
       const l = new FakeLink();
       s.attach(k, info(k), l, true);
@@ -153,7 +153,7 @@ describe("Scheduler bookkeeping", () => {
 
   it("an agent's unitDone for a unit it no longer holds changes nothing", () => {
     // Its lease ran out and the unit went to b; a's late UnitDone must not end b's copy or requeue.
-    const { s, tick } = setup(1, 2, 2, { maxHolders: 1 });
+    const { s, tick } = setup(1, 2, 2, { groupSize: 1, maxHolders: 1 });
     const a = new FakeLink();
     const b = new FakeLink();
     s.attach("a", info("a"), a, true);

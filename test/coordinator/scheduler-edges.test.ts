@@ -30,7 +30,7 @@ describe("Scheduler edges", () => {
   });
 
   it("a held-back agent's answers hand it nothing once draining", () => {
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8]);
     s.grantCredit("a0", 1);
@@ -44,7 +44,7 @@ describe("Scheduler edges", () => {
   it("the lease clock folds the agents' paces", () => {
     vi.useFakeTimers();
     try {
-      const { s, tick } = setup(1, 32, 32, { leaseMs: 2_000 });
+      const { s, tick } = setup(1, 32, 32, { groupSize: 1, leaseMs: 2_000 });
       const a = new FakeLink();
       s.attach("a", info("a"), a, true);
       s.grantCredit("a", 1);
@@ -63,7 +63,7 @@ describe("Scheduler edges", () => {
   });
 
   it("duplicates count towards the engine's pace (it did the work)", () => {
-    const t = setup(2, 32, 32);
+    const t = setup(2, 32, 32, { groupSize: 1 });
     const { s, tick } = t;
     const { links, next } = warm(t, [2, 8]);
     const u = links[0]!.units[0]!;

@@ -43,7 +43,7 @@ describe("Scheduler piece size", () => {
 
   it("a unit of two records is cut when one is a piece", () => {
     // 250 tokens/s: a piece (0.5 s, 2 records left) is half a record; 1.5 pieces are less than two records.
-    const t = setup(5, 2, 2);
+    const t = setup(5, 2, 2, { groupSize: 1 });
     const { s } = t;
     const { a } = paced(t, 4, 1, 1000);
     expect(s.agent("a")!.pace.tokensPerS).toBeCloseTo(250, 6);
@@ -55,7 +55,7 @@ describe("Scheduler piece size", () => {
   it("a unit of exactly 1.5 pieces goes whole", () => {
     // One token per unit of cost (166 a record) at 664 tokens/s: a piece (0.5 s) is two records,
     // a unit of three is 1.5 pieces. 6 records left: 1.5 s, so the piece is its 0.5 s floor.
-    const t = setup(5, 3, 3);
+    const t = setup(5, 3, 3, { groupSize: 1 });
     const { s } = t;
     const { a, next } = paced(t, 3, 2, 500, 166);
     expect(next).toBe(6);
@@ -68,7 +68,7 @@ describe("Scheduler piece size", () => {
   it("a piece of a unit given back holds only the records nobody answered", () => {
     // 250 tokens/s; t/0 given back with 3 of its 6 records answered: 9 records left (9 s), a piece
     // (1.08 s) is one record: the first one still pending.
-    const t = setup(3, 6, 6);
+    const t = setup(3, 6, 6, { groupSize: 1 });
     const { s } = t;
     const { a } = paced(t, 2, 1, 1000, TOKENS, true);
     // Answered: t:0.0, t:0.1, t:0.2; t/1 answered too, then t/0 given back with t:0.3 to t:0.5 pending.
@@ -82,7 +82,7 @@ describe("Scheduler piece size", () => {
   it("an agent that is not ready does not cap the pieces of the others", () => {
     // a1 (4,000 tokens/s) alone is ready: 98 records left, 6.125 s, a piece 0.735 s: 11 records
     // (a0's 1,000 tokens/s, were it counted, would make it 2).
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links } = warm(t, [2, 8]);
     s.heartbeat("a0", NOT_READY);
@@ -95,7 +95,7 @@ describe("Scheduler piece size", () => {
   it("the slowest ready agent caps a piece whichever agent comes first", () => {
     // a0 (4,000 tokens/s) first, a1 (1,000) second: 98 records left (4.9 s), a piece 0.588 s is 9
     // records for a0 but 2 for a1: a0 gets 2.
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links } = warm(t, [8, 2]);
     s.grantCredit("a0", 1);

@@ -8,14 +8,14 @@ import { TOKENS, answer, warm } from "./helpers/scheduler-warm.js";
 
 describe("Scheduler tail rule", () => {
   it("measures each agent's pace from its results while it holds work", () => {
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     warm(t, [2, 8]);
     expect(t.s.agent("a0")!.pace.tokensPerS).toBeCloseTo(1000, 6);
     expect(t.s.agent("a1")!.pace.tokensPerS).toBeCloseTo(4000, 6);
   });
 
   it("near the end cuts units into pieces sized by the agent's pace, and no bigger than the slowest agent's", () => {
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8]);
     // 98 records of 250 tokens left at 5,000 tokens/s: 4.9 s, a piece 12% of it (0.588 s): at
@@ -40,7 +40,7 @@ describe("Scheduler tail rule", () => {
   });
 
   it("at the end an agent that ran dry backs up a piece of the agent that would finish last", () => {
-    const t = setup(3, 32, 32);
+    const t = setup(3, 32, 32, { groupSize: 1 });
     const { s, accepted } = t;
     const { links, next } = warm(t, [2, 8]);
     // The fast agent takes pieces until it holds 2 s of work (the horizon), the slow one the rest.
@@ -69,7 +69,7 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
     // 482 records of 250 tokens left. Two paced agents (5,000 tokens/s): 24.1 s left, a piece
     // 2.892 s (the slow agent's: 11 records). A third, ready, of unknown pace (counted at 2,500):
     // 16.07 s left, a piece 1.928 s (7 records).
-    const t = setup(8, 64, 64);
+    const t = setup(8, 64, 64, { groupSize: 1 });
     const { s } = t;
     const { links } = warm(t, [2, 8]);
     const c = new FakeLink();
@@ -84,7 +84,7 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
   });
 
   it("holds back an agent whose work in hand lasts the horizon (at least 2 s) and gives it more as it answers", () => {
-    const t = setup(4, 32, 32);
+    const t = setup(4, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8]);
     // a0 holds 26 records, 6.5 s at 1,000 tokens/s; the horizon is 2 s (30% of ~4.9 s is less).
@@ -102,7 +102,7 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
 
   it("the horizon is 30% of the time left when that is over 2 s", () => {
     // a0 holds 58 records (14.5 s); 482 left (24.1 s): held back while 0.25 (58 - k) >= 0.015 (482 - k).
-    const t = setup(8, 64, 64);
+    const t = setup(8, 64, 64, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8]);
     s.grantCredit("a0", 1);
@@ -115,7 +115,7 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
   });
 
   it("while more units are to come there is no tail: whole units, nobody held back; pieces once all are in", () => {
-    const t = setup(4, 32, 32, { laterGroups: 2 });
+    const t = setup(4, 32, 32, { groupSize: 1, laterGroups: 2 });
     const { s, later } = t;
     s.expectMoreUnits();
     const { links, next } = warm(t, [2, 8]);
@@ -139,12 +139,13 @@ describe("Scheduler tail rule: the time left and the horizon", () => {
 
 describe("Scheduler tail rule: pieces and backup copies", () => {
   it("a piece carries its own records, groups, cost and questions; the rest keeps the unit's id", () => {
-    const t = setup(4, 32, 32, { events: true });
+    // Groups of two records: a piece of two records is one group.
+    const t = setup(4, 32, 32, { groupSize: 2, events: true });
     const { s } = t;
     const { links } = warm(t, [2, 8]);
     s.grantCredit("a1", 2);
     const [p1, p2] = [links[1]!.units[1]!, links[1]!.units[2]!];
-    expect(p1.unit).toMatchObject({ track: "t", groupIds: ["g2"], cost: 2 * 166, questions: 2 });
+    expect(p1.unit).toMatchObject({ track: "t", groupIds: ["g2.0"], cost: 2 * 166, questions: 2 });
     expect(p1.unit.records.map((r) => r.recordKey)).toEqual(["t:2.0", "t:2.1"]);
     expect(p1.records.map((r) => r.recordKey)).toEqual(["t:2.0", "t:2.1"]);
     expect(p2.records.map((r) => r.recordKey)).toEqual(["t:2.2", "t:2.3"]);
@@ -161,14 +162,14 @@ describe("Scheduler tail rule: pieces and backup copies", () => {
     s.grantCredit("b", 3);
     const rest = b.units.find((u) => u.unit.unitId === "t/2")!;
     expect(rest.records).toHaveLength(28);
-    expect(rest.unit).toMatchObject({ groupIds: ["g2"], cost: 28 * 166, questions: 28 });
+    expect(rest.unit).toMatchObject({ groupIds: Array.from({ length: 14 }, (_, i) => `g2.${i + 2}`), cost: 28 * 166, questions: 28 });
     expect(rest.unit.records).toHaveLength(28);
   });
 
   it("a paced backup copies the unit with the most to gain: the holder's time for all it holds against the backup's", () => {
     // a0 (1,000 tokens/s) holds t/g0 (26 left) and t/g1 (32): 14.5 s. a1 (4,000) runs dry: t/g0
     // takes it 1.625 s, t/g1 2 s; it copies t/g0 (the most gained), then t/g1 (never one it holds).
-    const t = setup(3, 32, 32);
+    const t = setup(3, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [2, 8], [2, 1]);
     expect(links[0]!.units.map((u) => u.unit.unitId)).toEqual(["t/0", "t/1"]);
@@ -185,7 +186,7 @@ describe("Scheduler tail rule: pieces and backup copies", () => {
 
   it("no backup unless its agent would finish it sooner than 80% of the holder's time", () => {
     // a0 (4,000 tokens/s) holds 8 + 32 records (2.5 s); a1 (1,000) would take 2 s for the 8: not under 2 s.
-    const t = setup(3, 32, 32);
+    const t = setup(3, 32, 32, { groupSize: 1 });
     const { s } = t;
     const { links, next } = warm(t, [8, 2], [2, 1]);
     answer(s, "a1", links[1]!.units[0]!, next[1]);
@@ -228,7 +229,7 @@ describe("Scheduler tail rule: pieces and backup copies", () => {
   it("while a holder's pace is unknown the backup copies the oldest unit in flight", () => {
     // c took t/0 first and never answers (no pace); a0 (1,000 tokens/s) holds t/1. By gain a1
     // would copy t/1; with c's time unknown it copies the oldest, t/0.
-    const t = setup(3, 32, 32);
+    const t = setup(3, 32, 32, { groupSize: 1 });
     const { s } = t;
     const c = new FakeLink();
     s.attach("c", info("c"), c, true);
@@ -241,7 +242,7 @@ describe("Scheduler tail rule: pieces and backup copies", () => {
   });
 
   it("an agent's pace counts only the time it held work", () => {
-    const { s, tick } = setup(2, 32, 32);
+    const { s, tick } = setup(2, 32, 32, { groupSize: 1 });
     const a = new FakeLink();
     const b = new FakeLink();
     s.attach("a", info("a"), a, true);

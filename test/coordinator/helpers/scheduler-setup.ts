@@ -47,17 +47,20 @@ export interface SetupOptions {
   maxHolders?: number;
   /** Groups of a second track "u", known to lookup but planned into `later` (for addUnits). */
   laterGroups?: number;
+  /** Records per group_id within each of the `groups` (default: all `perGroup` of them, one group): the tail cuts units only between groups. */
+  groupSize?: number;
   /** Pass onUnitComplete and onLeaseExpired (collected in `completed`, `expired`); by default the scheduler has neither, as they are optional. */
   events?: boolean;
 }
 
 export function setup(groups: number, perGroup = 1, maxRecords = 1, options: SetupOptions = {}) {
   const recs: RecordEntry[] = [];
-  for (let g = 0; g < groups; g++) for (let i = 0; i < perGroup; i++) recs.push(entry("t", `${g}.${i}`, `g${g}`));
+  const size = options.groupSize ?? perGroup;
+  for (let g = 0; g < groups; g++) for (let i = 0; i < perGroup; i++) recs.push(entry("t", `${g}.${i}`, size >= perGroup ? `g${g}` : `g${g}.${Math.floor(i / size)}`));
   const limits = { maxRecords, maxQuestions: 999, maxPayloadBytes: 1e9 };
   const units = planUnits([{ track: "t", family: "f", records: recs }], limits);
   const laterRecs: RecordEntry[] = [];
-  for (let g = 0; g < (options.laterGroups ?? 0); g++) for (let i = 0; i < perGroup; i++) laterRecs.push(entry("u", `${g}.${i}`, `h${g}`));
+  for (let g = 0; g < (options.laterGroups ?? 0); g++) for (let i = 0; i < perGroup; i++) laterRecs.push(entry("u", `${g}.${i}`, size >= perGroup ? `h${g}` : `h${g}.${Math.floor(i / size)}`));
   const later = laterRecs.length > 0 ? planUnits([{ track: "u", family: "f", records: laterRecs }], limits) : [];
   const byRun = new Map([...recs, ...laterRecs].map((r) => [r.recordKey, r]));
   let now = 1000;
