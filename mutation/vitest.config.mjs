@@ -45,6 +45,7 @@ export default defineConfig({
       "test/agent/engine-distribution.test.ts",
       "test/agent/label-tokens.test.ts",
       "test/common/results/*.test.ts",
+      "test/card/fingerprint-seeds.test.ts",
       "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
     ],
