@@ -46,6 +46,7 @@ export default defineConfig({
       "test/agent/label-tokens.test.ts",
       "test/common/results/*.test.ts",
       "test/card/fingerprint-seeds.test.ts",
+      "test/card/verify-card-answered-by-rules.test.ts",
       "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
     ],
