@@ -48,6 +48,7 @@ export default defineConfig({
       "test/card/fingerprint-seeds.test.ts",
       "test/card/verify-card-answered-by-rules.test.ts",
       "test/card/verify-card-signature.test.ts",
+      "test/card/verify-card-results-beside.test.ts",
       "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
     ],
