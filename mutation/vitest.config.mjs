@@ -49,6 +49,7 @@ export default defineConfig({
       "test/card/verify-card-answered-by-rules.test.ts",
       "test/card/verify-card-signature.test.ts",
       "test/card/verify-card-results-beside.test.ts",
+      "test/card/verify-card-limit.test.ts",
       "test/card/results-files.test.ts",
       "test/common/bearer-token.test.ts",
     ],
