@@ -34,7 +34,7 @@ export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSea
       if (!line.trim()) continue; // blank lines are no records (`score` skips them too)
       // Every line is parsed: a line corrupted mid-file (a torn write with more lines after it) can
       // start with its run_id and end in "}", and no cheaper reading tells it from a whole one.
-      let row: { run_id?: unknown; errors?: unknown; answered_by?: unknown };
+      let row: { run_id?: unknown; errors?: unknown; answered_by?: unknown } | null;
       try {
         row = JSON.parse(line) as typeof row;
       } catch {
@@ -43,7 +43,8 @@ export function sealResults(dir: string, only?: ReadonlySet<string>): ResultsSea
         if (i === lines.length - 1) continue;
         throw new FormatError(path, i + 1, undefined, "not valid JSON (a corrupted line before the end of the file)");
       }
-      if (row === null || typeof row !== "object" || typeof row.run_id !== "string") continue;
+      // No record: null, or no run_id (a number, string or array has none either).
+      if (typeof row?.run_id !== "string") continue;
       const errors = row.errors;
       errored.set(row.run_id, errors !== null && typeof errors === "object" && Object.keys(errors).length > 0);
       answered.set(row.run_id, isStringRecord(row.answered_by) ? row.answered_by : undefined);
