@@ -119,7 +119,7 @@ function answeredByDifferences(recorded: Readonly<Record<string, AnsweredShare>>
   for (const m of [...new Set([...Object.keys(recorded), ...Object.keys(recomputed)])].sort()) {
     const r = recorded[m];
     const c = recomputed[m];
-    if (r?.questions !== c?.questions || r?.share !== c?.share) {
+    if (!r || !c || r.questions !== c.questions || r.share !== c.share) {
       out.push(`method.answered_by.${m}: card records ${r ? `${r.questions} questions (${r.share})` : "none"}, the results files have ${c ? `${c.questions} (${c.share})` : "none"}`);
     }
   }

@@ -1,0 +1,41 @@
+// sealResults over lines that are JSON but no record, and over answered_by fields it cannot count:
+// they are skipped, never an exception; the methods come out in name order.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { sealResults } from "../../../common/results/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "udm-seal-lines-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+
+function runDir(lines: readonly string[]): string {
+  const dir = join(root, `run${++n}`);
+  mkdirSync(join(dir, "fam"), { recursive: true });
+  writeFileSync(join(dir, "fam", "t.jsonl"), lines.join("\n") + "\n");
+  return dir;
+}
+
+const rec = (runId: string, fields: Record<string, unknown>) => JSON.stringify({ run_id: runId, id: runId.split(":")[1], probs: {}, skipped: [], ...fields });
+
+describe("sealResults", () => {
+  it("a line `null` mid-file is no record: skipped, the records around it counted", () => {
+    const dir = runDir([rec("t:1", { answered_by: { q: "systemone" } }), "null", rec("t:2", { errors: { q: "engine: HTTP 500" }, answered_by: {} })]);
+    const seal = sealResults(dir);
+    expect(seal.errorRecords).toBe(1);
+    expect(seal.answeredBy).toEqual({ systemone: 1 });
+  });
+
+  it("an answered_by with a value that is no method name is not counted, not even its string values", () => {
+    const dir = runDir([rec("t:1", { answered_by: { a: "systemone", b: 3 } }), rec("t:2", { answered_by: { a: "label-read" } })]);
+    expect(sealResults(dir).answeredBy).toEqual({ "label-read": 1 });
+  });
+
+  it("the methods are in name order, not in the order first met", () => {
+    const dir = runDir([rec("t:1", { answered_by: { a: "label-read" } }), rec("t:2", { answered_by: { a: "systemone" } }), rec("t:3", { answered_by: { a: "decisions", b: "systemone" } })]);
+    const { answeredBy } = sealResults(dir);
+    expect(Object.keys(answeredBy)).toEqual(["decisions", "label-read", "systemone"]);
+    expect(answeredBy).toEqual({ decisions: 1, "label-read": 1, systemone: 2 });
+  });
+});
