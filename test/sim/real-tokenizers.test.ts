@@ -20,7 +20,8 @@ beforeAll(async () => {
     tokenizers.set(name, t);
     engines.set(name, await startSimEngine({ model: name, seed: 1, tokenizer: t, maxModelLen: 4096 }));
   }
-}, 60_000);
+  // Loading three real vocabularies is CPU work: 60 s was not enough beside four CPU burners.
+}, 240_000);
 
 afterAll(async () => {
   await Promise.all([...engines.values()].map((e) => e.close()));
