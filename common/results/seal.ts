@@ -59,6 +59,13 @@ export class ResultsSealer {
 
   constructor(readonly dir: string) {}
 
+  /** Bytes of the results files read so far (of the files as they are now read). */
+  get bytesRead(): number {
+    let n = 0;
+    for (const f of this.files.values()) n += f.offset;
+    return n;
+  }
+
   /**
    * Reads what the results files gained since the last call, up to `budget` bytes (whole gzip files
    * are read at once, and again when they change). Returns true when every file is read to its end.

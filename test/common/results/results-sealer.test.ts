@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { FormatError } from "../../../common/errors.js";
 import { ResultsSealer } from "../../../common/results/seal.js";
 
@@ -119,5 +119,65 @@ describe("ResultsSealer", () => {
     expect(sealer.seal().errorRecords).toBe(0);
     rmSync(gz);
     expect(Object.keys(sealer.seal().files)).toEqual(["fam/a.jsonl"]);
+  });
+});
+
+describe("ResultsSealer.catchUp and follow", () => {
+  it("catchUp reads at most its budget and says whether every file is read to its end", () => {
+    const dir = join(root, "budget");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    const line = `${JSON.stringify({ run_id: "t:1" })}\n`;
+    writeFileSync(join(dir, "fam", "a.jsonl"), line.repeat(10));
+    writeFileSync(join(dir, "fam", "b.jsonl"), line.repeat(10));
+    const sealer = new ResultsSealer(dir);
+    expect(sealer.catchUp(line.length * 4)).toBe(false);
+    expect(sealer.bytesRead).toBe(line.length * 4);
+    expect(sealer.catchUp(line.length * 10)).toBe(false);
+    expect(sealer.bytesRead).toBe(line.length * 14);
+    expect(sealer.catchUp()).toBe(true);
+    expect(sealer.bytesRead).toBe(line.length * 20);
+    expect(sealer.catchUp(1)).toBe(true);
+    expect(sealer.bytesRead).toBe(line.length * 20);
+  });
+
+  it("follow reads a chunk at a time on its clock, goes on after an unreadable moment, and stops when told", () => {
+    vi.useFakeTimers();
+    try {
+      const dir = join(root, "follow");
+      mkdirSync(join(dir, "fam"), { recursive: true });
+      const line = `${JSON.stringify({ run_id: "t:1" })}\n`;
+      writeFileSync(join(dir, "fam", "a.jsonl"), line.repeat(10));
+      const sealer = new ResultsSealer(dir);
+      const stop = sealer.follow(1_000, line.length * 4, 20);
+      vi.advanceTimersByTime(999);
+      expect(sealer.bytesRead).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(sealer.bytesRead).toBe(line.length * 4);
+      // Behind: the next chunk after the pause, not after the interval.
+      vi.advanceTimersByTime(20);
+      expect(sealer.bytesRead).toBe(line.length * 8);
+      vi.advanceTimersByTime(20);
+      expect(sealer.bytesRead).toBe(line.length * 10);
+      // Caught up: the next look is an interval later.
+      appendFileSync(join(dir, "fam", "a.jsonl"), line);
+      vi.advanceTimersByTime(999);
+      expect(sealer.bytesRead).toBe(line.length * 10);
+      vi.advanceTimersByTime(1);
+      expect(sealer.bytesRead).toBe(line.length * 11);
+      // A directory that cannot be read for a moment (gone) is not the end of following it.
+      rmSync(dir, { recursive: true });
+      vi.advanceTimersByTime(1_000);
+      mkdirSync(join(dir, "fam"), { recursive: true });
+      writeFileSync(join(dir, "fam", "a.jsonl"), line.repeat(2));
+      vi.advanceTimersByTime(1_000);
+      expect(sealer.bytesRead).toBe(line.length * 2);
+      stop();
+      appendFileSync(join(dir, "fam", "a.jsonl"), line);
+      vi.advanceTimersByTime(10_000);
+      expect(sealer.bytesRead).toBe(line.length * 2);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
