@@ -134,7 +134,9 @@ export async function startNatsServer(opts: NatsServerOptions = {}): Promise<Run
     child = undefined;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      // A graceful stop writes the consumers' places to the store; a SIGKILL can lose the last acks
+      // (redelivered after the restart). Beside four CPU burners a stop took over the 10 s once given.
+      const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);
       proc.once("exit", () => {
         clearTimeout(timer);
         resolve();

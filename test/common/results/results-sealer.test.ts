@@ -3,7 +3,7 @@
 // between files). Differential, against a plain read of the final files; and the files a run's
 // sealer has to read again (shrunk, replaced, a gzip file rewritten) or refuse (a corrupted line).
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -170,14 +170,85 @@ describe("ResultsSealer.catchUp and follow", () => {
       mkdirSync(join(dir, "fam"), { recursive: true });
       writeFileSync(join(dir, "fam", "a.jsonl"), line.repeat(2));
       vi.advanceTimersByTime(1_000);
-      expect(sealer.bytesRead).toBe(line.length * 2);
+      expect(sealer.bytesRead).toBe(line.length * 13);
       stop();
       appendFileSync(join(dir, "fam", "a.jsonl"), line);
       vi.advanceTimersByTime(10_000);
-      expect(sealer.bytesRead).toBe(line.length * 2);
+      expect(sealer.bytesRead).toBe(line.length * 13);
       expect(vi.getTimerCount()).toBe(0);
     } finally {
       vi.useRealTimers();
     }
   });
 });
+
+describe("ResultsSealer: what it reads again", () => {
+  const line = (id: string, errored = false) => `${JSON.stringify({ run_id: id, ...(errored ? { errors: { q: "x" } } : {}) })}\n`;
+
+  it("reads each byte once while files only grow, and again only a file that shrank, was replaced or (gzip) changed", () => {
+    const dir = join(root, "again");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    const file = join(dir, "fam", "a.jsonl");
+    const gz = join(dir, "fam", "z.jsonl.gz");
+    writeFileSync(file, line("t:1") + line("t:2"));
+    const gzBytes = gzipSync(line("z:1"));
+    writeFileSync(gz, gzBytes);
+    const sealer = new ResultsSealer(dir);
+    sealer.catchUp();
+    const first = line("t:1").length * 2 + gzBytes.length;
+    expect(sealer.bytesRead).toBe(first);
+    // Unchanged: nothing read, not even the gzip file.
+    sealer.catchUp();
+    sealer.seal();
+    expect(sealer.bytesRead).toBe(first);
+    // Grown: only the new bytes.
+    appendFileSync(file, line("t:3"));
+    sealer.catchUp();
+    expect(sealer.bytesRead).toBe(first + line("t:3").length);
+    // Shrunk: the whole file again.
+    truncateSync(file, line("t:1").length);
+    sealer.catchUp();
+    expect(sealer.bytesRead).toBe(first + line("t:3").length + line("t:1").length);
+    // Replaced by another file at least as large: the whole new file.
+    const before = sealer.bytesRead;
+    const other = join(dir, "fam", "a.tmp");
+    const replaced = line("t:7", true) + line("t:8", true);
+    writeFileSync(other, replaced);
+    renameSync(other, file);
+    sealer.catchUp();
+    expect(sealer.bytesRead).toBe(before + replaced.length);
+    expect(sealer.seal().errorRecords).toBe(2);
+    // A gzip file rewritten: read whole again, the new content counted.
+    const gz2 = gzipSync(line("z:1", true) + line("z:2", true));
+    writeFileSync(gz, gz2);
+    const t = new Date(Date.now() + 5_000);
+    utimesSync(gz, t, t);
+    const mid = sealer.bytesRead;
+    expect(sealer.seal().errorRecords).toBe(4);
+    expect(sealer.bytesRead).toBe(mid + gz2.length);
+  });
+
+  it("names the first corrupted line of a file, not a later one", () => {
+    const dir = join(root, "two-corrupt");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    const file = join(dir, "fam", "a.jsonl");
+    writeFileSync(file, line("t:1") + "{not json\n" + line("t:2") + "{nor this\n" + line("t:3"));
+    expect(() => new ResultsSealer(dir).seal()).toThrow(`${file}:2: `);
+  });
+
+  it("leaves no file open", () => {
+    const dir = join(root, "fds");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    writeFileSync(join(dir, "fam", "a.jsonl"), line("t:1"));
+    const sealer = new ResultsSealer(dir);
+    const open = () => readdirSync("/proc/self/fd").length;
+    sealer.catchUp();
+    const before = open();
+    for (let i = 0; i < 20; i++) {
+      appendFileSync(join(dir, "fam", "a.jsonl"), line(`t:${i + 2}`));
+      sealer.catchUp();
+    }
+    expect(open()).toBe(before);
+  });
+});
+
