@@ -539,7 +539,7 @@ export class Scheduler {
    * the agent gets its first records, the rest stays first in the queue for whoever is free next.
    */
   private pieceFor(agent: AgentSession, state: UnitState, remaining: number | undefined): UnitState {
-    if (remaining === undefined || state.pending.size < 2) return state;
+    if (remaining === undefined) return state;
     // A piece is whole groups: a group is never split (its records share one agent's prefix cache,
     // docs/design.md), so a unit of one group goes whole.
     const groups = new Map<string, RecordEntry[]>();

@@ -2,7 +2,7 @@
 // (its records share one agent's prefix cache, docs/design.md), so a unit of one group goes whole
 // and a piece is whole groups. Fake links and a fake clock (helpers/scheduler-setup.ts).
 import { describe, expect, it } from "vitest";
-import { setup } from "./helpers/scheduler-setup.js";
+import { FakeLink, info, setup, valid } from "./helpers/scheduler-setup.js";
 import { warm } from "./helpers/scheduler-warm.js";
 
 describe("Scheduler pieces and groups", () => {
@@ -37,5 +37,16 @@ describe("Scheduler pieces and groups", () => {
     }
     for (const [g, us] of unitsOfGroup) expect(us.size, g).toBe(1);
     for (const p of pieces) expect(new Set(p.records.map((r) => r.groupId))).toEqual(new Set(p.unit.groupIds));
+  });
+
+  it("the agent that completes a unit is not told to cancel it", () => {
+    const t = setup(1, 4, 4, { groupSize: 1 });
+    const { s } = t;
+    const a = new FakeLink();
+    s.attach("a", info("a"), a, true);
+    s.grantCredit("a", 1);
+    const u = a.units[0]!;
+    for (const r of u.records) s.result("a", valid(u.unit.unitId, r));
+    expect(a.cancels).toEqual([]);
   });
 });
