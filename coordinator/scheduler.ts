@@ -372,9 +372,10 @@ export class Scheduler {
     state.status = "done";
     this.inflight.delete(state);
     this.options.onUnitComplete?.(state.unit, completedBy);
+    // The other holders of a copy: the completer's own lease was released before (afterRelease's callers).
     for (const lease of this.leases.releaseUnit(state.unit.unitId)) {
       // Stryker disable next-line OptionalChaining: a holder is always attached (detach releases its leases first)
-      if (lease.agentKey !== completedBy) this.agents.get(lease.agentKey)?.link.sendCancel(state.unit.unitId);
+      this.agents.get(lease.agentKey)?.link.sendCancel(state.unit.unitId);
     }
     this.pump();
   }
