@@ -252,3 +252,64 @@ describe("ResultsSealer: what it reads again", () => {
   });
 });
 
+
+describe("ResultsSealer: gzip files and budgets", () => {
+  const line = (id: string, errored = false) => `${JSON.stringify({ run_id: id, ...(errored ? { errors: { q: "x" } } : {}) })}\n`;
+  const sha = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+  it("a budget spent on one file reads nothing of the next, not even a gzip file", () => {
+    const dir = join(root, "gz-budget");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    writeFileSync(join(dir, "fam", "a.jsonl"), line("t:1"));
+    writeFileSync(join(dir, "fam", "b.jsonl.gz"), gzipSync(line("t:2")));
+    const sealer = new ResultsSealer(dir);
+    expect(sealer.catchUp(line("t:1").length)).toBe(false);
+    expect(sealer.bytesRead).toBe(line("t:1").length);
+  });
+
+  it("a gzip file rewritten at the same size, or replaced in place, seals its new bytes; an empty one is refused", () => {
+    const dir = join(root, "gz-same");
+    mkdirSync(join(dir, "fam"), { recursive: true });
+    const gz = join(dir, "fam", "z.jsonl.gz");
+    const before = gzipSync(line("z:1"));
+    const after = gzipSync(line("z:2"));
+    expect(after.length).toBe(before.length);
+    writeFileSync(gz, before);
+    const sealer = new ResultsSealer(dir);
+    expect(sealer.seal().files["fam/z.jsonl.gz"]).toBe(sha(gz));
+    // Same size, later mtime: read again (nothing else tells it changed).
+    writeFileSync(gz, after);
+    const t = new Date(Date.now() + 10_000);
+    utimesSync(gz, t, t);
+    expect(sealer.seal().files["fam/z.jsonl.gz"]).toBe(sha(gz));
+    // Another size, the old mtime kept: read again too.
+    const bigger = gzipSync(line("z:3") + line("z:4", true));
+    writeFileSync(gz, bigger);
+    utimesSync(gz, t, t);
+    expect(sealer.seal()).toEqual(plainSeal(dir, ["fam/z.jsonl.gz"]));
+    expect(sealer.seal().errorRecords).toBe(1);
+    // An empty gzip file is no gzip: refused, as reading it whole refuses it.
+    writeFileSync(gz, Buffer.alloc(0));
+    expect(() => new ResultsSealer(dir).seal()).toThrow();
+    expect(() => sealer.seal()).toThrow();
+  });
+
+  it("follow looks again an interval after a catch-up that failed, not at once", () => {
+    vi.useFakeTimers();
+    try {
+      const dir = join(root, "gz-follow-missing");
+      const sealer = new ResultsSealer(dir);
+      const calls = vi.spyOn(sealer, "catchUp");
+      const stop = sealer.follow(1_000, 1 << 20, 20);
+      vi.advanceTimersByTime(1_000);
+      expect(calls).toHaveBeenCalledTimes(1);
+      vi.advanceTimersByTime(500);
+      expect(calls).toHaveBeenCalledTimes(1);
+      vi.advanceTimersByTime(500);
+      expect(calls).toHaveBeenCalledTimes(2);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
