@@ -8,6 +8,7 @@ export default defineConfig({
     include: [
       "test/scorer/metrics.test.ts",
       "test/scorer/known-answers.test.ts",
+      "test/scorer/trec-eval-outputs.test.ts",
       "test/scorer/score-results.test.ts",
       "test/scorer/track-accumulator.test.ts",
       "test/scorer/accumulator-gold-corners.test.ts",
