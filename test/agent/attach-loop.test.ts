@@ -147,26 +147,25 @@ describe("attach loop", () => {
   });
 
   it("uses the Welcome's heartbeat interval when none is configured", async () => {
-    // Welcome says 100 ms (the agent's own default is 5 s): the gaps between heartbeats are measured.
+    // Welcome says 100 ms; the agent's own default is 5 s. Twelve heartbeats within 15 s can only
+    // come at the Welcome's interval (at 5 s they would take 55 s). No gap is timed on its own: on
+    // a loaded machine the poll below sees several beats at once. setInterval never fires early or
+    // in bursts, so the 9 gaps from the 3rd beat (the first may be a readiness beat sent at once)
+    // span at least 900 ms as sent; seen here, the span loses at most the 3rd beat's delay in being
+    // noticed. 270 ms (30 ms a gap) fails an agent that beats far faster than it was told.
     const c = await coordinator({ heartbeatMs: 100 });
     agent(c, new FakeEngineMethod());
     const arrivals: number[] = [];
     await waitFor(
-      "five heartbeats at the Welcome's interval",
+      "twelve heartbeats at the Welcome's interval",
       () => {
         const n = c.all("heartbeat").length;
         while (arrivals.length < n) arrivals.push(Date.now());
-        return n >= 5;
+        return n >= 12;
       },
-      3_000,
+      15_000,
     );
-    // From the second on (the first may be a readiness beat sent at once), each about 100 ms apart;
-    // the bounds leave room for a loaded machine and for the 10 ms polling.
-    const gaps = arrivals.slice(2).map((t, i) => t - arrivals[i + 1]!);
-    for (const gap of gaps) {
-      expect(gap).toBeGreaterThanOrEqual(60);
-      expect(gap).toBeLessThan(600);
-    }
+    expect(arrivals[11]! - arrivals[2]!).toBeGreaterThanOrEqual(270);
   });
 
   it("Cancel aborts the unit's remaining records, sends no UnitDone for it, and returns its credit", async () => {
