@@ -182,3 +182,14 @@ export async function acksOnServer(url: string, name: string, count: number, aut
     await nc.close();
   }
 }
+
+/** When the results consumer `name` was made (a consumer made again after a restart has a new time). */
+export async function consumerCreated(url: string, name: string): Promise<string> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    return (await jsm.consumers.info("UDM_RESULTS", name)).created;
+  } finally {
+    await nc.close();
+  }
+}
