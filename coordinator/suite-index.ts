@@ -154,7 +154,7 @@ export interface SuiteReading {
 interface FileResult {
   blocks: Array<{ base: number; entries: ReadEntry[] }>;
   sha256?: string;
-  goldJsonl?: string;
+  gold?: Uint8Array[];
   error?: Error;
   done: boolean;
 }
@@ -244,9 +244,9 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
       result.blocks = [];
       tracks.push(track);
       index.totalRecords += track.records.length;
-      if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, recordsJsonl: result.goldJsonl!, sha256: result.sha256! });
+      if (options.onGold) options.onGold({ kind: "track", track: file.track, family: file.family, relPath: file.relPath, path: file.path, records: result.gold!, sha256: result.sha256! });
       options.onTrack?.(track, spill.bytes);
-      result.goldJsonl = undefined;
+      result.gold = undefined;
     }
   };
   const entry = options.readerEntry ?? readerEntry();
@@ -262,7 +262,7 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
     else {
       const read = await readTrackFile(suite, file, { gold, onBlock: (b) => result.blocks.push({ base: spill.appendBlock(b.bytes), entries: b.entries }) });
       result.sha256 = read.sha256;
-      if (read.goldJsonl !== undefined) result.goldJsonl = read.goldJsonl;
+      if (read.gold !== undefined) result.gold = read.gold;
     }
     result.done = true;
     placeReady();
@@ -286,7 +286,7 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
               if (msg.type === "error") result.error = decodeThreadError(msg.error);
               else {
                 result.sha256 = msg.sha256;
-                if (msg.goldJsonl !== undefined) result.goldJsonl = msg.goldJsonl;
+                if (msg.gold !== undefined) result.gold = msg.gold;
               }
               placeReady();
             }

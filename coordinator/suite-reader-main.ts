@@ -25,7 +25,7 @@ port.on("message", (task: ReaderTask) => {
         post({ type: "file", index: task.index, sha256: await decompressedSha256(file.path) });
         return;
       }
-      const { sha256, goldJsonl } = await readTrackFile(suite, file, {
+      const { sha256, gold } = await readTrackFile(suite, file, {
         gold: task.gold,
         onBlock: (block) => {
           // A block of its own (not a slice of a shared pool) moves to the index's thread without a copy.
@@ -34,7 +34,8 @@ port.on("message", (task: ReaderTask) => {
           post({ type: "block", index: task.index, bytes: own, entries: block.entries }, [own.buffer as ArrayBuffer]);
         },
       });
-      post({ type: "file", index: task.index, sha256, ...(goldJsonl !== undefined ? { goldJsonl } : {}) });
+      // The gold's chunks move too: copied, a track's gold would be in both threads at once.
+      post({ type: "file", index: task.index, sha256, ...(gold !== undefined ? { gold } : {}) }, gold?.map((c) => c.buffer as ArrayBuffer) ?? []);
     } catch (err) {
       post({ type: "error", index: task.index, error: encodeThreadError(err) });
     }

@@ -21,7 +21,7 @@ export interface ReaderTask {
 
 export type ReaderToIndex =
   | { type: "block"; index: number; bytes: Uint8Array; entries: ReadEntry[] }
-  | { type: "file"; index: number; sha256: string; goldJsonl?: string }
+  | { type: "file"; index: number; sha256: string; gold?: Uint8Array[] }
   | { type: "error"; index: number; error: ThreadError };
 
 /** Heap of each reader thread: one file's records and gold at a time. */

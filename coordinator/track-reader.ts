@@ -5,7 +5,7 @@
 // (suite-reader-main.ts); what it gives back is plain data that can cross between threads.
 import { FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
-import { goldOf, readCheckedTrack, type Suite, type TrackFile } from "../common/suite/index.js";
+import { GoldLines, goldOf, readCheckedTrack, type Suite, type TrackFile } from "../common/suite/index.js";
 import { payloadSpans } from "./payload-spans.js";
 
 /** A record as read, before the index places it: offsets are within its block. */
@@ -39,8 +39,8 @@ export const QUESTION_KEY_SEPARATOR = "\u0000";
  * Reads one track file, calling onBlock with each full block of payload bytes (and the last one).
  * Throws the suite check's FormatError (file, line, field) or UsageError (manifest counts and hash).
  */
-export async function readTrackFile(suite: Suite, file: TrackFile, options: { gold: boolean; onBlock: (block: ReadBlock) => void }): Promise<{ sha256: string; goldJsonl: string | undefined }> {
-  const gold: string[] | undefined = options.gold ? [] : undefined;
+export async function readTrackFile(suite: Suite, file: TrackFile, options: { gold: boolean; onBlock: (block: ReadBlock) => void }): Promise<{ sha256: string; gold: Uint8Array[] | undefined }> {
+  const gold = options.gold ? new GoldLines() : undefined;
   let block = Buffer.allocUnsafe(BLOCK_BYTES);
   let used = 0;
   let entries: ReadEntry[] = [];
@@ -94,5 +94,5 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
     gold?.push(JSON.stringify(goldOf(rec)));
   }
   handOn();
-  return { sha256, goldJsonl: gold?.join("\n") };
+  return { sha256, gold: gold?.finish() };
 }

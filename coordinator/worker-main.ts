@@ -8,6 +8,7 @@ import { startCoordinator } from "./server.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 import type { CommittedLine } from "../common/results/index.js";
+import { goldTransferList } from "../common/suite/index.js";
 import type { ScorerFeedMessage } from "../scorer/index.js";
 
 const port = parentPort;
@@ -27,13 +28,13 @@ const postCommitted = () => {
   if (scorerFeed) scorerFeed.postMessage({ type: "committed", lines: lines.map((l) => l.text) } satisfies ScorerFeedMessage);
   else port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
 };
-const post = (msg: WorkerToHost) => {
+const post = (msg: WorkerToHost, transfer: ArrayBuffer[] = []) => {
   postCommitted();
-  port.postMessage(msg);
+  port.postMessage(msg, transfer);
 };
-const feed = (msg: ScorerFeedMessage) => {
+const feed = (msg: ScorerFeedMessage, transfer: ArrayBuffer[] = []) => {
   postCommitted();
-  scorerFeed!.postMessage(msg);
+  scorerFeed!.postMessage(msg, transfer);
 };
 const gather = (line: CommittedLine) => {
   if (committed.push(line) === 1) queueMicrotask(postCommitted);
@@ -49,7 +50,8 @@ try {
     ...(bus ? { bus } : {}),
     ...(forwardCommitted || scorerFeed ? { onCommitted: gather } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
-    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }) } : {}),
+    // A track's gold moves on (its chunks transferred): this thread keeps none of it.
+    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }, goldTransferList(message)) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }, goldTransferList(message)) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {

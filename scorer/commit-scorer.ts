@@ -78,7 +78,7 @@ export class CommitScorer {
     const onGold = (message: GoldMessage): void => {
       if (failed) return;
       try {
-        if (message.kind === "track") scorer.addGold(message.track, goldRecordsOf(message.recordsJsonl), message.sha256);
+        if (message.kind === "track") scorer.addGold(message.track, goldRecordsOf(message.records), message.sha256);
         else {
           scorer.goldComplete(message.identity);
           this.scorer = scorer;

@@ -1,7 +1,8 @@
 // The gold of the suite as one pass over it hands it on: the coordinator reads each track file once
 // (read, hash, check, index, spill) and gives the scorer of the same process each track's records
 // without their payload, so the scorer does not read and parse the suite a second time. The records
-// travel as JSON text (cheap to pass between threads) and keep every field scoring may read.
+// travel as UTF-8 JSON Lines in chunks of whole lines, moved between threads (transferred), not
+// copied, and keep every field scoring may read.
 import type { SuiteRecord } from "./schema.js";
 
 export type GoldMessage =
@@ -13,11 +14,12 @@ export type GoldMessage =
       /** Absolute path of the track file, for error messages. */
       path: string;
       /**
-       * JSON Lines of goldOf(record), in file order: parsed a record at a time, each record's
-       * objects die young (one JSON array of a whole track left hundreds of MB of old-generation
-       * garbage in the scorer's thread).
+       * JSON Lines of goldOf(record), in file order, as UTF-8 in chunks of whole lines (GoldLines).
+       * Bytes, not a string: a string is copied each time it crosses a thread (reader, coordinator,
+       * scorer), and a track of Vietnamese text is a two-byte string of 25 MB; chunks move without a
+       * copy (goldTransferList). Parsed a record at a time: each record's objects die young.
        */
-      recordsJsonl: string;
+      records: Uint8Array[];
       /** sha256 of the decompressed track file. */
       sha256: string;
     }
@@ -30,13 +32,62 @@ export type GoldMessage =
 /** A record's gold with its line: the record without its state and without question and option texts (unless scoring names them). */
 export type GoldRecord = SuiteRecord & { line: number };
 
-/** The records of GoldMessage.recordsJsonl, parsed one at a time as they are iterated. */
-export function* goldRecordsOf(recordsJsonl: string): Generator<GoldRecord> {
-  for (let start = 0; start < recordsJsonl.length; ) {
-    let end = recordsJsonl.indexOf("\n", start);
-    if (end < 0) end = recordsJsonl.length;
-    if (end > start) yield JSON.parse(recordsJsonl.slice(start, end)) as GoldRecord;
-    start = end + 1;
+/** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own). */
+export const GOLD_CHUNK_BYTES = 1 << 20;
+
+/** Builds GoldMessage.records: one JSON text per line, into chunks of whole lines. */
+export class GoldLines {
+  private readonly chunks: Uint8Array[] = [];
+  private chunk: Buffer | undefined;
+  private used = 0;
+
+  push(json: string): void {
+    // At most 3 UTF-8 bytes per UTF-16 unit: the exact length is counted only when that bound does not fit.
+    let need = json.length * 3 + 1;
+    if (!this.chunk || this.used + need > this.chunk.length) {
+      need = Buffer.byteLength(json, "utf8") + 1;
+      if (!this.chunk || this.used + need > this.chunk.length) {
+        this.close();
+        // allocUnsafe of this size is never a slice of Node's shared pool: its buffer can be transferred.
+        this.chunk = Buffer.allocUnsafe(Math.max(GOLD_CHUNK_BYTES, need));
+      }
+    }
+    this.used += this.chunk.write(json, this.used, "utf8");
+    this.chunk[this.used++] = 0x0a;
+  }
+
+  /** The chunks, the last one cut to what it holds. */
+  finish(): Uint8Array[] {
+    this.close();
+    return this.chunks;
+  }
+
+  private close(): void {
+    if (!this.chunk || this.used === 0) return;
+    // A mostly empty last chunk is copied to its size: it may be held until the scorer takes it.
+    // Plain Uint8Arrays: what a chunk is on the other side of a thread.
+    const { buffer, byteOffset } = this.chunk;
+    this.chunks.push(this.used * 2 < this.chunk.length ? new Uint8Array(buffer.slice(byteOffset, byteOffset + this.used)) : new Uint8Array(buffer, byteOffset, this.used));
+    this.chunk = undefined;
+    this.used = 0;
+  }
+}
+
+/** The buffers of a gold message, to transfer with it. */
+export function goldTransferList(message: GoldMessage): ArrayBuffer[] {
+  return message.kind === "track" ? [...new Set(message.records.map((c) => c.buffer as ArrayBuffer))] : [];
+}
+
+/** The records of GoldMessage.records, parsed one at a time as they are iterated. */
+export function* goldRecordsOf(records: readonly Uint8Array[]): Generator<GoldRecord> {
+  for (const chunk of records) {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    for (let start = 0; start < bytes.length; ) {
+      let end = bytes.indexOf(0x0a, start);
+      if (end < 0) end = bytes.length;
+      if (end > start) yield JSON.parse(bytes.toString("utf8", start, end)) as GoldRecord;
+      start = end + 1;
+    }
   }
 }
 
