@@ -37,3 +37,15 @@ export const MODULES = [
   { name: "results append log", files: ["common/results/append-log.ts"] },
   { name: "results format", files: ["common/results/format.ts"] },
 ];
+
+/**
+ * What the first and last lines of each line range above hold: a range is lines by number, so an
+ * edit above it moves the code out from under it (test/architecture/mutation-ranges.test.ts fails
+ * then; update the range).
+ */
+export const RANGE_ENDS = {
+  "coordinator/transport/grpc-service.ts:99-111": ["  private checkToken(md: grpc.Metadata): void {", "  }"],
+  "coordinator/observability/observability-routes.ts:35-39": ["  const expected = options.token !== undefined ? Buffer.from(options.token) : undefined;", "  };"],
+  "coordinator/observability/observability-routes.ts:63-67": ['      if (!url.pathname.startsWith("/api/")) return false;', "      }"],
+  "common/metrics/metrics-server.ts:54-57": ["      if (metricsToken && !bearerMatches(req.headers.authorization, metricsToken)) {", "      }"],
+};
