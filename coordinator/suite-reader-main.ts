@@ -3,7 +3,7 @@
 // tracks), and posts back its payload blocks (transferred, not copied), its records, its gold and
 // its hash, or the error that names file and line.
 import { parentPort, workerData } from "node:worker_threads";
-import { decompressedSha256, openSuite } from "../common/suite/index.js";
+import { decompressedSha256, goldTransferList, openSuite } from "../common/suite/index.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import { readTrackFile } from "./track-reader.js";
 import type { ReaderStartData, ReaderTask, ReaderToIndex } from "./suite-readers.js";
@@ -35,7 +35,7 @@ port.on("message", (task: ReaderTask) => {
         },
       });
       // The gold's chunks move too: copied, a track's gold would be in both threads at once.
-      post({ type: "file", index: task.index, sha256, ...(gold !== undefined ? { gold } : {}) }, gold?.map((c) => c.buffer as ArrayBuffer) ?? []);
+      post({ type: "file", index: task.index, sha256, ...(gold !== undefined ? { gold } : {}) }, goldTransferList(gold));
     } catch (err) {
       post({ type: "error", index: task.index, error: encodeThreadError(err) });
     }

@@ -8,7 +8,7 @@ import { startCoordinator } from "./server.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
 import type { CommittedLine } from "../common/results/index.js";
-import { goldTransferList } from "../common/suite/index.js";
+import { goldTransferList, type GoldMessage } from "../common/suite/index.js";
 import type { ScorerFeedMessage } from "../scorer/index.js";
 
 const port = parentPort;
@@ -36,6 +36,7 @@ const feed = (msg: ScorerFeedMessage, transfer: ArrayBuffer[] = []) => {
   postCommitted();
   scorerFeed!.postMessage(msg, transfer);
 };
+const goldChunksOf = (message: GoldMessage) => (message.kind === "track" ? message.records : undefined);
 const gather = (line: CommittedLine) => {
   if (committed.push(line) === 1) queueMicrotask(postCommitted);
 };
@@ -51,7 +52,7 @@ try {
     ...(forwardCommitted || scorerFeed ? { onCommitted: gather } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
     // A track's gold moves on (its chunks transferred): this thread keeps none of it.
-    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }, goldTransferList(message)) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }, goldTransferList(message)) } : {}),
+    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {

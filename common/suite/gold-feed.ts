@@ -73,9 +73,9 @@ export class GoldLines {
   }
 }
 
-/** The buffers of a gold message, to transfer with it. */
-export function goldTransferList(message: GoldMessage): ArrayBuffer[] {
-  return message.kind === "track" ? [...new Set(message.records.map((c) => c.buffer as ArrayBuffer))] : [];
+/** The buffers of a track's gold chunks (GoldMessage.records), to transfer with the message that holds them. */
+export function goldTransferList(records: readonly Uint8Array[] | undefined): ArrayBuffer[] {
+  return records ? [...new Set(records.map((c) => c.buffer as ArrayBuffer))] : [];
 }
 
 /** The records of GoldMessage.records, parsed one at a time as they are iterated. */

@@ -30,7 +30,7 @@ describe("GoldLines", () => {
   });
 
   it("fills a chunk to the byte when the three-bytes-per-character bound does not fit", () => {
-    // ASCII lines of 1,000 bytes: a chunk holds floor(2^20 / 1001) of them, not a third of that.
+    // ASCII lines of about 1,000 bytes: the first chunk holds as many whole lines as fit, not a third of that.
     const input = lines(2_000, 950, "a");
     const { chunks, out } = roundTrip(input);
     expect(out).toEqual(input);
