@@ -13,6 +13,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync } from
 import { gunzipSync } from "node:zlib";
 import { FormatError } from "../errors.js";
 import { relativeKey, resultFiles } from "./files.js";
+import { scanResultRow, type RowFacts } from "./row-scan.js";
 
 export interface ResultsSeal {
   /** Path relative to the run directory (with `/`) -> sha256 of the file's bytes. */
@@ -183,13 +184,20 @@ export class ResultsSealer {
     let start = 0;
     for (let nl = text.indexOf(0x0a); nl >= 0; nl = text.indexOf(0x0a, start)) {
       f.lines++;
-      if (!f.corrupt) this.readLine(f, text.toString("utf8", start, nl));
+      if (!f.corrupt) this.readLine(f, text, start, nl);
       start = nl + 1;
     }
     f.rest = Buffer.from(text.subarray(start));
   }
 
-  private readLine(f: FileState, line: string): void {
+  /** The line in bytes[start, end): scanned where the scan can decide it (row-scan.ts), else parsed as text. */
+  private readLine(f: FileState, bytes: Buffer, start: number, end: number): void {
+    const facts = scanResultRow(bytes, start, end);
+    if (facts === undefined) this.readLineText(f, bytes.toString("utf8", start, end));
+    else if (facts !== null) f.records.set(facts.runId, stateOf(facts));
+  }
+
+  private readLineText(f: FileState, line: string): void {
     if (!line.trim()) return; // blank lines are no records (`score` skips them too)
     // Every line is parsed: a line corrupted mid-file (a torn write with more lines after it) can
     // start with its run_id and end in "}", and no cheaper reading tells it from a whole one.
@@ -228,16 +236,20 @@ function recordOf(row: Row | null | undefined): { runId: string; state: RecordSt
   const errors = row.errors;
   return {
     runId: row.run_id,
-    state: {
+    state: stateOf({
       errored: errors !== null && typeof errors === "object" && Object.keys(errors).length > 0,
-      answered: isStringRecord(row.answered_by) ? countMethods(row.answered_by) : undefined,
-    },
+      methods: isStringRecord(row.answered_by) ? Object.values(row.answered_by) : undefined,
+    }),
   };
 }
 
-function countMethods(by: Record<string, string>): Record<string, number> {
+function stateOf(facts: Pick<RowFacts, "errored" | "methods">): RecordState {
+  return { errored: facts.errored, answered: facts.methods ? countMethods(facts.methods) : undefined };
+}
+
+function countMethods(methods: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const method of Object.values(by)) counts[method] = (counts[method] ?? 0) + 1;
+  for (const method of methods) counts[method] = (counts[method] ?? 0) + 1;
   return counts;
 }
 

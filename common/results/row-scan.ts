@@ -1,0 +1,284 @@
+// What the results sealer (seal.ts) takes from one results line, read from the line's bytes without
+// building the line: its run_id, whether its errors name a question, its answered_by's methods. The
+// whole line is still checked to be JSON (a line corrupted mid-file must be found), but no string or
+// object of it is made except the run_id and the method names. Parsing every line with JSON.parse
+// made the sealer the main thread's largest cost in a run and grew its heap by 60-100 MB of line
+// strings and probability objects over a full suite (bench/coordinator-bench).
+//
+// The scan decides only what it can decide exactly; anything else (not JSON, an escape in a key or
+// in a value it reads, a key twice in answered_by, nesting deeper than MAX_DEPTH, whitespace other
+// than JSON's) gives undefined, and the sealer parses that line as text (test/common/results/row-scan.test.ts
+// holds the two to the same answers).
+
+/** What a results line says of its record, as JSON.parse of the line would give it. */
+export interface RowFacts {
+  runId: string;
+  /** `errors` is an object or array with at least one member. */
+  errored: boolean;
+  /** The values of `answered_by` when it is an object of strings only; else undefined. */
+  methods: string[] | undefined;
+}
+
+/** Nesting the scan follows; deeper lines are parsed as text. */
+export const MAX_DEPTH = 64;
+
+/** Most members of answered_by the scan checks for repeated keys; more are parsed as text. */
+const MAX_ANSWERED_KEYS = 256;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+/** The escapes JSON allows besides \u: " \\ / b f n r t. */
+const SIMPLE_ESCAPES = [QUOTE, BACKSLASH, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74];
+const TRUE = Buffer.from("true");
+const FALSE = Buffer.from("false");
+const NULL = Buffer.from("null");
+const RUN_ID = Buffer.from("run_id");
+const ERRORS = Buffer.from("errors");
+const ANSWERED_BY = Buffer.from("answered_by");
+
+/** Thrown inside the scan when it cannot decide; never leaves this module. */
+const UNDECIDED = Symbol("undecided");
+
+/**
+ * The facts of the line in bytes[start, end): RowFacts for a JSON object with a string run_id; null
+ * for a line that is JSON but no record (blank, not an object, no string run_id); undefined when the
+ * scan leaves the line to JSON.parse (including every line that is not JSON).
+ */
+export function scanResultRow(bytes: Buffer, start: number, end: number): RowFacts | null | undefined {
+  try {
+    return new RowScan(bytes, end).row(start);
+  } catch (err) {
+    if (err === UNDECIDED) return undefined;
+    throw err;
+  }
+}
+
+class RowScan {
+  /** Where the last plainString's text starts (after its opening quote). */
+  private textStart = 0;
+
+  constructor(
+    private readonly b: Buffer,
+    private readonly end: number,
+  ) {}
+
+  /** The byte at i, or -1 past the line's end (the buffer goes on with the next lines). */
+  private at(i: number): number {
+    return i < this.end ? this.b[i]! : -1;
+  }
+
+  row(start: number): RowFacts | null {
+    let i = this.ws(start);
+    if (i === this.end) return null;
+    if (this.at(i) !== OPEN_OBJECT) {
+      this.atEnd(this.value(i, 0));
+      return null;
+    }
+    // Each of the three keys may repeat: the last one counts, as in JSON.parse.
+    let runId: [number, number] | undefined;
+    let errored = false;
+    let methods: string[] | undefined;
+    i = this.ws(i + 1);
+    if (this.at(i) === CLOSE_OBJECT) {
+      this.atEnd(i + 1);
+      return null;
+    }
+    for (;;) {
+      const keyEnd = this.plainString(i);
+      const key = this.textStart;
+      i = this.colon(keyEnd);
+      if (this.bytesAre(key, keyEnd - 1, RUN_ID)) {
+        if (this.at(i) === QUOTE) {
+          const valueEnd = this.plainString(i);
+          runId = [i + 1, valueEnd - 1];
+          i = valueEnd;
+        } else {
+          runId = undefined;
+          i = this.value(i, 1);
+        }
+      } else if (this.bytesAre(key, keyEnd - 1, ERRORS)) {
+        const c = this.at(i);
+        errored = (c === OPEN_OBJECT && this.at(this.ws(i + 1)) !== CLOSE_OBJECT) || (c === OPEN_ARRAY && this.at(this.ws(i + 1)) !== CLOSE_ARRAY);
+        i = this.value(i, 1);
+      } else if (this.bytesAre(key, keyEnd - 1, ANSWERED_BY)) {
+        if (this.at(i) === OPEN_OBJECT) [methods, i] = this.answeredBy(i);
+        else {
+          methods = undefined;
+          i = this.value(i, 1);
+        }
+      } else {
+        i = this.value(i, 1);
+      }
+      i = this.ws(i);
+      if (this.at(i) === COMMA) {
+        i = this.ws(i + 1);
+        continue;
+      }
+      if (this.at(i) !== CLOSE_OBJECT) throw UNDECIDED;
+      this.atEnd(i + 1);
+      break;
+    }
+    if (!runId) return null;
+    return { runId: this.b.toString("utf8", runId[0], runId[1]), errored, methods };
+  }
+
+  /** answered_by's object at i: its values when all are strings (no key twice), and where it ends. */
+  private answeredBy(start: number): [string[] | undefined, number] {
+    const keys: Array<[number, number]> = [];
+    const values: string[] = [];
+    let allStrings = true;
+    let i = this.ws(start + 1);
+    if (this.at(i) === CLOSE_OBJECT) return [values, i + 1];
+    for (;;) {
+      const keyEnd = this.plainString(i);
+      const key: [number, number] = [this.textStart, keyEnd - 1];
+      if (keys.length === MAX_ANSWERED_KEYS || keys.some((k) => this.sameBytes(k, key))) throw UNDECIDED;
+      keys.push(key);
+      i = this.colon(keyEnd);
+      if (this.at(i) === QUOTE) {
+        const valueEnd = this.plainString(i);
+        values.push(this.b.toString("utf8", i + 1, valueEnd - 1));
+        i = valueEnd;
+      } else {
+        allStrings = false;
+        i = this.value(i, 2);
+      }
+      i = this.ws(i);
+      if (this.at(i) === COMMA) {
+        i = this.ws(i + 1);
+        continue;
+      }
+      if (this.at(i) !== CLOSE_OBJECT) throw UNDECIDED;
+      return [allStrings ? values : undefined, i + 1];
+    }
+  }
+
+  private sameBytes(a: [number, number], b: [number, number]): boolean {
+    if (a[1] - a[0] !== b[1] - b[0]) return false;
+    for (let k = 0; k < a[1] - a[0]; k++) if (this.b[a[0] + k] !== this.b[b[0] + k]) return false;
+    return true;
+  }
+
+  /** Whether bytes [from, to) are `word`. */
+  private bytesAre(from: number, to: number, word: Uint8Array): boolean {
+    if (to - from !== word.length) return false;
+    for (let k = 0; k < word.length; k++) if (this.b[from + k] !== word[k]) return false;
+    return true;
+  }
+
+  /** A string at i with no escape in it (one the scan reads); returns the index after its closing quote. */
+  private plainString(i: number): number {
+    if (this.at(i) !== QUOTE) throw UNDECIDED;
+    this.textStart = i + 1;
+    for (let j = i + 1; j < this.end; j++) {
+      const c = this.b[j]!;
+      if (c === QUOTE) return j + 1;
+      if (c === BACKSLASH || c < 0x20) throw UNDECIDED;
+    }
+    throw UNDECIDED;
+  }
+
+  /** The ':' after a key and the whitespace around it; returns where the value starts. */
+  private colon(i: number): number {
+    i = this.ws(i);
+    if (this.at(i) !== COLON) throw UNDECIDED;
+    return this.ws(i + 1);
+  }
+
+  /** Any JSON value at i, checked and skipped; returns the index after it. */
+  private value(i: number, depth: number): number {
+    const c = this.at(i);
+    if (c === QUOTE) return this.string(i);
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) return this.container(i, depth + 1);
+    if (c === 0x74) return this.literal(i, TRUE);
+    if (c === 0x66) return this.literal(i, FALSE);
+    if (c === 0x6e) return this.literal(i, NULL);
+    return this.number(i);
+  }
+
+  private container(i: number, depth: number): number {
+    if (depth > MAX_DEPTH) throw UNDECIDED;
+    const object = this.at(i) === OPEN_OBJECT;
+    const close = object ? CLOSE_OBJECT : CLOSE_ARRAY;
+    i = this.ws(i + 1);
+    if (this.at(i) === close) return i + 1;
+    for (;;) {
+      if (object) i = this.colon(this.string(i));
+      i = this.ws(this.value(i, depth));
+      if (this.at(i) === close) return i + 1;
+      if (this.at(i) !== COMMA) throw UNDECIDED;
+      i = this.ws(i + 1);
+    }
+  }
+
+  /** A string at i, its escapes checked (those JSON allows); returns the index after its closing quote. */
+  private string(i: number): number {
+    if (this.at(i) !== QUOTE) throw UNDECIDED;
+    for (let j = i + 1; j < this.end; j++) {
+      const c = this.b[j]!;
+      if (c === QUOTE) return j + 1;
+      if (c < 0x20) throw UNDECIDED;
+      if (c === BACKSLASH) {
+        const e = this.at(++j);
+        if (e === 0x75) {
+          for (let k = 0; k < 4; k++) if (!isHex(this.at(++j))) throw UNDECIDED;
+        } else if (!SIMPLE_ESCAPES.includes(e)) throw UNDECIDED;
+      }
+    }
+    throw UNDECIDED;
+  }
+
+  private literal(i: number, word: Uint8Array): number {
+    if (!this.bytesAre(i, Math.min(i + word.length, this.end), word)) throw UNDECIDED;
+    return i + word.length;
+  }
+
+  /** -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+  private number(i: number): number {
+    if (this.at(i) === 0x2d) i++;
+    if (this.at(i) === 0x30) i++;
+    else if (isDigit(this.at(i))) i = this.digits(i);
+    else throw UNDECIDED;
+    if (this.at(i) === 0x2e) {
+      if (!isDigit(this.at(i + 1))) throw UNDECIDED;
+      i = this.digits(i + 1);
+    }
+    if (this.at(i) === 0x65 || this.at(i) === 0x45) {
+      i++;
+      if (this.at(i) === 0x2b || this.at(i) === 0x2d) i++;
+      if (!isDigit(this.at(i))) throw UNDECIDED;
+      i = this.digits(i);
+    }
+    return i;
+  }
+
+  private digits(i: number): number {
+    while (isDigit(this.at(i))) i++;
+    return i;
+  }
+
+  /** JSON's whitespace (space, tab, CR, LF) from i; returns the first index that is not. */
+  private ws(i: number): number {
+    for (let c = this.at(i); c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a; c = this.at(i)) i++;
+    return i;
+  }
+
+  /** Only whitespace may follow the top-level value. */
+  private atEnd(i: number): void {
+    if (this.ws(i) !== this.end) throw UNDECIDED;
+  }
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+function isHex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+}
