@@ -86,20 +86,40 @@ class Reader {
   }
 }
 
-/** Short keys are nearly always ASCII: decoded here without a call into the runtime. */
+/** Strings decoded lately, by a hash of their bytes (INTERN_SLOTS of them, the last one per slot). */
+const INTERN_SLOTS = 4096;
+const interned: Array<string | undefined> = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
+/** Longest string looked up in `interned`: question keys, method names, unit ids. */
+const INTERN_MAX_BYTES = 48;
+
+/**
+ * The UTF-8 text of buf[start, end). Every result repeats its record's question keys (in probs,
+ * prob_questions, skipped, errors, answered_by), its engine methods and its unit id: a short ASCII
+ * string seen lately is returned as the string already made, so decoding a result makes no new
+ * string for them (they were most of what the coordinator's thread allocated per result).
+ */
 function utf8(buf: Buffer, start: number, end: number): string {
   const n = end - start;
   if (n === 0) return "";
-  if (n <= 24) {
-    let s = "";
-    for (let i = start; i < end; i++) {
-      const c = buf[i]!;
-      if (c >= 0x80) return buf.toString("utf8", start, end);
-      s += String.fromCharCode(c);
-    }
-    return s;
+  if (n > INTERN_MAX_BYTES) return buf.toString("utf8", start, end);
+  let h = 0x811c9dc5;
+  for (let i = start; i < end; i++) {
+    const c = buf[i]!;
+    if (c >= 0x80) return buf.toString("utf8", start, end);
+    h = Math.imul(h ^ c, 0x01000193);
   }
-  return buf.toString("utf8", start, end);
+  const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
+  const seen = interned[slot];
+  if (seen !== undefined && sameAscii(seen, buf, start, n)) return seen;
+  const s = buf.toString("latin1", start, end);
+  interned[slot] = s;
+  return s;
+}
+
+function sameAscii(s: string, buf: Buffer, start: number, n: number): boolean {
+  if (s.length !== n) return false;
+  for (let i = 0; i < n; i++) if (s.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
 }
 
 function setKey<T>(obj: Record<string, T>, key: string, value: T): void {

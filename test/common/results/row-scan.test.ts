@@ -41,7 +41,7 @@ function expectAgrees(line: Buffer, before = Buffer.from("{}\n"), after = Buffer
   if (facts === undefined) return "left to the parse";
   const reference = byParsing(line);
   expect(reference, `scan decided a line that is not JSON: ${JSON.stringify(line.toString("latin1"))}`).not.toBe("not JSON");
-  if (reference === null || facts === null) expect(facts).toEqual(reference);
+  if (reference === null || reference === "not JSON" || facts === null) expect(facts).toEqual(reference);
   else expect({ ...facts, methods: facts.methods?.slice().sort() }).toEqual({ ...reference, methods: reference.methods?.slice().sort() });
   return "decided";
 }

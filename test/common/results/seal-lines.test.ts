@@ -32,6 +32,20 @@ describe("sealResults", () => {
     expect(sealResults(dir).answeredBy).toEqual({ "label-read": 1 });
   });
 
+  it("lines the scan leaves to JSON.parse (a key written with an escape) are counted by the same rules", () => {
+    // `n\u006fte` is "note": JSON, but the scan reads no escaped key, so the sealer parses these lines as text.
+    const escaped = (runId: string, fields: Record<string, unknown>) => rec(runId, fields).replace(/}$/, ',"n\\u006fte":1}');
+    const dir = runDir([
+      escaped("t:1", { answered_by: { a: "systemone", b: 3 } }),
+      escaped("t:2", { answered_by: null }),
+      escaped("t:3", { answered_by: { a: "label-read", b: "label-read" }, errors: { a: "engine: HTTP 500" } }),
+      escaped("t:4", { answered_by: ["systemone"] }),
+    ]);
+    const seal = sealResults(dir);
+    expect(seal.errorRecords).toBe(1);
+    expect(seal.answeredBy).toEqual({ "label-read": 2 });
+  });
+
   it("the methods are in name order, not in the order first met", () => {
     const dir = runDir([rec("t:1", { answered_by: { a: "label-read" } }), rec("t:2", { answered_by: { a: "systemone" } }), rec("t:3", { answered_by: { a: "decisions", b: "systemone" } })]);
     const { answeredBy } = sealResults(dir);
