@@ -38,7 +38,8 @@ const NEWLINE = 0x0a;
 
 /** Yields every non-blank line of a `.jsonl` or `.jsonl.gz` file as parsed JSON. */
 export async function* readJsonLines(file: string, options: ReadOptions = {}): AsyncGenerator<JsonLine> {
-  const raw = createReadStream(file, { highWaterMark: 1 << 20 });
+  // Reads under 128 KB: see coordinator/track-reader.ts BLOCK_BYTES (glibc's mmap threshold).
+  const raw = createReadStream(file, { highWaterMark: 96 << 10 });
   const stream: Readable = file.endsWith(".gz") ? raw.pipe(createGunzip({ chunkSize: 1 << 16 })) : raw;
   if (stream !== raw) raw.on("error", (e) => stream.destroy(e));
   yield* readJsonLinesFrom(stream as AsyncIterable<Buffer>, file, options);

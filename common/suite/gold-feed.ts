@@ -32,8 +32,8 @@ export type GoldMessage =
 /** A record's gold with its line: the record without its state and without question and option texts (unless scoring names them). */
 export type GoldRecord = SuiteRecord & { line: number };
 
-/** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own). */
-export const GOLD_CHUNK_BYTES = 1 << 20;
+/** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own); under 128 KB for the reason of coordinator/track-reader.ts BLOCK_BYTES. */
+export const GOLD_CHUNK_BYTES = 96 << 10;
 
 /** Builds GoldMessage.records: one JSON text per line, into chunks of whole lines. */
 export class GoldLines {
