@@ -8,8 +8,14 @@
 import { Worker, type TransferListItem } from "node:worker_threads";
 import { decodeThreadError, type ThreadError } from "../thread-error.js";
 
-/** Young-generation cap that goes with a heap cap: the threads allocate short-lived records in bursts. */
-const YOUNG_GENERATION_MB = 32;
+/**
+ * Young-generation cap that goes with a heap cap: the threads allocate short-lived records in bursts.
+ * Each capped thread (suite reader, coordinator, scorer) grows its young generation to the cap, so
+ * it adds up: at 32 MB the start's peak RSS was 453-466 MB, at 16 MB 360-403, with no more CPU
+ * (bench/startup-bench and coordinator-bench side by side); at 8 MB the coordinator's thread took
+ * ~14% more CPU for 20 MB less.
+ */
+const YOUNG_GENERATION_MB = 16;
 
 /** Whether the module at `caller` (its import.meta.url) may start worker threads: it is compiled JavaScript. */
 export function threadsUsable(caller: string): boolean {
