@@ -62,6 +62,8 @@ export function scanResultRow(bytes: Buffer, start: number, end: number): RowFac
 class RowScan {
   /** Where the last plainString's text starts (after its opening quote). */
   private textStart = 0;
+  /** Set by another(): where the next member starts, or just past the closing bracket. */
+  private next = 0;
 
   constructor(
     private readonly b: Buffer,
@@ -115,13 +117,11 @@ class RowScan {
       } else {
         i = this.value(i, 1);
       }
-      i = this.ws(i);
-      if (this.at(i) === COMMA) {
-        i = this.ws(i + 1);
+      if (this.another(i, CLOSE_OBJECT)) {
+        i = this.next;
         continue;
       }
-      if (this.at(i) !== CLOSE_OBJECT) throw UNDECIDED;
-      this.atEnd(i + 1);
+      this.atEnd(this.next);
       break;
     }
     if (!runId) return null;
@@ -149,13 +149,11 @@ class RowScan {
         allStrings = false;
         i = this.value(i, 2);
       }
-      i = this.ws(i);
-      if (this.at(i) === COMMA) {
-        i = this.ws(i + 1);
+      if (this.another(i, CLOSE_OBJECT)) {
+        i = this.next;
         continue;
       }
-      if (this.at(i) !== CLOSE_OBJECT) throw UNDECIDED;
-      return [allStrings ? values : undefined, i + 1];
+      return [allStrings ? values : undefined, this.next];
     }
   }
 
@@ -210,11 +208,24 @@ class RowScan {
     if (this.at(i) === close) return i + 1;
     for (;;) {
       if (object) i = this.colon(this.string(i));
-      i = this.ws(this.value(i, depth));
-      if (this.at(i) === close) return i + 1;
-      if (this.at(i) !== COMMA) throw UNDECIDED;
-      i = this.ws(i + 1);
+      if (!this.another(this.value(i, depth), close)) return this.next;
+      i = this.next;
     }
+  }
+
+  /**
+   * After a member or element that ends at i: true when a comma follows (`next` is where the next one
+   * starts), false when `close` does (`next` is just past it); anything else is undecided.
+   */
+  private another(i: number, close: number): boolean {
+    i = this.ws(i);
+    if (this.at(i) === COMMA) {
+      this.next = this.ws(i + 1);
+      return true;
+    }
+    if (this.at(i) !== close) throw UNDECIDED;
+    this.next = i + 1;
+    return false;
   }
 
   /** A string at i, its escapes checked (those JSON allows); returns the index after its closing quote. */

@@ -63,14 +63,16 @@ const space = fc.constantFrom("", "", " ", "\t", "\r", "  \n");
 const objectLine = fc.array(fc.tuple(key, value, space, space), { maxLength: 6 }).map((members) => `{${members.map(([k, v, s1, s2]) => `${s1}"${k}"${s2}:${s1}${v}${s2}`).join(",")}}`);
 const jsonLine = fc.oneof({ weight: 4, arbitrary: objectLine }, { weight: 1, arbitrary: fc.json() }, { weight: 1, arbitrary: fc.constantFrom("", "   ", "\t", "\u000b", "\u00a0", "\ufeff{}", "null", "[]", '"x"') });
 
-// A line damaged the way a torn or corrupted write damages it: cut short, a byte dropped, a byte put in.
+// A line damaged the way a torn or corrupted write damages it: cut short, a byte dropped, put in or changed.
 const tricky = [..."{}[]\":,\\ \t0123456789.eE+-tfnrulsaq\u0000\u001f"].map((c) => c.charCodeAt(0)).concat([0x80, 0xc3, 0xe2, 0xff]);
-const damaged = fc.tuple(jsonLine, fc.nat(), fc.nat(), fc.constantFrom("cut", "drop", "insert")).map(([line, at, pick, how]) => {
+const damaged = fc.tuple(jsonLine, fc.nat(), fc.nat(), fc.constantFrom("cut", "drop", "insert", "change", "change last")).map(([line, at, pick, how]) => {
   const b = Buffer.from(line, "utf8");
-  const i = b.length === 0 ? 0 : at % b.length;
+  const i = how === "change last" ? Math.max(0, b.length - 1) : b.length === 0 ? 0 : at % b.length;
+  const byte = Buffer.from([tricky[pick % tricky.length]!]);
   if (how === "cut") return b.subarray(0, i);
   if (how === "drop") return Buffer.concat([b.subarray(0, i), b.subarray(i + 1)]);
-  return Buffer.concat([b.subarray(0, i), Buffer.from([tricky[pick % tricky.length]!]), b.subarray(i)]);
+  if (how === "insert") return Buffer.concat([b.subarray(0, i), byte, b.subarray(i)]);
+  return Buffer.concat([b.subarray(0, i), byte, b.subarray(i + 1)]);
 });
 
 describe("scanResultRow", () => {
@@ -101,6 +103,8 @@ describe("scanResultRow", () => {
       ['{"run_id":"t:\\"1"}', "left to the parse"],
       ['{"run_id":"t:1"} x', "left to the parse"],
       ['{"run_id":"t:1",}', "left to the parse"],
+      ['{"run_id":"t:1"x', "left to the parse"],
+      ['{"run_id":"t:1","p":[1,2x}', "left to the parse"],
       ['{"run_id":"t:1","p":01}', "left to the parse"],
       ['{"run_id":"t:1","p":1.}', "left to the parse"],
       ['{"run_id":"t:1","p":"\t"}', "left to the parse"],
