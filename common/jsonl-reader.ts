@@ -3,6 +3,7 @@ import { createReadStream } from "node:fs";
 import { createGunzip } from "node:zlib";
 import type { Readable } from "node:stream";
 import { FormatError } from "./errors.js";
+import { SMALL_BUFFER_BYTES } from "./small-buffer.js";
 
 export interface JsonLine {
   /** 1-based line number in the decompressed file. */
@@ -38,8 +39,7 @@ const NEWLINE = 0x0a;
 
 /** Yields every non-blank line of a `.jsonl` or `.jsonl.gz` file as parsed JSON. */
 export async function* readJsonLines(file: string, options: ReadOptions = {}): AsyncGenerator<JsonLine> {
-  // Reads under 128 KB: see coordinator/track-reader.ts BLOCK_BYTES (glibc's mmap threshold).
-  const raw = createReadStream(file, { highWaterMark: 96 << 10 });
+  const raw = createReadStream(file, { highWaterMark: SMALL_BUFFER_BYTES });
   const stream: Readable = file.endsWith(".gz") ? raw.pipe(createGunzip({ chunkSize: 1 << 16 })) : raw;
   if (stream !== raw) raw.on("error", (e) => stream.destroy(e));
   yield* readJsonLinesFrom(stream as AsyncIterable<Buffer>, file, options);

@@ -6,6 +6,7 @@
 import { FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
 import { GoldLines, goldOf, readCheckedTrack, type Suite, type TrackFile } from "../common/suite/index.js";
+import { SMALL_BUFFER_BYTES } from "../common/small-buffer.js";
 import { payloadSpans } from "./payload-spans.js";
 
 /** A record as read, before the index places it: offsets are within its block. */
@@ -29,14 +30,8 @@ export interface ReadBlock {
   entries: ReadEntry[];
 }
 
-/**
- * Bytes per block handed on (the spill writes blocks behind as they come). Below glibc's first mmap
- * threshold (128 KB): a buffer of 4 MB is mmapped, and freeing it in another thread raises the
- * threshold to 4 MB, after which every buffer below it (blocks, gold chunks, file reads) comes from
- * malloc's arenas and stays in the process's RSS once freed. With blocks, gold chunks and reads
- * under 128 KB the start's peak RSS was 421-454 MB against 472-483 (bench/startup-bench, README).
- */
-export const BLOCK_BYTES = 96 << 10;
+/** Bytes per block handed on (the spill writes blocks behind as they come). */
+export const BLOCK_BYTES = SMALL_BUFFER_BYTES;
 
 /** A question key may not hold the separator the index joins keys with. */
 export const QUESTION_KEY_SEPARATOR = "\u0000";

@@ -158,16 +158,12 @@ class RowScan {
   }
 
   private sameBytes(a: [number, number], b: [number, number]): boolean {
-    if (a[1] - a[0] !== b[1] - b[0]) return false;
-    for (let k = 0; k < a[1] - a[0]; k++) if (this.b[a[0] + k] !== this.b[b[0] + k]) return false;
-    return true;
+    return a[1] - a[0] === b[1] - b[0] && this.b.compare(this.b, a[0], a[1], b[0], b[1]) === 0;
   }
 
   /** Whether bytes [from, to) are `word`. */
   private bytesAre(from: number, to: number, word: Uint8Array): boolean {
-    if (to - from !== word.length) return false;
-    for (let k = 0; k < word.length; k++) if (this.b[from + k] !== word[k]) return false;
-    return true;
+    return to - from === word.length && this.b.compare(word, 0, word.length, from, to) === 0;
   }
 
   /** A string at i with no escape in it (one the scan reads); returns the index after its closing quote. */

@@ -3,6 +3,7 @@
 // without their payload, so the scorer does not read and parse the suite a second time. The records
 // travel as UTF-8 JSON Lines in chunks of whole lines, moved between threads (transferred), not
 // copied, and keep every field scoring may read.
+import { SMALL_BUFFER_BYTES } from "../small-buffer.js";
 import type { SuiteRecord } from "./schema.js";
 
 export type GoldMessage =
@@ -32,8 +33,8 @@ export type GoldMessage =
 /** A record's gold with its line: the record without its state and without question and option texts (unless scoring names them). */
 export type GoldRecord = SuiteRecord & { line: number };
 
-/** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own); under 128 KB for the reason of coordinator/track-reader.ts BLOCK_BYTES. */
-export const GOLD_CHUNK_BYTES = 96 << 10;
+/** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own). */
+export const GOLD_CHUNK_BYTES = SMALL_BUFFER_BYTES;
 
 /** Builds GoldMessage.records: one JSON text per line, into chunks of whole lines. */
 export class GoldLines {
