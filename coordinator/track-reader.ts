@@ -5,7 +5,7 @@
 // (suite-reader-main.ts); what it gives back is plain data that can cross between threads.
 import { FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
-import { GoldLines, goldOf, readCheckedTrack, type Suite, type TrackFile } from "../common/suite/index.js";
+import { GoldLines, goldOf, readCheckedTrack, withExactTexts, type Suite, type TrackFile } from "../common/suite/index.js";
 import { SMALL_BUFFER_BYTES } from "../common/small-buffer.js";
 import { payloadSpans } from "./payload-spans.js";
 
@@ -53,7 +53,7 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
     entries = [];
   };
   let sha256 = "";
-  for await (const rec of readCheckedTrack(suite, file, (h) => (sha256 = h), { raw: true })) {
+  for await (const rec of readCheckedTrack(suite, file, (h) => (sha256 = h), { raw: true, textsAsBytes: true })) {
     const questionKeys: string[] = [];
     const questionOptions: Array<readonly string[]> = [];
     for (const key in rec.questions) {
@@ -70,8 +70,9 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
       state = raw.subarray(spans.stateStart, spans.stateEnd);
       questions = raw.subarray(spans.questionsStart, spans.questionsEnd);
     } else {
-      state = Buffer.from(JSON.stringify(rec.state), "utf8");
-      questions = Buffer.from(JSON.stringify(rec.questions), "utf8");
+      const exact = withExactTexts(rec);
+      state = Buffer.from(JSON.stringify(exact.state), "utf8");
+      questions = Buffer.from(JSON.stringify(exact.questions), "utf8");
     }
     const size = state.length + questions.length;
     if (used + size > block.length) {

@@ -5,6 +5,7 @@
 // copied, and keep every field scoring may read.
 import { SMALL_BUFFER_BYTES } from "../small-buffer.js";
 import type { SuiteRecord } from "./schema.js";
+import { withExactTexts, type TextsAsBytes } from "./record-texts.js";
 
 export type GoldMessage =
   | {
@@ -93,18 +94,21 @@ export function* goldRecordsOf(records: readonly Uint8Array[]): Generator<GoldRe
 }
 
 /** What goes into GoldMessage.recordsJsonl for one record (one line). */
-export function goldOf(rec: SuiteRecord & { line: number; raw?: Buffer }): GoldRecord {
-  const { state, questions, raw: _raw, ...rest } = rec;
+export function goldOf(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }): GoldRecord {
+  const { state, questions, raw: _raw, textsAsBytes: _bytes, ...rest } = rec;
   const by = (rec.scoring as { combine_chunks_by?: unknown } | undefined)?.combine_chunks_by;
   // A reranking record may name any field to combine its chunks by; keep what it names whole.
   const keepWhole = typeof by === "string" && (by.startsWith("state") || by.startsWith("questions"));
-  if (keepWhole || Object.hasOwn(questions, "__proto__")) return { ...rest, state, questions };
+  if (keepWhole || Object.hasOwn(questions, "__proto__")) {
+    withExactTexts(rec);
+    return { ...rest, state, questions };
+  }
   const slim: SuiteRecord["questions"] = {};
   for (const key in questions) {
     const q = questions[key]!;
     const criteria: Record<string, string> = {};
     for (const option in q.criteria) {
-      if (option === "__proto__") return { ...rest, state: {}, questions };
+      if (option === "__proto__") return { ...rest, state: {}, questions: withExactTexts(rec).questions };
       criteria[option] = "";
     }
     slim[key] = { type: q.type, instructions: "", criteria };

@@ -5,3 +5,4 @@ export { openCheckedSuite, readCheckedTrack } from "./suite-check.js";
 export { decompressedSha256, manifestHashProblem, openSuite, readTrackRecords, selectFiles, suiteIdentity, type Suite, type TrackFile, type TrackFilter } from "./suite.js";
 export { verifySuite } from "./verify.js";
 export { limitRecords } from "./record-limit.js";
+export { withExactTexts, type TextsAsBytes } from "./record-texts.js";

@@ -119,9 +119,87 @@ export function wellFormedRecord(value: unknown): SuiteRecord | undefined {
   if (v.scoring !== undefined) {
     // Only the plain map form of qrels needs no normalisation.
     if (isObj(v.scoring) && Array.isArray(v.scoring.qrels)) return undefined;
-    const scoring = ScoringSchema.safeParse(v.scoring);
+    const plain = wellFormedScoring(v.scoring);
+    const scoring = plain ? { success: true as const, data: plain } : ScoringSchema.safeParse(v.scoring);
     if (!scoring.success) return undefined;
     v.scoring = scoring.data;
   }
   return v as SuiteRecord;
+}
+
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isString = (v: unknown): v is string => typeof v === "string";
+const isBoolean = (v: unknown): v is boolean => typeof v === "boolean";
+
+/**
+ * A zod looseObject's output for `o`, or undefined when zod would refuse it or when this cannot
+ * tell (then zod decides): the shape's keys first, in the shape's order, each given by `shape`
+ * (undefined: refused), then the other keys as they are, in their order. The `required` keys must
+ * be there. `__proto__` anywhere is left to zod.
+ */
+function looseObject(o: unknown, shape: Record<string, (v: unknown) => unknown>, required: readonly string[] = []): Obj | undefined {
+  if (!isObj(o) || Object.hasOwn(o, "__proto__")) return undefined;
+  for (const key of required) if (!Object.hasOwn(o, key)) return undefined;
+  const out: Obj = {};
+  for (const key in shape) {
+    if (!Object.hasOwn(o, key)) continue;
+    const v = shape[key]!(o[key]);
+    if (v === undefined) return undefined;
+    out[key] = v;
+  }
+  for (const key in o) if (!Object.hasOwn(shape, key)) out[key] = o[key];
+  return out;
+}
+
+/** z.record(z.string(), value)'s output: a copy with each value checked. */
+function recordOf(o: unknown, ok: (v: unknown) => boolean): Obj | undefined {
+  if (!isObj(o) || Object.hasOwn(o, "__proto__")) return undefined;
+  const out: Obj = {};
+  for (const key in o) {
+    if (!ok(o[key])) return undefined;
+    out[key] = o[key];
+  }
+  return out;
+}
+
+const literal = (want: string) => (v: unknown) => (v === want ? v : undefined);
+const when = (ok: (v: unknown) => boolean) => (v: unknown) => (ok(v) ? v : undefined);
+const outcome = (v: unknown) => looseObject(v, { quality: when(isNumber), cost_usd: when(isNumber) });
+
+/**
+ * ScoringSchema's output for the forms the suite uses (qrels as a map), made without zod (its
+ * union of loose objects was most of a record check's cost), or undefined for zod to decide.
+ * test/common/suite/schema.test.ts holds it to zod's output, key order included.
+ */
+export function wellFormedScoring(s: unknown): Scoring | undefined {
+  if (!isObj(s)) return undefined;
+  if (s.type === "retrieval_ranking") {
+    return looseObject(s, {
+      type: literal("retrieval_ranking"),
+      qrels: (q) => recordOf(q, isNumber),
+      field_to_document: (f) => recordOf(f, isString),
+      scorable_ids: (ids) => (Array.isArray(ids) && ids.every(isString) ? [...ids] : undefined),
+      relevance_threshold: when(isNumber),
+      fully_judged: when(isBoolean),
+      combine_chunks_by: when(isString),
+    }, ["type", "qrels"]) as Scoring | undefined;
+  }
+  if (s.type === "routing_outcome") {
+    return looseObject(s, {
+      type: literal("routing_outcome"),
+      outcomes: (o) => {
+        if (!isObj(o) || Object.hasOwn(o, "__proto__")) return undefined;
+        const out: Obj = {};
+        for (const key in o) {
+          const v = outcome(o[key]);
+          if (v === undefined) return undefined;
+          out[key] = v;
+        }
+        return out;
+      },
+      accepted: (a) => (Array.isArray(a) && a.every(isString) ? [...a] : undefined),
+    }, ["type", "outcomes", "accepted"]) as Scoring | undefined;
+  }
+  if (Object.hasOwn(s, "type")) return undefined;
+  return looseObject(s, { ordinal: when(isBoolean) }) as Scoring | undefined;
 }

@@ -5,6 +5,7 @@
 import { FormatError, UsageError } from "../errors.js";
 import { openSuite, readTrackRecords, type Suite, type TrackFile } from "./suite.js";
 import type { SuiteRecord } from "./schema.js";
+import type { TextsAsBytes } from "./record-texts.js";
 
 /** Most candidates in one reranking row (the card: chunks of at most 25). */
 export const MAX_RERANK_CHUNK = 25;
@@ -105,19 +106,20 @@ export function manifestProblems(suite: Suite, file: TrackFile, counts: FileCoun
  * The records of one track file, checked as `verify` checks them: the first bad record throws a
  * FormatError naming file, line and field; once the file is read whole, counts or a hash that
  * differ from the manifest throw a UsageError. `onHash` gets the sha256 of the decompressed bytes;
- * with `raw`, each record carries its line's bytes.
+ * with `raw`, each record carries its line's bytes; with `textsAsBytes`, its texts may be byte
+ * strings (ReadRecordsOptions.textsAsBytes).
  */
 export async function* readCheckedTrack(
   suite: Suite,
   file: TrackFile,
   onHash?: (sha256: string) => void,
-  options: { raw?: boolean } = {},
-): AsyncGenerator<SuiteRecord & { line: number; raw?: Buffer }> {
+  options: { raw?: boolean; textsAsBytes?: boolean } = {},
+): AsyncGenerator<SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }> {
   const checker = new RecordChecker(file);
   const groups = new Set<string>();
   let rows = 0;
   let sha256 = "";
-  for await (const rec of readTrackRecords(file, { onHash: (h) => (sha256 = h), ...(options.raw ? { raw: true } : {}) })) {
+  for await (const rec of readTrackRecords(file, { onHash: (h) => (sha256 = h), ...(options.raw ? { raw: true } : {}), ...(options.textsAsBytes ? { textsAsBytes: true } : {}) })) {
     checker.check(rec, (field, problem) => {
       throw new FormatError(file.path, rec.line, field, problem);
     });

@@ -7,6 +7,7 @@ import { FormatError, UsageError } from "../errors.js";
 import { readJsonLines, type ReadOptions } from "../jsonl-reader.js";
 import { firstIssue, readJsonFileOrThrow } from "../parse.js";
 import { ManifestSchema, RecordSchema, wellFormedRecord, type Manifest, type SuiteRecord } from "./schema.js";
+import { decodeAllButTexts, type TextsAsBytes } from "./record-texts.js";
 
 export interface TrackFile {
   track: string;
@@ -114,6 +115,11 @@ export interface ReadRecordsOptions {
   onProblem?: (error: FormatError) => void;
   /** Attach each line's bytes to its record (`raw`), for a caller that passes parts of it on as they are. */
   raw?: boolean;
+  /**
+   * A record's texts may be left as byte strings (record-texts.ts), which the record then says with
+   * `textsAsBytes`; for a caller that checks records and passes their texts on as bytes.
+   */
+  textsAsBytes?: boolean;
 }
 
 /** Most schema issues reported for one line; the rest are usually consequences of the first. */
@@ -123,19 +129,21 @@ const MAX_ISSUES_PER_LINE = 5;
  * Validated records of one track file. A line that does not match the schema throws a FormatError
  * naming file, line and field; so does a run_id that is not `<track>:<id>`.
  */
-export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOptions = {}): AsyncGenerator<SuiteRecord & { line: number; raw?: Buffer }> {
+export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOptions = {}): AsyncGenerator<SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }> {
   const hash = options.onHash ? createHash("sha256") : undefined;
   const report = options.onProblem;
   const ids = new Set<string>();
-  const readOptions: ReadOptions = options.raw ? { raw: true } : {};
+  const readOptions: ReadOptions = options.raw || options.textsAsBytes ? { raw: true } : {};
+  if (options.textsAsBytes) readOptions.byteStrings = true;
   if (hash) readOptions.onBytes = (b) => hash.update(b);
   if (report) {
     readOptions.onBadLine = report;
     readOptions.onTornLastLine = (line) => report(new FormatError(file.path, line, undefined, "torn last line: no newline and not valid JSON (file cut off?)"));
   }
-  for await (const { line, value, raw } of readJsonLines(file.path, readOptions)) {
-    const fast = wellFormedRecord(value);
-    const parsed = fast ? { success: true as const, data: fast } : RecordSchema.safeParse(value);
+  for await (const { line, value, raw, byteStrings } of readJsonLines(file.path, readOptions)) {
+    const fast = wellFormedRecord(byteStrings ? decodeAllButTexts(value) : value);
+    // The schema decides (and names the field) on the exact value.
+    const parsed = fast ? { success: true as const, data: fast } : RecordSchema.safeParse(byteStrings ? JSON.parse(raw!.toString("utf8")) : value);
     if (!parsed.success) {
       if (!report) {
         const { field, message } = firstIssue(parsed.error);
@@ -158,7 +166,8 @@ export async function* readTrackRecords(file: TrackFile, options: ReadRecordsOpt
       continue;
     }
     ids.add(rec.id);
-    yield raw ? Object.assign(rec, { line, raw }) : Object.assign(rec, { line });
+    if (fast && byteStrings) Object.assign(rec, { textsAsBytes: true });
+    yield options.raw ? Object.assign(rec, { line, raw }) : Object.assign(rec, { line });
   }
   if (hash && options.onHash) options.onHash(hash.digest("hex"));
 }

@@ -1,7 +1,8 @@
 // The fast path of record parsing must agree with RecordSchema: whatever it accepts, zod accepts
 // with the same value; whatever zod rejects, it rejects.
 import { describe, expect, it } from "vitest";
-import { RecordSchema, wellFormedRecord } from "../../../common/suite/schema.js";
+import fc from "fast-check";
+import { RecordSchema, ScoringSchema, wellFormedRecord, wellFormedScoring } from "../../../common/suite/schema.js";
 
 const base = () => ({
   id: "r1",
@@ -66,5 +67,76 @@ describe("wellFormedRecord agrees with RecordSchema", () => {
 
   it("takes the fast path for a plain well-formed record", () => {
     expect(wellFormedRecord(base())).toBeDefined();
+  });
+});
+
+describe("wellFormedScoring gives zod's output", () => {
+  /** `value`, or the JSON text of a value when a string starting with `{` (1e400 parses as Infinity). */
+  const same = (value: unknown) => {
+    const text = typeof value === "string" && value.startsWith("{") ? value : JSON.stringify(value);
+    const zod = ScoringSchema.safeParse(JSON.parse(text));
+    const fast = wellFormedScoring(JSON.parse(text));
+    if (fast !== undefined) {
+      expect(zod.success).toBe(true);
+      // JSON text: the same values and the same key order (the gold handed to the scorer is this text).
+      expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+      expect(fast).toEqual(zod.data);
+    }
+    if (!zod.success) expect(fast).toBeUndefined();
+    return fast;
+  };
+
+  it.each([
+    ["retrieval, every field, extras before and after", { x: 1, fully_judged: true, qrels: { b: 1, a: 2.5 }, type: "retrieval_ranking", combine_chunks_by: "metadata.query_id", relevance_threshold: 1, scorable_ids: ["a"], field_to_document: { "doc:1": "1" }, y: [2] }],
+    ["routing, outcomes with extras", { accepted: ["m"], type: "routing_outcome", outcomes: { m: { z: 3, cost_usd: 0.1, quality: 1 }, n: {} } }],
+    ["plain ordinal after an extra", { extra: 2, ordinal: true }],
+    ["plain empty", {}],
+  ])("takes the fast path: %s", (_name, value) => {
+    expect(same(value)).toBeDefined();
+  });
+
+  it.each([
+    ["qrels grade a string", { type: "retrieval_ranking", qrels: { a: "2" } }],
+    ["qrels grade out of range (JSON's 1e400 is Infinity)", '{"type":"retrieval_ranking","qrels":{"a":1e400}}'],
+    ["qrels missing", { type: "retrieval_ranking" }],
+    ["scorable_ids with a number", { type: "retrieval_ranking", qrels: {}, scorable_ids: ["a", 1] }],
+    ["field_to_document value a number", { type: "retrieval_ranking", qrels: {}, field_to_document: { a: 1 } }],
+    ["fully_judged a string", { type: "retrieval_ranking", qrels: {}, fully_judged: "yes" }],
+    ["routing outcome quality a string", { type: "routing_outcome", outcomes: { m: { quality: "1" } }, accepted: [] }],
+    ["routing outcome not an object", { type: "routing_outcome", outcomes: { m: 1 }, accepted: [] }],
+    ["routing accepted not strings", { type: "routing_outcome", outcomes: {}, accepted: [1] }],
+    ["unknown type", { type: "other" }],
+    ["ordinal a string", { ordinal: "yes" }],
+    ["an array", [1]],
+  ])("refuses as zod does: %s", (_name, value) => {
+    expect(same(value)).toBeUndefined();
+  });
+
+  it("leaves __proto__ keys to zod (which drops them from a record)", () => {
+    expect(wellFormedScoring(JSON.parse('{"type":"retrieval_ranking","qrels":{"__proto__":1,"a":2}}'))).toBeUndefined();
+    expect(wellFormedScoring(JSON.parse('{"__proto__":{},"ordinal":true}'))).toBeUndefined();
+    expect(wellFormedScoring(JSON.parse('{"type":"routing_outcome","outcomes":{"__proto__":{}},"accepted":[]}'))).toBeUndefined();
+  });
+
+  it("agrees with zod on generated scoring blocks", () => {
+    const key = fc.constantFrom("type", "qrels", "field_to_document", "scorable_ids", "relevance_threshold", "fully_judged", "combine_chunks_by", "outcomes", "accepted", "ordinal", "quality", "cost_usd", "x");
+    const leaf = fc.oneof(fc.constantFrom("retrieval_ranking", "routing_outcome", "a", true, false, null, 0, 1.5, -3), fc.string({ maxLength: 3 }));
+    const value = fc.letrec<{ v: unknown }>((tie) => ({
+      v: fc.oneof({ depthSize: "small" }, leaf, fc.array(tie("v"), { maxLength: 3 }), fc.dictionary(fc.oneof(key, fc.string({ maxLength: 2 })), tie("v"), { maxKeys: 4 })),
+    })).v;
+    const scoring = fc.oneof(
+      fc.dictionary(key, value, { maxKeys: 6 }),
+      fc.record({ type: fc.constant("retrieval_ranking"), qrels: fc.dictionary(fc.string({ maxLength: 3 }), fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), leaf), { maxKeys: 4 }) }, { requiredKeys: ["type"] }),
+      fc.record({ type: fc.constant("routing_outcome"), outcomes: fc.dictionary(fc.string({ maxLength: 2 }), fc.dictionary(fc.constantFrom("quality", "cost_usd", "z"), fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), leaf))), accepted: fc.array(fc.oneof(fc.string({ maxLength: 2 }), leaf), { maxLength: 3 }) }, { requiredKeys: ["type"] }),
+    );
+    let fastTaken = 0;
+    fc.assert(
+      fc.property(scoring, (s) => {
+        if (same(s) !== undefined) fastTaken++;
+      }),
+      { numRuns: 3000, seed: 26 },
+    );
+    // The generator reaches the fast path often, not only refusals.
+    expect(fastTaken).toBeGreaterThan(300);
   });
 });
