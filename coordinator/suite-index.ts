@@ -231,10 +231,9 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
             id: e.id,
             groupId: e.groupId,
             payloadSha256: e.payloadSha256,
-            ...compactQuestions(
-              e.questionKeys.map((key, i) => ({ key, options: e.options[i]! })),
-              interner,
-            ),
+            questionKeys: e.questionKeys,
+            questionCount: e.questionCount,
+            optionLists: interner.forRecord(e.options),
           };
           track.records.push(entry);
         }

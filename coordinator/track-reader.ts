@@ -16,8 +16,14 @@ export interface ReadEntry {
   id: string;
   groupId: string;
   payloadSha256: string;
-  questionKeys: string[];
-  /** Option keys per question, in criteria order (NOUL_KEYS for noul). */
+  /** Question keys in file order, joined by QUESTION_KEY_SEPARATOR (RecordEntry's form). */
+  questionKeys: string;
+  questionCount: number;
+  /**
+   * Option keys per question, in criteria order (NOUL_KEYS for noul); one list when every question
+   * has the same. A reranking record's 25 questions cross to the index's thread as one string and
+   * one list, not 25 keys and 25 lists (structured clone copies each).
+   */
   options: Array<readonly string[]>;
   offset: number;
   stateBytes: number;
@@ -54,13 +60,17 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
   };
   let sha256 = "";
   for await (const rec of readCheckedTrack(suite, file, (h) => (sha256 = h), { raw: true, textsAsBytes: true })) {
-    const questionKeys: string[] = [];
+    let questionKeys = "";
+    let questionCount = 0;
     const questionOptions: Array<readonly string[]> = [];
+    let shared = true;
     for (const key in rec.questions) {
       if (key.includes(QUESTION_KEY_SEPARATOR)) throw new FormatError(file.path, rec.line, `questions.${key}`, "a question key may not contain a NUL character");
       const q = rec.questions[key]!;
-      questionKeys.push(key);
-      questionOptions.push(q.type === "noul" ? NOUL_KEYS : Object.keys(q.criteria));
+      questionKeys = questionCount++ === 0 ? key : questionKeys + QUESTION_KEY_SEPARATOR + key;
+      const options = q.type === "noul" ? NOUL_KEYS : Object.keys(q.criteria);
+      if (shared && questionOptions.length > 0 && !sameKeys(questionOptions[0]!, options)) shared = false;
+      questionOptions.push(options);
     }
     const raw = rec.raw;
     const spans = raw ? payloadSpans(raw) : undefined;
@@ -86,7 +96,8 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
       groupId: rec.metadata.group_id,
       payloadSha256: rec._evaluation.payload_sha256 ?? "",
       questionKeys,
-      options: questionOptions,
+      questionCount,
+      options: shared && questionOptions.length > 1 ? [questionOptions[0]!] : questionOptions,
       offset: used,
       stateBytes: state.length,
       questionsBytes: questions.length,
@@ -97,4 +108,11 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
   }
   handOn();
   return { sha256, gold: gold?.finish() };
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

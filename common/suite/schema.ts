@@ -151,15 +151,11 @@ function looseObject(o: unknown, shape: Record<string, (v: unknown) => unknown>,
   return out;
 }
 
-/** z.record(z.string(), value)'s output: a copy with each value checked. */
+/** z.record(z.string(), value)'s output when each value passes: a copy of it, so `o` itself (a qrels map may hold thousands). */
 function recordOf(o: unknown, ok: (v: unknown) => boolean): Obj | undefined {
   if (!isObj(o) || Object.hasOwn(o, "__proto__")) return undefined;
-  const out: Obj = {};
-  for (const key in o) {
-    if (!ok(o[key])) return undefined;
-    out[key] = o[key];
-  }
-  return out;
+  for (const key in o) if (!ok(o[key])) return undefined;
+  return o;
 }
 
 const literal = (want: string) => (v: unknown) => (v === want ? v : undefined);
