@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { FormatError } from "../../common/errors.js";
+import { NOUL_KEYS } from "../../common/results/index.js";
 import { createLogger } from "../../common/log.js";
 import { openSuite } from "../../common/suite/suite.js";
 import { goldRecordsOf, type GoldMessage } from "../../common/suite/gold-feed.js";
@@ -22,6 +23,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe("indexSuite", () => {
   it("spills each record's state and questions, indexes its questions, and hands on gold that scores as read", async () => {
     const tracks = tinyTracks();
+    // A question whose options differ from the other's in keys only, not in number.
+    for (const r of tracks.find((t) => t.track === "tiny-sa")!.records) {
+      r.questions.tone = { type: "choice", instructions: "Which tone?", criteria: { X: "x", Y: "y", Z: "z" } };
+    }
     const suiteDir = writeTinySuite(join(root, "suite"), tracks);
     const gold: GoldMessage[] = [];
     const index = await indexSuite({ suiteDir, spillPath: join(root, "spill", "s.bin"), onGold: (m) => gold.push(m) });
@@ -35,6 +40,8 @@ describe("indexSuite", () => {
           expect(payload.stateJson).toBe(JSON.stringify(r.state));
           expect(payload.questionsJson).toBe(JSON.stringify(r.questions));
           expect(questionSpecs(entry).map((q) => q.key)).toEqual(Object.keys(r.questions));
+          // Option lists per question: shared when all agree (the reranking track), one each when not (noul beside choice).
+          expect(questionSpecs(entry).map((q) => q.options)).toEqual(Object.values(r.questions).map((q) => (q.type === "noul" ? NOUL_KEYS : Object.keys(q.criteria))));
         }
       }
     } finally {
