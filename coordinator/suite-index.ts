@@ -9,7 +9,7 @@ import { NOUL_KEYS } from "../common/results/index.js";
 import { decompressedSha256, limitRecords, manifestHashProblem, selectFiles, suiteIdentity, type TrackFilter, type GoldMessage, type Suite, openCheckedSuite } from "../common/suite/index.js";
 import type { Logger } from "../common/log.js";
 import { PayloadSpill, type SpillSlot } from "./payload-spill.js";
-import { defaultReaderCount, readerEntry, runReaders, type ReaderTask } from "./suite-readers.js";
+import { defaultReaderCount, readerEntry, runReaders, startReadersEarly, takeEarlyReaders, type ReaderTask } from "./suite-readers.js";
 import { decodeThreadError } from "../common/thread-error.js";
 import { QUESTION_KEY_SEPARATOR, readTrackFile, type ReadEntry } from "./track-reader.js";
 import { cacheDir } from "./out-dir-lock.js";
@@ -266,12 +266,13 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
     result.done = true;
     placeReady();
   };
+  // The first file (the smallest selected) is read in this thread while the reader threads start,
+  // so the first unit does not wait for a thread's start; they take the rest.
+  const [head, tasks] = readerTasks(suite, order, selectedPaths, gold);
+  // Threads started for this read ahead of it (startSuiteReadEarly) are taken, or ended.
+  const adopted = takeEarlyReaders(entry, readers, { suiteDir: suite.root }, tasks);
   if (readers > 0 && entry) {
-    // The first file (the smallest selected) is read in this thread while the reader threads start,
-    // so the first unit does not wait for a thread's start; they take the rest.
-    const [head, ...rest] = order;
     let headFailed = false;
-    const tasks: ReaderTask[] = rest.map((index) => ({ index, relPath: suite.files[index]!.relPath, selected: selectedPaths.has(suite.files[index]!.relPath), gold }));
     const restRead =
       tasks.length === 0
         ? Promise.resolve()
@@ -289,7 +290,7 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
               }
               placeReady();
             }
-          });
+          }, adopted);
     restRead.catch(() => undefined);
     try {
       if (head !== undefined) await readHere(head);
@@ -310,7 +311,7 @@ async function readInto(suite: Suite, selectedPaths: ReadonlySet<string>, index:
   }
   await spill.settled();
   index.identity = suiteIdentity(fileHashes);
-  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: index.totalRecords, spill_bytes: spill.bytes, reader_threads: readers });
+  options.logger?.info("suite indexed", { root: suite.root, tracks: tracks.length, records: index.totalRecords, spill_bytes: spill.bytes, reader_threads: readers, started_early: adopted?.length ?? 0 });
   options.onGold?.({ kind: "end", identity: index.identity });
   return index;
 }
@@ -347,6 +348,30 @@ export function readOrder(suite: Suite, selectedPaths: ReadonlySet<string>): num
   // Stable: equal sizes keep suite order.
   selected.sort((a, b) => sizes[a]! - sizes[b]! || a - b);
   return [...selected, ...all.filter((i) => !selectedPaths.has(suite.files[i]!.relPath))];
+}
+
+/** The file read in the coordinator's thread first (the first in read order), and the reader threads' tasks: the rest. */
+function readerTasks(suite: Suite, order: readonly number[], selectedPaths: ReadonlySet<string>, gold: boolean): [number | undefined, ReaderTask[]] {
+  const [head, ...rest] = order;
+  return [head, rest.map((index) => ({ index, relPath: suite.files[index]!.relPath, selected: selectedPaths.has(suite.files[index]!.relPath), gold }))];
+}
+
+/**
+ * Starts the reader threads of the read that readSuite will do with these options, before the
+ * coordinator's thread has loaded the rest of the coordinator (worker-main.ts). Anything wrong with
+ * the suite is left to the read itself to report: then nothing is started.
+ */
+export function startSuiteReadEarly(options: TrackFilter & Pick<IndexOptions, "readers" | "readerEntry"> & { suiteDir: string; gold: boolean }): void {
+  const entry = options.readerEntry ?? readerEntry();
+  const readers = options.readers ?? defaultReaderCount();
+  if (!entry || readers === 0) return;
+  try {
+    const suite = openCheckedSuite(options.suiteDir);
+    const selectedPaths = new Set(selectFiles(suite, options).map((f) => f.relPath));
+    startReadersEarly(entry, readers, { suiteDir: suite.root }, readerTasks(suite, readOrder(suite, selectedPaths), selectedPaths, options.gold)[1]);
+  } catch {
+    // The read reports it, naming what is wrong.
+  }
 }
 
 export function defaultSpillPath(outDir: string): string {

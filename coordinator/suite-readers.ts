@@ -3,7 +3,7 @@
 // thread only places what comes back (suite-index.ts). Threads run only from the build (dist/);
 // from sources the index reads in its own thread (common/threads: threadEntry).
 import { availableParallelism } from "node:os";
-import { ThreadHost, threadEntry } from "../common/threads/index.js";
+import { ThreadHost, threadEntry, type ThreadFailure } from "../common/threads/index.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { ReadEntry } from "./track-reader.js";
 
@@ -46,14 +46,78 @@ export function defaultReaderCount(): number {
   return availableParallelism() >= 2 ? 1 : 0;
 }
 
+type ReaderHost = ThreadHost<ReaderTask, ReaderToIndex>;
+type OnReaderMessage = (msg: ReaderToIndex) => void;
+type OnReaderFailure = (failure: ThreadFailure) => void;
+
+/** A reader thread started ahead of the read, its first task posted; what it sends waits for bind(). */
+export interface EarlyReader {
+  host: ReaderHost;
+  /** Hands the thread's messages and its failure (those that came before, first) to the read. */
+  bind(onMessage: OnReaderMessage, onFailure: OnReaderFailure): void;
+}
+
+/** The reader threads startReadersEarly started, until the read takes them (or ends them). */
+let early: { entry: string; data: ReaderStartData; tasks: readonly ReaderTask[]; readers: EarlyReader[] } | undefined;
+
+/**
+ * Starts the reader threads of a read to come and posts each its first task, so they load and
+ * read while the coordinator's thread is still loading (0.3 s of grpc-js, protobufjs and the rest
+ * before it reached the read: the reader thread started 0.33 s after it). runReaders takes them
+ * when it is given the same entry, suite and tasks (takeEarlyReaders).
+ */
+export function startReadersEarly(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[]): void {
+  if (early || count <= 0 || tasks.length === 0) return;
+  const readers: EarlyReader[] = [];
+  for (let i = 0; i < Math.min(count, tasks.length); i++) {
+    let target: { onMessage: OnReaderMessage; onFailure: OnReaderFailure } | undefined;
+    const waiting: Array<() => void> = [];
+    const host: ReaderHost = new ThreadHost(entry, {
+      workerData: data,
+      maxHeapMb: READER_HEAP_MB,
+      onMessage: (msg) => (target ? target.onMessage(msg) : waiting.push(() => target!.onMessage(msg))),
+      onFailure: (f) => (target ? target.onFailure(f) : waiting.push(() => target!.onFailure(f))),
+    });
+    host.post(tasks[i]!);
+    readers.push({
+      host,
+      bind: (onMessage, onFailure) => {
+        target = { onMessage, onFailure };
+        for (const deliver of waiting.splice(0)) deliver();
+      },
+    });
+  }
+  early = { entry: entry.href, data, tasks, readers };
+}
+
+/**
+ * The threads startReadersEarly started, when they were started for this read (the same entry,
+ * suite, thread count and tasks); otherwise none, and any started are ended.
+ */
+export function takeEarlyReaders(entry: URL | undefined, count: number, data: ReaderStartData, tasks: readonly ReaderTask[]): EarlyReader[] | undefined {
+  const started = early;
+  early = undefined;
+  if (!started) return undefined;
+  const same =
+    entry?.href === started.entry &&
+    started.data.suiteDir === data.suiteDir &&
+    count > 0 &&
+    started.readers.length === Math.min(count, tasks.length) &&
+    started.tasks.length === tasks.length &&
+    started.tasks.every((t, i) => t.index === tasks[i]!.index && t.relPath === tasks[i]!.relPath && t.selected === tasks[i]!.selected && t.gold === tasks[i]!.gold);
+  if (same) return started.readers;
+  for (const r of started.readers) void r.host.terminate();
+  return undefined;
+}
+
 /**
  * Runs `tasks` on `count` reader threads, handing each thread the next task when it finishes one,
  * and calls `onMessage` with everything they send, in the order it arrives. Stops dispatching past
  * a task that failed (tasks are placed in the order given: those after it no longer matter). Resolves when every
  * dispatched task is done; rejects when onMessage throws or a thread dies; the threads are ended
- * either way.
+ * either way. `adopted`: threads of takeEarlyReaders for these tasks (each holds its first task already).
  */
-export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void): Promise<void> {
+export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void, adopted?: readonly EarlyReader[]): Promise<void> {
   let next = 0;
   let running = 0;
   /** Position in `tasks` of the first task that failed: tasks after it no longer matter. */
@@ -75,11 +139,12 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
         running++;
       } else if (running === 0) finish();
     };
+    const fresh: ReaderHost[] = [];
+    const binds: Array<() => void> = [];
     for (let i = 0; i < Math.max(1, Math.min(count, tasks.length)); i++) {
-      const w: ThreadHost<ReaderTask, ReaderToIndex> = new ThreadHost(entry, {
-        workerData: data,
-        maxHeapMb: READER_HEAP_MB,
-        onMessage: (msg) => {
+      let w!: ReaderHost;
+      const handlers = {
+        onMessage: (msg: ReaderToIndex) => {
           if (finished) return;
           try {
             onMessage(msg);
@@ -92,15 +157,26 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
           running--;
           give(w);
         },
-        onFailure: (f) =>
+        onFailure: (f: ThreadFailure) =>
           finish(
             f.kind === "exited"
               ? new Error(`suite reader thread exited with code ${f.code} before the suite was read`)
               : new Error(`suite reader thread failed: ${f.error.message}`, { cause: f.error }),
           ),
-      });
+      };
+      const pre = adopted?.[i];
+      if (pre) {
+        w = pre.host;
+        binds.push(() => pre.bind(handlers.onMessage, handlers.onFailure));
+      } else {
+        w = new ThreadHost(entry, { workerData: data, maxHeapMb: READER_HEAP_MB, ...handlers });
+        fresh.push(w);
+      }
       workers.push(w);
     }
-    for (const w of workers) give(w);
+    // The adopted threads hold the first tasks: counted before what they sent meanwhile is handed on.
+    next = running = binds.length;
+    for (const bind of binds) bind();
+    for (const w of fresh) give(w);
   });
 }

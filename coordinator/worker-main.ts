@@ -1,93 +1,15 @@
-// Entry of the worker thread that runs a coordinator for worker-host.ts: the V8 heap of a worker
-// can be capped (resourceLimits), which bounds the coordinator's memory where the main thread's
-// heap cannot be capped after start.
-import { parentPort, workerData } from "node:worker_threads";
-import { DeferredNatsBus } from "../common/bus/index.js";
-import { createLogger } from "../common/log.js";
-import { startCoordinator } from "./server.js";
-import { encodeThreadError } from "../common/thread-error.js";
-import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
-import type { CommittedLine } from "../common/results/index.js";
-import { goldTransferList, type GoldMessage } from "../common/suite/index.js";
-import type { ScorerFeedMessage } from "../scorer/index.js";
+// Entry of the worker thread that runs a coordinator for worker-host.ts. It starts the suite's
+// reader threads first, then loads the coordinator (worker-run.ts): loading grpc-js, protobufjs and
+// the rest took this thread 0.3 s before it reached the read, and the readers load and read meanwhile.
+import { workerData } from "node:worker_threads";
+import { startSuiteReadEarly } from "./suite-index.js";
+import type { WorkerStartData } from "./thread-messages.js";
 
-const port = parentPort;
-if (!port) throw new Error("worker-main.ts must run in a worker thread");
-const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, scorerFeed, nats, logLevel, ...options } = workerData as WorkerStartData;
-
-// Committed lines come a flush at a time, synchronously: they are gathered and posted in one
-// message at the end of the flush, and any other message first sends those gathered before it, so
-// the host (and the scorer thread) see everything in the order it happened.
-// The scorer thread takes a flush's lines as their texts: strings to copy, instead of cloning a
-// graph of objects per line (nor one text of them all: a large object in this thread's old generation).
-let committed: CommittedLine[] = [];
-const postCommitted = () => {
-  if (committed.length === 0) return;
-  const lines = committed;
-  committed = [];
-  if (scorerFeed) scorerFeed.postMessage({ type: "committed", lines: lines.map((l) => l.text) } satisfies ScorerFeedMessage);
-  else port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
-};
-const post = (msg: WorkerToHost, transfer: ArrayBuffer[] = []) => {
-  postCommitted();
-  port.postMessage(msg, transfer);
-};
-const feed = (msg: ScorerFeedMessage, transfer: ArrayBuffer[] = []) => {
-  postCommitted();
-  scorerFeed!.postMessage(msg, transfer);
-};
-const goldChunksOf = (message: GoldMessage) => (message.kind === "track" ? message.records : undefined);
-const gather = (line: CommittedLine) => {
-  if (committed.push(line) === 1) queueMicrotask(postCommitted);
-};
-
-const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
-let releaseServer!: () => void;
-const serverReleased = new Promise<void>((resolve) => (releaseServer = resolve));
-try {
-  const handle = await startCoordinator({
-    ...options,
-    ...(logLevel ? { logger: createLogger("coordinator", logLevel) } : {}),
-    ...(bus ? { bus } : {}),
-    ...(forwardCommitted || scorerFeed ? { onCommitted: gather } : {}),
-    ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
-    // A track's gold moves on (its chunks transferred): this thread keeps none of it.
-    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : {}),
-    ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
-  });
-  port.on("message", (msg: HostToWorker) => {
-    switch (msg.type) {
-      case "drain":
-        releaseServer();
-        void handle.drain(msg.restart);
-        break;
-      case "close":
-        releaseServer();
-        void handle.close();
-        break;
-      case "status":
-        void handle.status().then((status) => post({ type: "status", requestId: msg.requestId, status }));
-        break;
-      case "metrics":
-        void handle.metricsText().then((text) => post({ type: "metrics", requestId: msg.requestId, text }));
-        break;
-    }
-  });
-  post({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, outDir: handle.outDir });
-  const outcome = await handle.done;
-  if (scorerFeed) feed({ type: "end" });
-  post({ type: "outcome", outcome });
-  // As in the host's thread, a complete run's coordinator serves until it is closed: agents that
-  // attach meanwhile are told to drain (a sweep waits for those that were redialling).
-  if (outcome.state === "complete") await serverReleased;
-  await handle.close();
-  await bus?.close().catch(() => undefined);
-  post({ type: "done", outcome, metrics: await handle.metricsText(), status: await handle.status() });
-  scorerFeed?.close();
-  port.close();
-} catch (err) {
-  scorerFeed?.close();
-  await bus?.close().catch(() => undefined);
-  post({ type: "error", error: encodeThreadError(err) });
-  port.close();
-}
+const start = workerData as WorkerStartData;
+startSuiteReadEarly({
+  suiteDir: start.suiteDir,
+  ...(start.tracks ? { tracks: start.tracks } : {}),
+  ...(start.families ? { families: start.families } : {}),
+  gold: Boolean(start.scorerFeed || start.forwardGold),
+});
+await import("./worker-run.js");

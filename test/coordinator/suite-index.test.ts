@@ -12,7 +12,7 @@ import { NOUL_KEYS } from "../../common/results/index.js";
 import { createLogger } from "../../common/log.js";
 import { openSuite } from "../../common/suite/suite.js";
 import { goldRecordsOf, type GoldMessage } from "../../common/suite/gold-feed.js";
-import { indexSuite, questionSpecs } from "../../coordinator/suite-index.js";
+import { indexSuite, questionSpecs, startSuiteReadEarly } from "../../coordinator/suite-index.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
 import { tinyTracks, writeTinySuite } from "./helpers/tiny-suite.js";
 
@@ -113,6 +113,41 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
     const serial = await indexed(suiteDir, 0, "serial");
     expect(serial.totalRecords).toBe(300 * 6 + 9 + 6);
     for (const readers of [1, 2, 3]) expect(await indexed(suiteDir, readers, `threads-${readers}`)).toEqual(serial);
+  });
+
+  it("takes reader threads started ahead of the read (the coordinator thread's first step) and gives the same index and gold", async () => {
+    const tracks = tinyTracks({ sentiment: 300 });
+    for (let i = 0; i < 3; i++) {
+      tracks.push({ ...tracks[0]!, track: `early-${i}`, records: tracks[0]!.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `early-${i}:${r.id}`, track: `early-${i}` } })) });
+    }
+    const suiteDir = writeTinySuite(join(root, "early"), tracks);
+    const serial = await indexed(suiteDir, 0, "early-serial");
+    const startedEarly = async (early: Parameters<typeof startSuiteReadEarly>[0], read: { readers: number; tracks?: string[] }, name: string) => {
+      startSuiteReadEarly(early);
+      // The threads read meanwhile: what they send waits for the read to take them.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const logged: Array<Record<string, unknown>> = [];
+      const logger = { ...quiet, info: (msg: string, fields?: Record<string, unknown>) => void (msg === "suite indexed" && logged.push(fields ?? {})) };
+      const gold: GoldMessage[] = [];
+      const index = await indexSuite({ suiteDir, spillPath: join(root, name, "s.bin"), onGold: (m) => gold.push(m), readers: read.readers, readerEntry: entry, logger: logger as typeof quiet, ...(read.tracks ? { tracks: read.tracks } : {}) });
+      try {
+        return { early: logged[0]?.started_early, records: index.tracks.map((t) => [t.track, t.records.map((r) => [r.recordKey, questionSpecs(r), index.spill.read(r)])]), gold: gold.map((m) => (m.kind === "track" ? [m.track, [...goldRecordsOf(m.records)]] : m)) };
+      } finally {
+        index.spill.dispose();
+      }
+    };
+    const expected = {
+      records: serial.tracks.map((t) => [t.track, t.records.map((r) => [r.runId, r.questions, r.payload])]),
+      gold: serial.gold.map((m) => (m.kind === "track" ? [m.track, m.records] : m)),
+    };
+    for (const readers of [1, 2]) {
+      expect(await startedEarly({ suiteDir, gold: true, readers, readerEntry: entry }, { readers }, `early-${readers}`)).toEqual({ early: readers, ...expected });
+    }
+    // Started for another read (other tracks, no gold, another thread count): ended, and the read starts its own.
+    const other = await startedEarly({ suiteDir, tracks: ["tiny-rr"], gold: true, readers: 1, readerEntry: entry }, { readers: 1 }, "early-other");
+    expect(other).toEqual({ early: 0, ...expected });
+    expect((await startedEarly({ suiteDir, gold: false, readers: 1, readerEntry: entry }, { readers: 1 }, "early-nogold")).early).toBe(0);
+    expect((await startedEarly({ suiteDir, gold: true, readers: 2, readerEntry: entry }, { readers: 1 }, "early-count")).early).toBe(0);
   });
 
   it("hashes the files outside --tracks on the threads too", async () => {
