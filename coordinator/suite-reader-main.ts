@@ -1,5 +1,5 @@
-// Entry of a reader thread of the coordinator's start (suite-readers.ts): takes one suite file at a
-// time, reads it in one pass (track-reader.ts) or only hashes it (a file outside the selected
+// Entry of a reader thread of the coordinator's start (suite-readers.ts): takes suite files one at a
+// time, in the order they come, reads each in one pass (track-reader.ts) or only hashes it (a file outside the selected
 // tracks), and posts back its payload blocks (transferred, not copied), its records, its gold and
 // its hash, or the error that names file and line.
 import { parentPort, workerData } from "node:worker_threads";
@@ -16,8 +16,10 @@ const { suiteDir } = workerData as ReaderStartData;
 const suite = openSuite(suiteDir);
 const byPath = new Map(suite.files.map((f) => [f.relPath, f]));
 
+/** Tasks are read one after the other, in the order they came (a read started early posts several). */
+let queue = Promise.resolve();
 port.on("message", (task: ReaderTask) => {
-  void (async () => {
+  queue = queue.then(async () => {
     try {
       const file = byPath.get(task.relPath);
       if (!file) throw new Error(`reader thread: ${task.relPath} is not a file of ${suiteDir}`);
@@ -39,5 +41,5 @@ port.on("message", (task: ReaderTask) => {
     } catch (err) {
       post({ type: "error", index: task.index, error: encodeThreadError(err) });
     }
-  })();
+  });
 });

@@ -57,19 +57,27 @@ export interface EarlyReader {
   bind(onMessage: OnReaderMessage, onFailure: OnReaderFailure): void;
 }
 
+/** Reader threads started ahead of the read and the tasks posted to them: tasks[0, posted). */
+export interface EarlyReaders {
+  readers: EarlyReader[];
+  posted: number;
+}
+
 /** The reader threads startReadersEarly started, until the read takes them (or ends them). */
-let early: { entry: string; data: ReaderStartData; tasks: readonly ReaderTask[]; readers: EarlyReader[] } | undefined;
+let early: { entry: string; data: ReaderStartData; tasks: readonly ReaderTask[] } & EarlyReaders | undefined;
 
 /**
- * Starts the reader threads of a read to come and posts each its first task, so they load and
- * read while the coordinator's thread is still loading (0.3 s of grpc-js, protobufjs and the rest
- * before it reached the read: the reader thread started 0.33 s after it). runReaders takes them
- * when it is given the same entry, suite and tasks (takeEarlyReaders).
+ * Starts the reader threads of a read to come and posts them its first `posted` tasks (at least
+ * one each, handed round), so they load and read while the coordinator's thread is still loading
+ * (0.3 s of grpc-js, protobufjs and the rest before it reached the read: the reader thread started
+ * 0.33 s after it). runReaders takes them when it is given the same entry, suite and tasks
+ * (takeEarlyReaders); what they send meanwhile waits for it.
  */
-export function startReadersEarly(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[]): void {
+export function startReadersEarly(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], posted = 1): void {
   if (early || count <= 0 || tasks.length === 0) return;
   const readers: EarlyReader[] = [];
-  for (let i = 0; i < Math.min(count, tasks.length); i++) {
+  const threads = Math.min(count, tasks.length);
+  for (let i = 0; i < threads; i++) {
     let target: { onMessage: OnReaderMessage; onFailure: OnReaderFailure } | undefined;
     const waiting: Array<() => void> = [];
     const host: ReaderHost = new ThreadHost(entry, {
@@ -78,7 +86,6 @@ export function startReadersEarly(entry: URL, count: number, data: ReaderStartDa
       onMessage: (msg) => (target ? target.onMessage(msg) : waiting.push(() => target!.onMessage(msg))),
       onFailure: (f) => (target ? target.onFailure(f) : waiting.push(() => target!.onFailure(f))),
     });
-    host.post(tasks[i]!);
     readers.push({
       host,
       bind: (onMessage, onFailure) => {
@@ -87,14 +94,16 @@ export function startReadersEarly(entry: URL, count: number, data: ReaderStartDa
       },
     });
   }
-  early = { entry: entry.href, data, tasks, readers };
+  const n = Math.min(tasks.length, Math.max(threads, posted));
+  for (let t = 0; t < n; t++) readers[t % threads]!.host.post(tasks[t]!);
+  early = { entry: entry.href, data, tasks, readers, posted: n };
 }
 
 /**
  * The threads startReadersEarly started, when they were started for this read (the same entry,
  * suite, thread count and tasks); otherwise none, and any started are ended.
  */
-export function takeEarlyReaders(entry: URL | undefined, count: number, data: ReaderStartData, tasks: readonly ReaderTask[]): EarlyReader[] | undefined {
+export function takeEarlyReaders(entry: URL | undefined, count: number, data: ReaderStartData, tasks: readonly ReaderTask[]): EarlyReaders | undefined {
   const started = early;
   early = undefined;
   if (!started) return undefined;
@@ -105,7 +114,7 @@ export function takeEarlyReaders(entry: URL | undefined, count: number, data: Re
     started.readers.length === Math.min(count, tasks.length) &&
     started.tasks.length === tasks.length &&
     started.tasks.every((t, i) => t.index === tasks[i]!.index && t.relPath === tasks[i]!.relPath && t.selected === tasks[i]!.selected && t.gold === tasks[i]!.gold);
-  if (same) return started.readers;
+  if (same) return { readers: started.readers, posted: started.posted };
   for (const r of started.readers) void r.host.terminate();
   return undefined;
 }
@@ -115,9 +124,9 @@ export function takeEarlyReaders(entry: URL | undefined, count: number, data: Re
  * and calls `onMessage` with everything they send, in the order it arrives. Stops dispatching past
  * a task that failed (tasks are placed in the order given: those after it no longer matter). Resolves when every
  * dispatched task is done; rejects when onMessage throws or a thread dies; the threads are ended
- * either way. `adopted`: threads of takeEarlyReaders for these tasks (each holds its first task already).
+ * either way. `adopted`: threads of takeEarlyReaders for these tasks, which hold tasks[0, posted) already.
  */
-export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void, adopted?: readonly EarlyReader[]): Promise<void> {
+export function runReaders(entry: URL, count: number, data: ReaderStartData, tasks: readonly ReaderTask[], onMessage: (msg: ReaderToIndex) => void, adopted?: EarlyReaders): Promise<void> {
   let next = 0;
   let running = 0;
   /** Position in `tasks` of the first task that failed: tasks after it no longer matter. */
@@ -164,7 +173,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
               : new Error(`suite reader thread failed: ${f.error.message}`, { cause: f.error }),
           ),
       };
-      const pre = adopted?.[i];
+      const pre = adopted?.readers[i];
       if (pre) {
         w = pre.host;
         binds.push(() => pre.bind(handlers.onMessage, handlers.onFailure));
@@ -175,7 +184,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
       workers.push(w);
     }
     // The adopted threads hold the first tasks: counted before what they sent meanwhile is handed on.
-    next = running = binds.length;
+    next = running = binds.length > 0 ? adopted!.posted : 0;
     for (const bind of binds) bind();
     for (const w of fresh) give(w);
   });

@@ -13,6 +13,7 @@ import { createLogger } from "../../common/log.js";
 import { openSuite } from "../../common/suite/suite.js";
 import { goldRecordsOf, type GoldMessage } from "../../common/suite/gold-feed.js";
 import { indexSuite, questionSpecs, startSuiteReadEarly } from "../../coordinator/suite-index.js";
+import { runReaders, startReadersEarly, takeEarlyReaders } from "../../coordinator/suite-readers.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
 import { tinyTracks, writeTinySuite } from "./helpers/tiny-suite.js";
 
@@ -98,7 +99,7 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
       }));
       // The gold as records: its chunks may be cut differently.
       const goldRecords = gold.map((m) => (m.kind === "track" ? { ...m, records: [...goldRecordsOf(m.records)] } : m));
-      return { identity: index.identity, fileHashes: index.fileHashes, totalRecords: index.totalRecords, tracks, gold: goldRecords };
+      return { identity: index.identity, fileHashes: index.fileHashes, totalRecords: index.totalRecords, spillBytes: index.spill.bytes, tracks, gold: goldRecords };
     } finally {
       index.spill.dispose();
     }
@@ -131,12 +132,14 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
       const gold: GoldMessage[] = [];
       const index = await indexSuite({ suiteDir, spillPath: join(root, name, "s.bin"), onGold: (m) => gold.push(m), readers: read.readers, readerEntry: entry, logger: logger as typeof quiet, ...(read.tracks ? { tracks: read.tracks } : {}) });
       try {
-        return { early: logged[0]?.started_early, records: index.tracks.map((t) => [t.track, t.records.map((r) => [r.recordKey, questionSpecs(r), index.spill.read(r)])]), gold: gold.map((m) => (m.kind === "track" ? [m.track, [...goldRecordsOf(m.records)]] : m)) };
+        // Spilled bytes: a file read twice (a task handed out again) spills its payloads twice.
+        return { early: logged[0]?.started_early, spillBytes: index.spill.bytes, records: index.tracks.map((t) => [t.track, t.records.map((r) => [r.recordKey, questionSpecs(r), index.spill.read(r)])]), gold: gold.map((m) => (m.kind === "track" ? [m.track, [...goldRecordsOf(m.records)]] : m)) };
       } finally {
         index.spill.dispose();
       }
     };
     const expected = {
+      spillBytes: serial.spillBytes,
       records: serial.tracks.map((t) => [t.track, t.records.map((r) => [r.runId, r.questions, r.payload])]),
       gold: serial.gold.map((m) => (m.kind === "track" ? [m.track, m.records] : m)),
     };
@@ -148,6 +151,22 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
     expect(other).toEqual({ early: 0, ...expected });
     expect((await startedEarly({ suiteDir, gold: false, readers: 1, readerEntry: entry }, { readers: 1 }, "early-nogold")).early).toBe(0);
     expect((await startedEarly({ suiteDir, gold: true, readers: 2, readerEntry: entry }, { readers: 1 }, "early-count")).early).toBe(0);
+  });
+
+  it("hands out each task once when threads started early hold only the first tasks", async () => {
+    const tracks = tinyTracks();
+    for (let i = 0; i < 4; i++) tracks.push({ ...tracks[0]!, track: `held-${i}`, records: tracks[0]!.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `held-${i}:${r.id}`, track: `held-${i}` } })) });
+    const suiteDir = writeTinySuite(join(root, "held"), tracks);
+    const suite = openSuite(suiteDir);
+    const tasks = suite.files.map((f, index) => ({ index, relPath: f.relPath, selected: true, gold: false }));
+    for (const [threads, posted] of [[1, 2], [2, 3], [2, 1]] as const) {
+      startReadersEarly(entry, threads, { suiteDir: suite.root }, tasks, posted);
+      const adopted = takeEarlyReaders(entry, threads, { suiteDir: suite.root }, tasks);
+      expect(adopted?.posted).toBe(Math.max(threads, posted));
+      const files: number[] = [];
+      await runReaders(entry, threads, { suiteDir: suite.root }, tasks, (msg) => void (msg.type !== "block" && files.push(msg.index)), adopted);
+      expect(files.sort((a, b) => a - b)).toEqual(tasks.map((t) => t.index));
+    }
   });
 
   it("hashes the files outside --tracks on the threads too", async () => {
