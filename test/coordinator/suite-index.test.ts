@@ -15,7 +15,7 @@ import { goldRecordsOf, type GoldMessage } from "../../common/suite/gold-feed.js
 import { indexSuite, questionSpecs, startSuiteReadEarly } from "../../coordinator/suite-index.js";
 import { runReaders, startReadersEarly, takeEarlyReaders } from "../../coordinator/suite-readers.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
-import { tinyTracks, writeTinySuite } from "./helpers/tiny-suite.js";
+import { tinyTracks, writeTinySuite, type TinyTrack } from "./helpers/tiny-suite.js";
 
 const quiet = createLogger("test", "error");
 const root = mkdtempSync(join(tmpdir(), "udm-suite-index-"));
@@ -87,6 +87,15 @@ describe("indexSuite", () => {
 const entry = pathToFileURL(fileURLToPath(new URL("../../dist/coordinator/suite-reader-main.js", import.meta.url)));
 const built = existsSync(fileURLToPath(entry));
 
+/** `n` more tracks with the records of `track`, named `<name>-<i>`: more files than threads. */
+function copiesOf(track: TinyTrack, name: string, n: number): TinyTrack[] {
+  return Array.from({ length: n }, (_, i) => ({
+    ...track,
+    track: `${name}-${i}`,
+    records: track.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `${name}-${i}:${r.id}`, track: `${name}-${i}` } })),
+  }));
+}
+
 describe.skipIf(!built)("indexSuite on reader threads", () => {
   /** Everything an index holds, payloads read back, and the gold handed on. */
   async function indexed(suiteDir: string, readers: number, name: string) {
@@ -107,9 +116,7 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
 
   it("gives the same index, payloads, identity and gold as reading in one thread, with more files than threads", async () => {
     const tracks = tinyTracks({ sentiment: 300 });
-    for (let i = 0; i < 5; i++) {
-      tracks.push({ ...tracks[0]!, track: `copy-${i}`, records: tracks[0]!.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `copy-${i}:${r.id}`, track: `copy-${i}` } })) });
-    }
+    tracks.push(...copiesOf(tracks[0]!, "copy", 5));
     const suiteDir = writeTinySuite(join(root, "many"), tracks);
     const serial = await indexed(suiteDir, 0, "serial");
     expect(serial.totalRecords).toBe(300 * 6 + 9 + 6);
@@ -118,9 +125,7 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
 
   it("takes reader threads started ahead of the read (the coordinator thread's first step) and gives the same index and gold", async () => {
     const tracks = tinyTracks({ sentiment: 300 });
-    for (let i = 0; i < 3; i++) {
-      tracks.push({ ...tracks[0]!, track: `early-${i}`, records: tracks[0]!.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `early-${i}:${r.id}`, track: `early-${i}` } })) });
-    }
+    tracks.push(...copiesOf(tracks[0]!, "early", 3));
     const suiteDir = writeTinySuite(join(root, "early"), tracks);
     const serial = await indexed(suiteDir, 0, "early-serial");
     const startedEarly = async (early: Parameters<typeof startSuiteReadEarly>[0], read: { readers: number; tracks?: string[] }, name: string) => {
@@ -155,7 +160,7 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
 
   it("hands out each task once when threads started early hold only the first tasks", async () => {
     const tracks = tinyTracks();
-    for (let i = 0; i < 4; i++) tracks.push({ ...tracks[0]!, track: `held-${i}`, records: tracks[0]!.records.map((r) => ({ ...r, _evaluation: { ...r._evaluation, run_id: `held-${i}:${r.id}`, track: `held-${i}` } })) });
+    tracks.push(...copiesOf(tracks[0]!, "held", 4));
     const suiteDir = writeTinySuite(join(root, "held"), tracks);
     const suite = openSuite(suiteDir);
     const tasks = suite.files.map((f, index) => ({ index, relPath: f.relPath, selected: true, gold: false }));
