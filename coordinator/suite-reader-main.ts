@@ -1,7 +1,7 @@
-// Entry of a reader thread of the coordinator's start (suite-readers.ts): takes suite files one at a
-// time, in the order they come, reads each in one pass (track-reader.ts) or only hashes it (a file outside the selected
-// tracks), and posts back its payload blocks (transferred, not copied), its records, its gold and
-// its hash, or the error that names file and line.
+// Entry of a reader thread of the coordinator's start (suite-readers.ts): takes suite files one at
+// a time, in the order they come, reads each in one pass (track-reader.ts) or only hashes it (a
+// file outside the selected tracks), and posts back its payload blocks (transferred, not copied),
+// its records, its gold and its hash, or the error that names file and line.
 import { parentPort, workerData } from "node:worker_threads";
 import { decompressedSha256, goldTransferList, openSuite } from "../common/suite/index.js";
 import { encodeThreadError } from "../common/thread-error.js";

@@ -55,6 +55,8 @@ export interface EarlyReader {
   host: ReaderHost;
   /** Hands the thread's messages and its failure (those that came before, first) to the read. */
   bind(onMessage: OnReaderMessage, onFailure: OnReaderFailure): void;
+  /** Messages (and a failure) that came before bind() and wait for it. */
+  buffered(): number;
 }
 
 /** Reader threads started ahead of the read and the tasks posted to them: tasks[0, posted). */
@@ -92,6 +94,7 @@ export function startReadersEarly(entry: URL, count: number, data: ReaderStartDa
         target = { onMessage, onFailure };
         for (const deliver of waiting.splice(0)) deliver();
       },
+      buffered: () => waiting.length,
     });
   }
   const n = Math.min(tasks.length, Math.max(threads, posted));

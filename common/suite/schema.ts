@@ -151,7 +151,10 @@ function looseObject(o: unknown, shape: Record<string, (v: unknown) => unknown>,
   return out;
 }
 
-/** z.record(z.string(), value)'s output when each value passes: a copy of it, so `o` itself (a qrels map may hold thousands). */
+/**
+ * z.record(z.string(), value)'s output when each value passes: zod's is a copy with the same
+ * entries in the same order, so `o` itself is returned (a qrels map may hold thousands).
+ */
 function recordOf(o: unknown, ok: (v: unknown) => boolean): Obj | undefined {
   if (!isObj(o) || Object.hasOwn(o, "__proto__")) return undefined;
   for (const key in o) if (!ok(o[key])) return undefined;

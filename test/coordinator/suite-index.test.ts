@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { FormatError } from "../../common/errors.js";
 import { NOUL_KEYS } from "../../common/results/index.js";
 import { createLogger } from "../../common/log.js";
@@ -130,8 +130,6 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
     const serial = await indexed(suiteDir, 0, "early-serial");
     const startedEarly = async (early: Parameters<typeof startSuiteReadEarly>[0], read: { readers: number; tracks?: string[] }, name: string) => {
       startSuiteReadEarly(early);
-      // The threads read meanwhile: what they send waits for the read to take them.
-      await new Promise((resolve) => setTimeout(resolve, 300));
       const logged: Array<Record<string, unknown>> = [];
       const logger = { ...quiet, info: (msg: string, fields?: Record<string, unknown>) => void (msg === "suite indexed" && logged.push(fields ?? {})) };
       const gold: GoldMessage[] = [];
@@ -168,6 +166,8 @@ describe.skipIf(!built)("indexSuite on reader threads", () => {
       startReadersEarly(entry, threads, { suiteDir: suite.root }, tasks, posted);
       const adopted = takeEarlyReaders(entry, threads, { suiteDir: suite.root }, tasks);
       expect(adopted?.posted).toBe(Math.max(threads, posted));
+      // What a thread read before the read took it waits for it, and is handed on first.
+      await vi.waitFor(() => expect(adopted!.readers[0]!.buffered()).toBeGreaterThan(0), { timeout: 60_000, interval: 20 });
       const files: number[] = [];
       await runReaders(entry, threads, { suiteDir: suite.root }, tasks, (msg) => void (msg.type !== "block" && files.push(msg.index)), adopted);
       expect(files.sort((a, b) => a - b)).toEqual(tasks.map((t) => t.index));
