@@ -351,8 +351,9 @@ export class Scheduler {
    */
   private answered(lease: Lease, recordKey: string): void {
     this.dropOutstanding(lease, recordKey);
-    // Records another holder answered meanwhile are owed no more.
-    for (const r of [...lease.outstanding]) if (!this.unitOfRecord.get(r)!.pending.has(r)) this.dropOutstanding(lease, r);
+    // Records another holder answered meanwhile are owed no more (deleting the entry a Set's
+    // iteration is at is safe: no copy of the set per answer).
+    for (const r of lease.outstanding) if (!this.unitOfRecord.get(r)!.pending.has(r)) this.dropOutstanding(lease, r);
     if (lease.outstanding.size === 0 && this.leases.get(lease.unitId, lease.agentKey) === lease) {
       this.leases.release(lease.unitId, lease.agentKey);
       this.afterRelease(lease);

@@ -4,11 +4,13 @@
 import type { AgentLink } from "../scheduler.js";
 import type { PlannedUnit } from "../planner.js";
 import type { RecordEntry } from "../suite-index.js";
+import { EncodedUnit } from "./work-unit-encoder.js";
 import { cancelToWire, drainToWire, type OutboundMessage as Outbound } from "./wire.js";
 
 /** What is used of a grpc-js ServerDuplexStream (any object-mode Writable fits). */
 export interface OutboundStream {
-  write(msg: Outbound): boolean;
+  /** `done` is called once the stream is through with `msg` (written, or never to be). */
+  write(msg: Outbound, done?: (err?: Error | null) => void): boolean;
   once(event: "drain", listener: () => void): unknown;
   end(): unknown;
   emit(event: "error", err: { code: number; details: string }): unknown;
@@ -52,7 +54,9 @@ export class AgentConnection implements AgentLink {
       this.outbox.push(msg);
       return;
     }
-    if (!this.stream.write(msg)) {
+    // An encoded unit's buffer is reused once the stream is through with it.
+    const written = msg instanceof EncodedUnit ? () => msg.written() : undefined;
+    if (!this.stream.write(msg, written)) {
       this.blocked = true;
       this.stream.once("drain", () => {
         this.blocked = false;

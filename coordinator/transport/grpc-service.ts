@@ -7,9 +7,10 @@ import * as grpc from "@grpc/grpc-js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../../proto/loader.js";
 import { grpcStatusOf, Refusal } from "./refusal.js";
 import { startingStatus, type RunStatus } from "../../common/run-status/index.js";
+import { EncodedUnit } from "./work-unit-encoder.js";
 import { agentEventFromBytes, runStatusToWire, type AgentEvent, type AgentMessageWire, type OutboundMessage, type RunStatusWire, type StatusRequestWire } from "./wire.js";
 
-/** Agent messages arrive as domain events (decoded in the deserializer); bytes already encoded are sent as they are. */
+/** Agent messages arrive as domain events (decoded in the deserializer); units already encoded are sent as they are. */
 export type AttachStream = grpc.ServerDuplexStream<AgentEvent, OutboundMessage>;
 
 /** One agent's stream as the run handles it. */
@@ -47,7 +48,7 @@ export class CoordinatorService {
     const service = proto.udm.v1.Coordinator.service;
     const attach = service.Attach;
     const decode = attach.requestDeserialize as (buf: Buffer) => AgentMessageWire;
-    const encode = attach.responseSerialize as (m: Exclude<OutboundMessage, Buffer>) => Buffer;
+    const encode = attach.responseSerialize as (m: Exclude<OutboundMessage, EncodedUnit>) => Buffer;
     // The hot messages skip the generic codec: results are decoded straight into domain events,
     // work units come already encoded (work-unit-encoder.ts).
     const definition = {
@@ -55,7 +56,7 @@ export class CoordinatorService {
       Attach: {
         ...attach,
         requestDeserialize: (buf: Buffer) => agentEventFromBytes(buf, decode),
-        responseSerialize: (m: OutboundMessage) => (Buffer.isBuffer(m) ? m : encode(m)),
+        responseSerialize: (m: OutboundMessage) => (m instanceof EncodedUnit ? m.bytes : encode(m)),
       },
     } as unknown as grpc.ServiceDefinition;
     server.addService(definition, {

@@ -103,15 +103,17 @@ function utf8(buf: Buffer, start: number, end: number): string {
   const n = end - start;
   if (n === 0) return "";
   if (n > INTERN_MAX_BYTES) return buf.toString("utf8", start, end);
-  let h = 0x811c9dc5;
-  for (let i = start; i < end; i++) {
-    const c = buf[i]!;
-    if (c >= 0x80) return buf.toString("utf8", start, end);
-    h = Math.imul(h ^ c, 0x01000193);
-  }
+  // The slot is picked by the length and the first 4 and last 8 bytes (where question keys, unit
+  // ids and method names differ); a hit is then compared byte for byte, which also proves the
+  // bytes ASCII (only ASCII strings are kept). Hashing every byte cost as much as the comparison.
+  let h = Math.imul(0x811c9dc5 ^ n, 0x01000193);
+  const head = Math.min(end, start + 4);
+  for (let i = start; i < head; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
+  for (let i = Math.max(head, end - 8); i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
   const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
   const seen = interned[slot];
   if (seen !== undefined && sameAscii(seen, buf, start, n)) return seen;
+  for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return buf.toString("utf8", start, end);
   const s = buf.toString("latin1", start, end);
   interned[slot] = s;
   return s;

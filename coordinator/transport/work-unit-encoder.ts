@@ -7,9 +7,29 @@
 import type { PayloadSpill } from "../payload-spill.js";
 import type { PlannedUnit } from "../planner.js";
 import type { RecordEntry } from "../suite-index.js";
+import { UnitBufferPool } from "./unit-buffer-pool.js";
 
-/** A CoordinatorMessage already in its wire form. */
-export type EncodedMessage = Buffer;
+/**
+ * A CoordinatorMessage { unit } already in its wire form, in a buffer lent by the pool: the stream
+ * that writes it calls written() once its write has called back, and the buffer is reused.
+ */
+export class EncodedUnit {
+  private returned = false;
+  constructor(
+    readonly bytes: Buffer,
+    private readonly pool: UnitBufferPool,
+  ) {}
+
+  written(): void {
+    if (this.returned) return;
+    this.returned = true;
+    this.pool.give(this.bytes);
+  }
+}
+
+export type EncodedMessage = EncodedUnit;
+
+const pool = new UnitBufferPool();
 
 const LENGTH = 2;
 const VARINT = 0;
@@ -94,45 +114,51 @@ export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[
   for (const len of groupIdLens) size += 1 + varintSize(len) + len;
   if (backup) size += 2;
 
-  const w = new Writer(Buffer.allocUnsafe(1 + varintSize(size) + size));
-  w.buf[w.pos++] = tag(2, LENGTH);
-  w.varint(size);
-  w.string(1, unit.unitId, unitIdLen);
-  w.string(2, unit.track, trackLen);
-  w.string(3, groupId, groupIdLen);
-  if (leaseMs > 0) {
-    w.buf[w.pos++] = tag(4, VARINT);
-    w.varint(leaseMs);
-  }
-  // Records stored one after another in the spill are read with one read, then copied into place.
-  let runStart = 0;
-  const places: Array<{ stateAt: number; questionsAt: number }> = new Array(records.length);
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    const l = lens[i]!;
-    w.buf[w.pos++] = tag(5, LENGTH);
-    w.varint(l.size);
-    w.string(1, r.recordKey, l.runId);
-    w.string(2, r.id, l.id);
-    const stateAt = w.reserve(3, r.stateBytes);
-    const questionsAt = w.reserve(4, r.questionsBytes);
-    places[i] = { stateAt, questionsAt };
-    w.string(5, r.payloadSha256, l.sha);
-    const next = records[i + 1];
-    if (!next || next.offset !== r.offset + r.stateBytes + r.questionsBytes) {
-      copyRun(spill, records, places, runStart, i + 1, w.buf);
-      runStart = i + 1;
+  const w = new Writer(pool.lend(1 + varintSize(size) + size));
+  // A failed read of the spill gives the buffer back before the error goes on.
+  try {
+    w.buf[w.pos++] = tag(2, LENGTH);
+    w.varint(size);
+    w.string(1, unit.unitId, unitIdLen);
+    w.string(2, unit.track, trackLen);
+    w.string(3, groupId, groupIdLen);
+    if (leaseMs > 0) {
+      w.buf[w.pos++] = tag(4, VARINT);
+      w.varint(leaseMs);
     }
+    // Records stored one after another in the spill are read with one read, then copied into place.
+    let runStart = 0;
+    const places: Array<{ stateAt: number; questionsAt: number }> = new Array(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      const l = lens[i]!;
+      w.buf[w.pos++] = tag(5, LENGTH);
+      w.varint(l.size);
+      w.string(1, r.recordKey, l.runId);
+      w.string(2, r.id, l.id);
+      const stateAt = w.reserve(3, r.stateBytes);
+      const questionsAt = w.reserve(4, r.questionsBytes);
+      places[i] = { stateAt, questionsAt };
+      w.string(5, r.payloadSha256, l.sha);
+      const next = records[i + 1];
+      if (!next || next.offset !== r.offset + r.stateBytes + r.questionsBytes) {
+        copyRun(spill, records, places, runStart, i + 1, w.buf);
+        runStart = i + 1;
+      }
+    }
+    for (let i = 0; i < unit.groupIds.length; i++) {
+      w.buf[w.pos++] = tag(6, LENGTH);
+      w.varint(groupIdLens[i]!);
+      w.pos += w.buf.write(unit.groupIds[i]!, w.pos, "utf8");
+    }
+    if (backup) {
+      w.buf[w.pos++] = tag(7, VARINT);
+      w.buf[w.pos++] = 1;
+    }
+    if (w.pos !== w.buf.length) throw new Error(`WorkUnit ${unit.unitId}: encoded ${w.pos} bytes, sized ${w.buf.length}`);
+  } catch (err) {
+    pool.give(w.buf);
+    throw err;
   }
-  for (let i = 0; i < unit.groupIds.length; i++) {
-    w.buf[w.pos++] = tag(6, LENGTH);
-    w.varint(groupIdLens[i]!);
-    w.pos += w.buf.write(unit.groupIds[i]!, w.pos, "utf8");
-  }
-  if (backup) {
-    w.buf[w.pos++] = tag(7, VARINT);
-    w.buf[w.pos++] = 1;
-  }
-  if (w.pos !== w.buf.length) throw new Error(`WorkUnit ${unit.unitId}: encoded ${w.pos} bytes, sized ${w.buf.length}`);
-  return w.buf;
+  return new EncodedUnit(w.buf, pool);
 }

@@ -7,6 +7,8 @@ import { planUnits } from "../../coordinator/planner.js";
 import { Scheduler } from "../../coordinator/scheduler.js";
 import type { CoordinatorMessage } from "../../proto/generated/udm/v1/CoordinatorMessage.js";
 import { entry } from "./helpers/entries.js";
+import { UnitBufferPool } from "../../coordinator/transport/unit-buffer-pool.js";
+import { EncodedUnit } from "../../coordinator/transport/work-unit-encoder.js";
 
 class HeldWritable extends Writable {
   written: CoordinatorMessage[] = [];
@@ -69,5 +71,35 @@ describe("AgentConnection", () => {
     conn.sendCancel("x");
     expect(stream.written).toEqual([{ drain: { reason: "run complete" } }]);
     expect(conn.writable()).toBe(false);
+  });
+  it("gives an encoded unit's buffer back only once the stream's write of it has called back", async () => {
+    const pool = new UnitBufferPool();
+    const held: Array<() => void> = [];
+    const seen: Buffer[] = [];
+    const stream = new Writable({
+      objectMode: true,
+      highWaterMark: 8,
+      write(chunk: EncodedUnit, _enc, cb) {
+        seen.push(chunk.bytes);
+        held.push(() => cb());
+      },
+    });
+    const conn = new AgentConnection("a#1", "a", "i1", stream, { unitMessage: () => new EncodedUnit(pool.lend(1), pool), onWritable: () => undefined });
+    const first = new EncodedUnit(pool.lend(200_000).fill(1), pool);
+    const second = new EncodedUnit(pool.lend(200_000).fill(2), pool);
+    conn.send(first);
+    conn.send(second);
+    // The first is being written, the second waits in the stream: both buffers are still lent.
+    expect(pool.lent).toBe(2);
+    expect(pool.lend(100_000).buffer).not.toBe(first.bytes.buffer);
+    held.shift()!();
+    await new Promise((r) => setImmediate(r));
+    // Written: its buffer serves the next unit; the second's bytes are untouched.
+    expect(pool.lend(100_000).buffer).toBe(first.bytes.buffer);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.every((b) => b === 2)).toBe(true);
+    held.shift()!();
+    await new Promise((r) => setImmediate(r));
+    expect(pool.freeCount).toBe(1);
   });
 });

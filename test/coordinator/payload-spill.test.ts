@@ -37,6 +37,17 @@ describe("PayloadSpill", () => {
     expect(existsSync(join(root, "a", "spill.bin"))).toBe(false);
   });
 
+  it("has no name on disk while in use (a killed coordinator leaves none behind)", async () => {
+    const path = join(root, "c", "spill.bin");
+    const spill = new PayloadSpill(path);
+    const slot = spill.add(JSON.stringify({ s: "state" }), JSON.stringify({ q: {} }));
+    expect(existsSync(path)).toBe(false);
+    await spill.settled();
+    expect(spill.read(slot)).toEqual({ stateJson: JSON.stringify({ s: "state" }), questionsJson: JSON.stringify({ q: {} }) });
+    spill.dispose();
+    expect(existsSync(join(root, "c"))).toBe(false);
+  });
+
   it("refuses to read while blocks are still being written, and disposes safely then", () => {
     const spill = new PayloadSpill(join(root, "b", "spill.bin"));
     let slot: SpillSlot | undefined;
