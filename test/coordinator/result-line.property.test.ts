@@ -33,8 +33,10 @@ const caseArb = fc
       answeredBy: fc.dictionary(fc.constantFrom(...QUESTION_KEYS), fc.constantFrom("systemone", "label-read", "decisions")),
       retries: fc.nat(3),
       approximate: fc.boolean(),
-      agent: fc.string({ maxLength: 12 }),
-      runId: fc.string({ maxLength: 12 }),
+      // Any UTF-16 (lone surrogates, controls, quotes, DEL, non-ASCII): the writer stores ASCII a
+      // byte per character and switches to UTF-8 for the rest.
+      agent: fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "binary", maxLength: 12 })),
+      runId: fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "binary", maxLength: 12 }), fc.constantFrom("a\u007fb", "Việt", "\ud800x")),
     }),
   );
 

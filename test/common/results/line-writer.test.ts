@@ -52,6 +52,17 @@ describe("writeResultLine, byte for byte JSON.stringify of the line object", () 
     expect(JSON.parse(written).probs.q299).toEqual({ true: 0.299, false: 1 - 0.299 });
   });
 
+  it("a line longer than the writer's buffer (64 questions of 26 options, non-ASCII keys), then a short one", () => {
+    const options = Array.from({ length: 26 }, (_, i) => `lựa chọn ${String.fromCharCode(65 + i)}`);
+    const questions = Array.from({ length: 64 }, (_, i) => ({ key: `câu hỏi số ${i} ${"x".repeat(40)}`, options }));
+    const values = questions.flatMap(() => options.map((_, j) => 1 / (j + 3)));
+    const long = both(questions, { questions: questions.map((q) => q.key), values });
+    expect(long.written.length).toBeGreaterThan(32 * 1024);
+    expect(long.written).toBe(long.expected);
+    const short = both([{ key: "a", options: ["true", "false"] }], { questions: ["a"], values: [0.25, 0.75] });
+    expect(short.written).toBe(short.expected);
+  });
+
   it("a question listed twice in the compact form: its first listing is its answer", () => {
     const questions = [{ key: "a", options: ["true", "false"] }, { key: "b", options: ["true", "false"] }];
     const { written, expected } = both(questions, { questions: ["a", "b", "a"], values: [0.9, 0.1, 0.4, 0.6, 0.2, 0.8] });
