@@ -2,7 +2,7 @@
 // start so the coordinator keeps only offsets in memory: the full suite is several hundred MB of
 // text, and a WorkUnit reads back just its own records. While the suite is read, full 4 MB blocks
 // are written behind (libuv's threads), so reading does not wait on the disk; settled() waits for them.
-import { close, closeSync, mkdirSync, openSync, readdirSync, readSync, rmdir, rmdirSync, rmSync, unlinkSync, write, writeSync } from "node:fs";
+import { close, closeSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, rmSync, unlinkSync, write, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 export interface SpillSlot {
@@ -182,7 +182,7 @@ export class PayloadSpill {
         this.writing.delete(range);
         this.wakeUpTo();
         if (this.inFlight > 0) return;
-        if (this.closed) close(fd, () => this.afterClose?.());
+        if (this.closed) close(fd, () => undefined);
         for (const resolve of this.idle.splice(0)) resolve();
       });
     writeFrom(0);
@@ -202,26 +202,22 @@ export class PayloadSpill {
   dispose(): void {
     if (this.closed) return;
     this.closed = true;
-    // A write still in flight closes the descriptor when it ends (closing it now could let the write land in a file opened meanwhile).
-    if (this.unlinked) {
-      // The last close frees the file's pages, and the folder goes after it (an rmdir beside that
-      // waited 0.13 s in this thread): both in libuv's pool. A write still in flight closes it.
-      const removeFolder = () => rmdir(dirname(this.path), () => undefined);
-      if (this.inFlight === 0) close(this.fd, removeFolder);
-      else this.afterClose = removeFolder;
-      return;
+    // A write still in flight closes the descriptor when it ends (closing it now could let the
+    // write land in a file opened meanwhile).
+    if (!this.unlinked) {
+      if (this.inFlight === 0) closeSync(this.fd);
+      rmSync(this.path, { force: true });
     }
-    if (this.inFlight === 0) closeSync(this.fd);
-    rmSync(this.path, { force: true });
+    // Before the close below: an rmdir while that close freed the file's pages waited 0.13 s for it.
     try {
       if (readdirSync(dirname(this.path)).length === 0) rmdirSync(dirname(this.path));
     } catch {
-      // Another coordinator's spill is still there, or the folder is gone already.
+      // Another coordinator's spill or lock is still there, or the folder is gone already.
     }
+    // The last close of a nameless file frees its pages: done in libuv's pool.
+    if (this.unlinked && this.inFlight === 0) close(this.fd, () => undefined);
   }
 
-  /** What dispose() leaves to the close of the descriptor by the last write in flight. */
-  private afterClose: (() => void) | undefined;
 }
 
 function writeAllAt(fd: number, bytes: Buffer, at: number): void {
