@@ -23,7 +23,7 @@ export const MODULES = [
     // The token check itself, and where the gRPC service and the HTTP routes call it.
     files: [
       "common/bearer-token.ts",
-      "coordinator/transport/grpc-service.ts:99-111",
+      "coordinator/transport/grpc-service.ts:100-112",
       "coordinator/observability/observability-routes.ts:35-39",
       "coordinator/observability/observability-routes.ts:63-67",
       "common/metrics/metrics-server.ts:54-57",
@@ -44,7 +44,7 @@ export const MODULES = [
  * then; update the range).
  */
 export const RANGE_ENDS = {
-  "coordinator/transport/grpc-service.ts:99-111": ["  private checkToken(md: grpc.Metadata): void {", "  }"],
+  "coordinator/transport/grpc-service.ts:100-112": ["  private checkToken(md: grpc.Metadata): void {", "  }"],
   "coordinator/observability/observability-routes.ts:35-39": ["  const expected = options.token !== undefined ? Buffer.from(options.token) : undefined;", "  };"],
   "coordinator/observability/observability-routes.ts:63-67": ['      if (!url.pathname.startsWith("/api/")) return false;', "      }"],
   "common/metrics/metrics-server.ts:54-57": ["      if (metricsToken && !bearerMatches(req.headers.authorization, metricsToken)) {", "      }"],
