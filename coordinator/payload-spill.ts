@@ -217,7 +217,6 @@ export class PayloadSpill {
     // The last close of a nameless file frees its pages: done in libuv's pool.
     if (this.unlinked && this.inFlight === 0) close(this.fd, () => undefined);
   }
-
 }
 
 function writeAllAt(fd: number, bytes: Buffer, at: number): void {
