@@ -15,7 +15,7 @@ import type { StatusRequest__Output } from "../../proto/generated/udm/v1/StatusR
 import type { UnitDone__Output } from "../../proto/generated/udm/v1/UnitDone.js";
 import type { IncomingResult } from "../incoming-result.js";
 import { decodeResults } from "./result-decoder.js";
-import { encodeWorkUnit, type EncodedMessage } from "./work-unit-encoder.js";
+import { encodeWorkUnit, type EncodedUnit } from "./work-unit-encoder.js";
 import type { PlannedUnit } from "../planner.js";
 import type { PayloadSpill } from "../payload-spill.js";
 import type { RecordEntry } from "../suite-index.js";
@@ -28,7 +28,7 @@ import { redactUrl } from "../../common/redact-url.js";
 /** An Attach message from an agent as the generic decoder gives it. */
 export type AgentMessageWire = AgentMessage__Output;
 /** A message to an agent: a proto object, or bytes already encoded (work units). */
-export type OutboundMessage = CoordinatorMessage | EncodedMessage;
+export type OutboundMessage = CoordinatorMessage | EncodedUnit;
 /** The Status RPC's request and answer. */
 export type StatusRequestWire = StatusRequest__Output;
 export type RunStatusWire = RunStatus__Output;

@@ -27,8 +27,6 @@ export class EncodedUnit {
   }
 }
 
-export type EncodedMessage = EncodedUnit;
-
 const pool = new UnitBufferPool();
 
 const LENGTH = 2;
@@ -96,7 +94,7 @@ function copyRun(spill: PayloadSpill, records: readonly RecordEntry[], places: R
 }
 
 /** CoordinatorMessage { unit: WorkUnit } with the given records' payloads, as bytes. */
-export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean, leaseMs: number, spill: PayloadSpill): EncodedMessage {
+export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[], backup: boolean, leaseMs: number, spill: PayloadSpill): EncodedUnit {
   const unitIdLen = Buffer.byteLength(unit.unitId);
   const trackLen = Buffer.byteLength(unit.track);
   const groupId = unit.groupIds[0] ?? "";
