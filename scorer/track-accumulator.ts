@@ -5,7 +5,7 @@
 import { FormatError, UsageError } from "../common/errors.js";
 import { pillarOf } from "../common/catalogue.js";
 import { distributionProblem, NOUL_KEYS, type ResultInput } from "../common/results/index.js";
-import type { SuiteRecord } from "../common/suite/index.js";
+import type { ScoredRecord } from "../common/suite/index.js";
 import { BOOTSTRAP_RESAMPLES, bootstrapResamples, percentileInterval, trackSeed, type GroupSums } from "./bootstrap.js";
 import { argmaxIndex } from "./metrics/argmax.js";
 import { choiceMetrics, type ChoiceItem, type ChoiceMetrics } from "./metrics/choice.js";
@@ -115,7 +115,7 @@ export class TrackAccumulator {
   ) {}
 
   /** Adds the gold side of one record. Throws FormatError on gold that cannot be scored. */
-  addRecord(record: SuiteRecord, source: RecordSource = { file: this.track }): void {
+  addRecord(record: ScoredRecord, source: RecordSource = { file: this.track }): void {
     if (this.sealed) throw new UsageError(`track ${this.track}: record added after the suite was sealed`);
     const runId = record._evaluation.run_id;
     if (this.records.has(runId)) throw new FormatError(source.file, source.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(runId)}`);
@@ -266,7 +266,7 @@ export class TrackAccumulator {
 
   // --- gold side -------------------------------------------------------------------------------
 
-  private plainOf(record: SuiteRecord, source: RecordSource): PlainRecord {
+  private plainOf(record: ScoredRecord, source: RecordSource): PlainRecord {
     const ordinal = (record.scoring as { ordinal?: unknown } | undefined)?.ordinal === true;
     const questions: QuestionGold[] = [];
     for (const [key, q] of Object.entries(record.questions)) {
@@ -304,7 +304,7 @@ export class TrackAccumulator {
     return { kind: "plain", group: record.metadata.group_id, questions: this.internQuestions(questions), pred: new Array<number>(n).fill(MISSING), p: new Array<number>(n).fill(NaN), routing, answered: false };
   }
 
-  private chunkOf(record: SuiteRecord, source: RecordSource): ChunkRecord {
+  private chunkOf(record: ScoredRecord, source: RecordSource): ChunkRecord {
     const s = record.scoring as {
       qrels: Record<string, number>;
       field_to_document?: Record<string, string>;

@@ -4,7 +4,7 @@
 // travel as UTF-8 JSON Lines in chunks of whole lines, moved between threads (transferred), not
 // copied, and keep every field scoring may read.
 import { SMALL_BUFFER_BYTES } from "../small-buffer.js";
-import type { SuiteRecord } from "./schema.js";
+import type { RetrievalScoring, ScoredRecord, SuiteRecord } from "./schema.js";
 import { withExactTexts, type TextsAsBytes } from "./record-texts.js";
 
 export type GoldMessage =
@@ -31,8 +31,8 @@ export type GoldMessage =
       identity: string;
     };
 
-/** A record's gold with its line: the record without its state and without question and option texts (unless scoring names them). */
-export type GoldRecord = SuiteRecord & { line: number };
+/** A record's gold with its line: what scoring reads of it (goldOf). */
+export type GoldRecord = ScoredRecord & { line: number; [field: string]: unknown };
 
 /** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own). */
 export const GOLD_CHUNK_BYTES = SMALL_BUFFER_BYTES;
@@ -93,11 +93,47 @@ export function* goldRecordsOf(records: readonly Uint8Array[]): Generator<GoldRe
   }
 }
 
-/** What goes into GoldMessage.recordsJsonl for one record (one line). */
+/**
+ * What goes into GoldMessage.records for one record (one line): the fields scoring reads
+ * (ScoredRecord), no more. The scorer's thread parses the whole suite's gold while the suite is read:
+ * the full synthetic suite's records less state and texts were 87 MB of JSON, these are 37 MB.
+ */
 export function goldOf(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }): GoldRecord {
-  const { state, questions, raw: _raw, textsAsBytes: _bytes, ...rest } = rec;
   const by = (rec.scoring as { combine_chunks_by?: unknown } | undefined)?.combine_chunks_by;
-  // A reranking record may name any field to combine its chunks by; keep what it names whole.
+  // A reranking record may combine its chunks by any field: then every field but the texts goes.
+  if (by !== undefined && by !== "metadata.group_id") return wholeGold(rec, by);
+  const questions: Record<string, ScoredRecord["questions"][string]> = {};
+  for (const key in rec.questions) {
+    const q = rec.questions[key]!;
+    if (key === "__proto__") return wholeGold(rec, by);
+    if (q.type === "noul") {
+      questions[key] = { type: "noul" };
+      continue;
+    }
+    const criteria: Record<string, string> = {};
+    for (const option in q.criteria) {
+      if (option === "__proto__") return wholeGold(rec, by);
+      criteria[option] = "";
+    }
+    questions[key] = { type: "choice", criteria };
+  }
+  const { scoring } = rec;
+  const reranking = scoring?.type === "retrieval_ranking";
+  return {
+    _evaluation: { run_id: rec._evaluation.run_id },
+    metadata: { group_id: rec.metadata.group_id, lang: rec.metadata.lang },
+    questions,
+    // A reranking record's grades are its qrels: its expected is not read.
+    expected: reranking ? {} : rec.expected,
+    ...(scoring === undefined ? {} : { scoring: reranking ? withoutDerivedDocuments(scoring, questions) : scoring }),
+    line: rec.line,
+  };
+}
+
+/** The record less its state and texts, for a record whose chunks are combined by a field other than its group. */
+function wholeGold(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }, by: unknown): GoldRecord {
+  const { state, questions, raw: _raw, textsAsBytes: _bytes, ...rest } = rec;
+  // Kept whole where it names a text (state or questions).
   const keepWhole = typeof by === "string" && (by.startsWith("state") || by.startsWith("questions"));
   if (keepWhole || Object.hasOwn(questions, "__proto__")) {
     withExactTexts(rec);
@@ -114,4 +150,20 @@ export function goldOf(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: B
     slim[key] = { type: q.type, instructions: "", criteria };
   }
   return { ...rest, state: {}, questions: slim };
+}
+
+/**
+ * A reranking block without field_to_document when it maps each of the record's questions to the
+ * document the scorer would derive anyway (the key less "doc:", track-accumulator.ts derivedDoc):
+ * most of the suite's reranking records, 9 MB of the gold.
+ */
+function withoutDerivedDocuments(scoring: RetrievalScoring, questions: Readonly<Record<string, unknown>>): RetrievalScoring {
+  const f2d = scoring.field_to_document;
+  if (!f2d) return scoring;
+  for (const key in questions) {
+    // An unmapped key (undefined) or one inherited from Object.prototype (never a string) keeps the block.
+    if (f2d[key] !== (key.startsWith("doc:") ? key.slice(4) : key)) return scoring;
+  }
+  const { field_to_document: _derived, ...rest } = scoring;
+  return rest;
 }

@@ -59,6 +59,20 @@ export const RecordSchema = z.looseObject({
 });
 export type SuiteRecord = z.infer<typeof RecordSchema>;
 
+/**
+ * The part of a record that scoring reads (scorer/track-accumulator.ts): a SuiteRecord is one, and so
+ * is the slimmer gold the coordinator hands its scorer (gold-feed.ts goldOf). A reranking record's
+ * `combine_chunks_by` may name any other field, which is then there too.
+ */
+export interface ScoredRecord {
+  _evaluation: { run_id: string };
+  metadata: { group_id: string; lang: string };
+  /** A noul question's options are always true/false: only a choice question needs its criteria. */
+  questions: Readonly<Record<string, { type: "choice"; criteria: Readonly<Record<string, string>> } | { type: "noul" }>>;
+  expected: Readonly<Record<string, string | boolean>>;
+  scoring?: Scoring | undefined;
+}
+
 const ManifestFileSchema = z.looseObject({
   rows: z.number().int().nonnegative().optional(),
   groups: z.number().int().nonnegative().optional(),

@@ -1,7 +1,7 @@
 // The coordinator's one pass over the suite: what it spills is each record's state and questions
 // as the file has them, and the gold it hands the scorer of its process (onGold) scores exactly as
 // the gold the scorer reads itself.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -49,8 +49,17 @@ describe("indexSuite", () => {
       index.spill.dispose();
     }
     expect(gold.map((m) => (m.kind === "track" ? m.track : m.kind))).toEqual([...index.tracks.map((t) => t.track), "end"]);
-    const goldRecords = gold.flatMap((m) => (m.kind === "track" ? ([...goldRecordsOf(m.records)] as Array<{ state: object; line: number }>) : []));
-    expect(goldRecords.every((r) => Object.keys(r.state).length === 0 && r.line > 0)).toBe(true);
+    // The gold holds what scoring reads: no state, no texts of questions or options.
+    const goldRecords = gold.flatMap((m) => (m.kind === "track" ? [...goldRecordsOf(m.records)] : []));
+    expect(goldRecords.length).toBe(tracks.reduce((n, t) => n + t.records.length, 0));
+    for (const r of goldRecords) {
+      expect(r.line).toBeGreaterThan(0);
+      expect(r.state).toBeUndefined();
+      for (const q of Object.values(r.questions)) {
+        expect(q).not.toHaveProperty("instructions");
+        if (q.type === "choice") expect(Object.values(q.criteria).every((text) => text === "")).toBe(true);
+      }
+    }
 
     const read = new CommitScorer({ suiteDir, outDir: join(root, "read"), log: quiet });
     await read.load();
@@ -61,6 +70,81 @@ describe("indexSuite", () => {
     expect(fed.core!.suiteIdentity).toBe(read.core!.suiteIdentity);
     expect(fed.core!.suiteIdentity).toBe(index.identity);
     expect(JSON.stringify(fed.finish())).toBe(JSON.stringify(read.finish()));
+  });
+
+  it("hands on gold that scores every result as the gold the scorer reads: documents mapped or derived, chunks combined by another field, ordinal and routing tracks", async () => {
+    const tracks = tinyTracks({ rerankGroups: 4 });
+    for (const r of tracks.find((t) => t.track === "tiny-sa")!.records) r.scoring = { ordinal: true };
+    for (const r of tracks.find((t) => t.track === "tiny-rr")!.records) {
+      const g = Number(r.id.split(":")[1]);
+      const keys = Object.keys(r.questions);
+      const scoring = r.scoring as Record<string, unknown>;
+      // Group 0: the documents the scorer would derive (left out of the gold); 1: others; 2: one key unmapped; 3: none.
+      if (g === 0) scoring.field_to_document = Object.fromEntries(keys.map((k) => [k, k.slice(4)]));
+      if (g === 1) scoring.field_to_document = Object.fromEntries(keys.map((k, i) => [k, keys[(i + 1) % keys.length]!.slice(4)]));
+      if (g === 2) scoring.field_to_document = Object.fromEntries(keys.slice(1).map((k) => [k, k.slice(4)]));
+      if (g === 3) scoring.scorable_ids = keys.slice(0, 2).map((k) => k.slice(4));
+    }
+    const byQuery = tinyTracks({ rerankGroups: 2 })[1]!;
+    byQuery.track = "tiny-rr-by";
+    byQuery.records.forEach((r, i) => {
+      r._evaluation = { ...r._evaluation, run_id: `tiny-rr-by:${r.id}`, track: "tiny-rr-by" };
+      (r.metadata as Record<string, unknown>).query = `q${i % 2}`;
+      (r.scoring as Record<string, unknown>).combine_chunks_by = "metadata.query";
+    });
+    const routing: TinyTrack = { track: "tiny-route", family: "model_routing", records: [] };
+    for (let i = 0; i < 6; i++) {
+      routing.records.push({
+        ...tracks[0]!.records[0]!,
+        id: `route:${i}`,
+        family: "model_routing",
+        questions: { route: { type: "choice", instructions: "Which model?", criteria: { small: "small", large: "large" } } },
+        expected: { route: i % 2 === 0 ? "small" : "large" },
+        metadata: { group_id: `route:${i}`, lang: "vi" },
+        scoring: { type: "routing_outcome", outcomes: { small: { quality: i % 2, cost_usd: 0.01 }, large: { quality: 1, cost_usd: 0.1 } }, accepted: i % 2 === 0 ? ["small", "large"] : ["large"] },
+        _evaluation: { run_id: `tiny-route:route:${i}`, track: "tiny-route", payload_sha256: "" },
+      });
+    }
+    tracks.push(byQuery, routing);
+    const suiteDir = writeTinySuite(join(root, "scored"), tracks);
+    const gold: GoldMessage[] = [];
+    const index = await indexSuite({ suiteDir, spillPath: join(root, "scored-spill", "s.bin"), onGold: (m) => gold.push(m) });
+    index.spill.dispose();
+    const fedGold = new Map(gold.flatMap((m) => (m.kind === "track" ? [...goldRecordsOf(m.records)].map((r) => [r._evaluation.run_id, r] as const) : [])));
+    // Left out where derived, kept where not.
+    expect(fedGold.get("tiny-rr:rr:0:0")!.scoring).not.toHaveProperty("field_to_document");
+    expect(fedGold.get("tiny-rr:rr:1:0")!.scoring).toHaveProperty("field_to_document");
+    expect(fedGold.get("tiny-rr:rr:2:0")!.scoring).toHaveProperty("field_to_document");
+    expect((fedGold.get("tiny-rr-by:rr:0:0")!.metadata as Record<string, unknown>).query).toBe("q0");
+
+    for (const out of ["scored-read", "scored-fed"]) mkdirSync(join(root, out));
+    const read = new CommitScorer({ suiteDir, outDir: join(root, "scored-read"), log: quiet });
+    await read.load();
+    await read.replayCommitted();
+    const fed = new CommitScorer({ suiteDir, outDir: join(root, "scored-fed"), log: quiet });
+    const feed = fed.goldFeed();
+    for (const m of gold) feed.onGold(m);
+    await feed.loaded;
+    await fed.replayCommitted();
+    let seed = 7;
+    const draw = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) + 1) / 2147483649;
+    for (const t of tracks) {
+      for (const r of t.records) {
+        const probs: Record<string, Record<string, number>> = {};
+        for (const [key, q] of Object.entries(r.questions)) {
+          const options = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
+          const weights = options.map(draw);
+          const sum = weights.reduce((a, b) => a + b, 0);
+          probs[key] = Object.fromEntries(options.map((o, i) => [o, weights[i]! / sum]));
+        }
+        const line = { run_id: r._evaluation.run_id, id: r.id, track: t.track, family: t.family, probs, skipped: [] };
+        read.committed(line);
+        fed.committed(line);
+      }
+    }
+    const scored = fed.finish();
+    expect(JSON.stringify(scored)).toBe(JSON.stringify(read.finish()));
+    for (const t of tracks) expect(scored.tracks[t.track]?.headline.value, t.track).toEqual(expect.any(Number));
   });
 
   it("fails the gold feed naming file and line when gold cannot be scored", async () => {
