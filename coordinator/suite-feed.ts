@@ -124,6 +124,7 @@ export class SuiteFeed {
       const next = this.arrived.shift();
       if (next) {
         await store.scanTrack(next.track.family, next.track.track);
+        this.options.onGold?.({ kind: "resultsScanned", track: next.track.track, family: next.track.family });
         // Its payloads may still be being written behind; later tracks' writes need not end first.
         await this.index.spill.writtenUpTo(next.spillEnd);
         run.addTrack(next.track);

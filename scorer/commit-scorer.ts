@@ -1,11 +1,14 @@
 // The coordinator's committed results as a source of the scorer core (the embedded `run`): the suite's
-// gold comes from the coordinator's one pass over the suite (goldFeed) or is read here (load), the results already in the out dir (a resumed run) are replayed from disk, then
-// every line the coordinator commits is applied as it comes. Each track is scored the moment its last
+// gold comes from the coordinator's one pass over the suite (goldFeed) or is read here (load), the
+// results already in the out dir (a resumed run) are replayed from disk (track by track as the
+// coordinator scans each file, with the gold feed), then every line the coordinator commits is
+// applied as it comes. Each track is scored the moment its last
 // record is in and metrics.json is rewritten with the tracks done so far; finish() writes the whole
 // metrics.json, what `udm-orch score` computes from the same files.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
-import { isCommittedLine, resultFiles, type CommittedLine, type StoredResultLine } from "../common/results/index.js";
+import { isCommittedLine, resultFiles, trackResultsPath, type CommittedLine, type StoredResultLine } from "../common/results/index.js";
 import { selectFiles, openCheckedSuite, goldRecordsOf, type GoldMessage } from "../common/suite/index.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles } from "./result-files.js";
@@ -32,6 +35,9 @@ export class CommitScorer {
   private scorer: RunScorer | undefined;
   /** Lines committed before the scorer was loaded and had replayed the disk. */
   private early: StoredResultLine[] | undefined = [];
+  /** Results files replayed as their track's gold and scan came (a resumed run), and the chain of those replays. */
+  private readonly replayedFiles = new Set<string>();
+  private replaying: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: CommitScorerOptions) {}
 
@@ -79,6 +85,7 @@ export class CommitScorer {
       if (failed) return;
       try {
         if (message.kind === "track") scorer.addGold(message.track, goldRecordsOf(message.records), message.sha256);
+        else if (message.kind === "resultsScanned") this.replayTrack(scorer, message.family, message.track);
         else {
           scorer.goldComplete(message.identity);
           this.scorer = scorer;
@@ -93,17 +100,40 @@ export class CommitScorer {
   }
 
   /**
-   * Applies the results already on disk (call once the coordinator has opened its store, which
-   * repairs torn lines), then the lines committed meanwhile; scores the tracks that are complete.
+   * Applies the results already on disk that were not replayed track by track (call once the
+   * coordinator has opened its store, which repairs torn lines), then the lines committed
+   * meanwhile; scores the tracks that are complete.
    */
   async replayCommitted(): Promise<void> {
     const scorer = this.scorer!;
-    await applyResultFiles(scorer, resultFiles(this.options.outDir), { warnTornLines: false, replay: true, log: this.options.log });
+    await this.replaying;
+    const rest = resultFiles(this.options.outDir).filter((f) => !this.replayedFiles.has(f));
+    await applyResultFiles(scorer, rest, { warnTornLines: false, replay: true, log: this.options.log });
     // A line both read from disk and committed meanwhile is the same line: applying it again changes nothing.
     for (const line of this.early ?? []) this.applyCommitted(line, true);
     this.early = undefined;
     scorer.queueComplete();
     this.finishCompleted();
+  }
+
+  /**
+   * A resumed run's committed results of one track, read as soon as the coordinator has scanned its
+   * file (and after its gold), so that they are not all read after the whole suite: lines the
+   * coordinator commits meanwhile wait in `early` as before. A run_id's lines are in its track's
+   * file only (the coordinator's store), so file by file gives what path order gives.
+   */
+  private replayTrack(scorer: RunScorer, family: string, track: string): void {
+    if (!this.early || !scorer.hasGold(track)) return;
+    const file = trackResultsPath(this.options.outDir, family, track);
+    this.replayedFiles.add(file);
+    const log = this.options.log;
+    this.replaying = this.replaying.then(async () => {
+      if (!existsSync(file)) return;
+      await applyResultFiles(scorer, [file], { warnTornLines: false, replay: true, log });
+      log.debug("committed results replayed", { track, file });
+    });
+    // A failure is the scorer's and surfaces in replayCommitted.
+    this.replaying.catch(() => undefined);
   }
 
   /** One line the coordinator committed (fsynced): as written (text), or parsed. */

@@ -135,6 +135,11 @@ export class RunScorer {
     this.goldHashes[t.file.relPath] = sha256;
   }
 
+  /** The track is in scope and its gold is in. */
+  hasGold(track: string): boolean {
+    return this.tracks.get(track)?.acc !== undefined;
+  }
+
   /** Every track's gold is in; `identity` is the suite identity its reader computed. */
   goldComplete(identity: string): void {
     const missing = [...this.tracks.values()].filter((t) => !t.acc).map((t) => t.file.track);

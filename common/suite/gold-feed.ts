@@ -26,6 +26,16 @@ export type GoldMessage =
       sha256: string;
     }
   | {
+      /**
+       * The coordinator has scanned the track's results file (its torn last line, if any, cut off)
+       * and is about to hand out its units: its committed results may be read now. Sent after the
+       * track's gold; a scorer of a resumed run replays that file then, while the rest is read.
+       */
+      kind: "resultsScanned";
+      track: string;
+      family: string;
+    }
+  | {
       /** Every selected track was sent and the suite matched its manifest. */
       kind: "end";
       identity: string;
