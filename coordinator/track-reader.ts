@@ -5,7 +5,7 @@
 // (suite-reader-main.ts); what it gives back is plain data that can cross between threads.
 import { FormatError } from "../common/errors.js";
 import { NOUL_KEYS } from "../common/results/index.js";
-import { GoldLines, goldOf, readCheckedTrack, withExactTexts, type Suite, type TrackFile } from "../common/suite/index.js";
+import { GoldLines, goldLine, readCheckedTrack, withExactTexts, type Suite, type TrackFile } from "../common/suite/index.js";
 import { SMALL_BUFFER_BYTES } from "../common/small-buffer.js";
 import { payloadSpans } from "./payload-spans.js";
 
@@ -104,7 +104,7 @@ export async function readTrackFile(suite: Suite, file: TrackFile, options: { go
     });
     used += state.copy(block, used);
     used += questions.copy(block, used);
-    gold?.push(JSON.stringify(goldOf(rec)));
+    gold?.push(goldLine(rec));
   }
   handOn();
   return { sha256, gold: gold?.finish() };

@@ -104,40 +104,36 @@ export function* goldRecordsOf(records: readonly Uint8Array[]): Generator<GoldRe
 }
 
 /**
- * What goes into GoldMessage.records for one record (one line): the fields scoring reads
+ * What goes into GoldMessage.records for one record (one JSON line): the fields scoring reads
  * (ScoredRecord), no more. The scorer's thread parses the whole suite's gold while the suite is read:
- * the full synthetic suite's records less state and texts were 87 MB of JSON, these are 37 MB.
+ * the full synthetic suite's records less state and texts were 87 MB of JSON, these are 37 MB. Written
+ * as text, not built as an object and stringified: a reranking record's questions are dozens of keys
+ * no other record has, and an object of them cost the reader thread 2-3x the text.
  */
-export function goldOf(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }): GoldRecord {
+export function goldLine(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: Buffer }): string {
   const by = (rec.scoring as { combine_chunks_by?: unknown } | undefined)?.combine_chunks_by;
   // A reranking record may combine its chunks by any field: then every field but the texts goes.
-  if (by !== undefined && by !== "metadata.group_id") return wholeGold(rec, by);
-  const questions: Record<string, ScoredRecord["questions"][string]> = {};
+  if (by !== undefined && by !== "metadata.group_id") return JSON.stringify(wholeGold(rec, by));
+  // Keys are written as JSON strings, "__proto__" too: the scorer's parse makes each an own key.
+  let questions = "";
   for (const key in rec.questions) {
     const q = rec.questions[key]!;
-    if (key === "__proto__") return wholeGold(rec, by);
-    if (q.type === "noul") {
-      questions[key] = { type: "noul" };
-      continue;
+    let body = '{"type":"noul"}';
+    if (q.type !== "noul") {
+      let criteria = "";
+      for (const option in q.criteria) criteria += (criteria === "" ? "" : ",") + JSON.stringify(option) + ':""';
+      body = `{"type":"choice","criteria":{${criteria}}}`;
     }
-    const criteria: Record<string, string> = {};
-    for (const option in q.criteria) {
-      if (option === "__proto__") return wholeGold(rec, by);
-      criteria[option] = "";
-    }
-    questions[key] = { type: "choice", criteria };
+    questions += (questions === "" ? "" : ",") + JSON.stringify(key) + ":" + body;
   }
   const { scoring } = rec;
   const reranking = scoring?.type === "retrieval_ranking";
-  return {
-    _evaluation: { run_id: rec._evaluation.run_id },
-    metadata: { group_id: rec.metadata.group_id, lang: rec.metadata.lang },
-    questions,
-    // A reranking record's grades are its qrels: its expected is not read.
-    expected: reranking ? {} : rec.expected,
-    ...(scoring === undefined ? {} : { scoring: reranking ? withoutDerivedDocuments(scoring, questions) : scoring }),
-    line: rec.line,
-  };
+  // A reranking record's grades are its qrels: its expected is not read.
+  const expected = reranking ? "{}" : JSON.stringify(rec.expected);
+  const scored = scoring === undefined ? "" : `,"scoring":${JSON.stringify(reranking ? withoutDerivedDocuments(scoring, rec.questions) : scoring)}`;
+  const evaluation = `{"run_id":${JSON.stringify(rec._evaluation.run_id)}}`;
+  const metadata = `{"group_id":${JSON.stringify(rec.metadata.group_id)},"lang":${JSON.stringify(rec.metadata.lang)}}`;
+  return `{"_evaluation":${evaluation},"metadata":${metadata},"questions":{${questions}},"expected":${expected}${scored},"line":${rec.line}}`;
 }
 
 /** The record less its state and texts, for a record whose chunks are combined by a field other than its group. */

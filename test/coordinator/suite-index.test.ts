@@ -75,6 +75,11 @@ describe("indexSuite", () => {
   it("hands on gold that scores every result as the gold the scorer reads: documents mapped or derived, chunks combined by another field, ordinal and routing tracks", async () => {
     const tracks = tinyTracks({ rerankGroups: 4 });
     for (const r of tracks.find((t) => t.track === "tiny-sa")!.records) r.scoring = { ordinal: true };
+    // An option named "__proto__" (written as a key, parsed back as an own key), and the gold on it.
+    tracks.find((t) => t.track === "tiny-guard")!.records.forEach((r, i) => {
+      r.questions.category!.criteria = JSON.parse('{"__proto__":"proto","none":"none","cybercrime":"cybercrime","nói \\"khác\\" \\\\ \\u0001":"other"}') as Record<string, string>;
+      if (i % 3 === 0) r.expected.category = "__proto__";
+    });
     for (const r of tracks.find((t) => t.track === "tiny-rr")!.records) {
       const g = Number(r.id.split(":")[1]);
       const keys = Object.keys(r.questions);
@@ -116,6 +121,8 @@ describe("indexSuite", () => {
     expect(fedGold.get("tiny-rr:rr:1:0")!.scoring).toHaveProperty("field_to_document");
     expect(fedGold.get("tiny-rr:rr:2:0")!.scoring).toHaveProperty("field_to_document");
     expect((fedGold.get("tiny-rr-by:rr:0:0")!.metadata as Record<string, unknown>).query).toBe("q0");
+    const category = fedGold.get("tiny-guard:g:0")!.questions.category!;
+    expect(category.type === "choice" && Object.keys(category.criteria)).toEqual(["__proto__", "none", "cybercrime", 'nói "khác" \\ \u0001']);
 
     for (const out of ["scored-read", "scored-fed"]) mkdirSync(join(root, out));
     const read = new CommitScorer({ suiteDir, outDir: join(root, "scored-read"), log: quiet });

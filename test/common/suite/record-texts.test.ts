@@ -9,7 +9,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { FormatError } from "../../../common/errors.js";
 import { readJsonLinesFrom, type ReadOptions } from "../../../common/jsonl-reader.js";
-import { goldOf, readTrackRecords, withExactTexts, type TrackFile } from "../../../common/suite/index.js";
+import { goldLine, readTrackRecords, withExactTexts, type TrackFile } from "../../../common/suite/index.js";
 import { decodeByteStrings } from "../../../common/suite/record-texts.js";
 
 const dir = mkdtempSync(join(tmpdir(), "udm-record-texts-"));
@@ -112,8 +112,8 @@ async function readBoth(file: TrackFile): Promise<{ exact: unknown[]; fast: unkn
     try {
       for await (const rec of readTrackRecords(file, { onHash: () => undefined, textsAsBytes })) {
         if (rec.textsAsBytes) asBytes++;
-        // The gold first: goldOf decodes the texts it keeps whole.
-        const gold = JSON.stringify(goldOf(rec));
+        // The gold first: goldLine decodes the texts it keeps whole.
+        const gold = goldLine(rec);
         out.push({ gold, rec: withExactTexts(rec) });
       }
     } catch (err) {
