@@ -1,9 +1,9 @@
-// The byte buffer a results line is written into (common/results/line-writer.ts LineBytes): any
+// The byte buffer a results line is written into (common/results/line-bytes.ts): any
 // sequence of pieces comes out as their text joined, from a buffer too small for them (it grows at
 // any piece), with ASCII, UTF-8 and strings JSON.stringify escapes in any order.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineBytes } from "../../../common/results/line-writer.js";
+import { LineBytes } from "../../../common/results/line-bytes.js";
 
 type Piece = { kind: "raw" | "text" | "json"; s: string };
 
