@@ -14,7 +14,8 @@ import type { TrackMetrics } from "./track-metrics.js";
 export type ScorerFeedMessage =
   | { type: "gold"; message: GoldMessage }
   /**
-   * Lines committed together (one results-store flush), in commit order: their texts (JSON). Not
+   * Lines committed together (one results-store flush), in commit order: the part of their texts
+   * a scorer reads (common/results scoredText: a JSON object of run_id, probs, skipped, errors). Not
    * joined into one text: a flush's lines joined are a large object in the sending thread's old
    * generation, and the coordinator's thread sends thousands of lines a second.
    */

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
-import { isCommittedLine, resultFiles, trackResultsPath, type CommittedLine, type StoredResultLine } from "../common/results/index.js";
+import { isCommittedLine, resultFiles, scoredText, trackResultsPath, type CommittedLine, type ResultInput } from "../common/results/index.js";
 import { selectFiles, openCheckedSuite, goldRecordsOf, type GoldMessage } from "../common/suite/index.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles } from "./result-files.js";
@@ -34,7 +34,7 @@ export interface CommitScorerOptions {
 export class CommitScorer {
   private scorer: RunScorer | undefined;
   /** Lines committed before the scorer was loaded and had replayed the disk. */
-  private early: StoredResultLine[] | undefined = [];
+  private early: ResultInput[] | undefined = [];
   /** Results files replayed as their track's gold and scan came (a resumed run), and the chain of those replays. */
   private readonly replayedFiles = new Set<string>();
   private replaying: Promise<void> = Promise.resolve();
@@ -137,8 +137,8 @@ export class CommitScorer {
   }
 
   /** One line the coordinator committed (fsynced): as written (text), or parsed. */
-  committed(committed: CommittedLine | StoredResultLine): void {
-    const line = isCommittedLine(committed) ? (JSON.parse(committed.text) as StoredResultLine) : committed;
+  committed(committed: CommittedLine | ResultInput): void {
+    const line = isCommittedLine(committed) ? (JSON.parse(scoredText(committed)) as ResultInput) : committed;
     if (this.early) this.early.push(line);
     else {
       this.applyCommitted(line, false);
@@ -146,7 +146,7 @@ export class CommitScorer {
     }
   }
 
-  private applyCommitted(line: StoredResultLine, replay: boolean): void {
+  private applyCommitted(line: ResultInput, replay: boolean): void {
     const outcome = this.scorer!.apply(line, replay);
     if (outcome === "unknown" || outcome === "out-of-scope") this.options.log.warn("committed result outside the scored tracks ignored", { run_id: line.run_id });
   }

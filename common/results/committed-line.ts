@@ -9,6 +9,12 @@ export interface CommittedLine {
   family: string;
   /** The line as written to the track's results file (JSON, without the newline). */
   text: string;
+  /**
+   * Where the part of `text` a scorer reads ends: run_id, id, track, family, probs, skipped and
+   * errors come first in a line, usage and provenance after (format.ts acceptedResultLine). Absent:
+   * the whole line (scoredText).
+   */
+  scoredLength?: number;
   /** The line has errors: the record is redone by the next start, and this line superseded. */
   errored: boolean;
   /** Engine time and tokens; absent on a given-up line, which took no engine time of its own. */
@@ -27,4 +33,13 @@ export interface LineUsage {
 export function isCommittedLine(line: object): line is CommittedLine {
   const l = line as Partial<CommittedLine>;
   return typeof l.text === "string" && typeof l.recordKey === "string" && typeof l.errored === "boolean";
+}
+
+/**
+ * The line as a scorer reads it (run_id, probs, skipped, errors; a JSON object): the part of its
+ * text before usage and provenance. A reranking record's answered_by alone is a key per document
+ * question, and the scorer thread parses every committed line.
+ */
+export function scoredText(line: CommittedLine): string {
+  return line.scoredLength === undefined ? line.text : `${line.text.slice(0, line.scoredLength)}}`;
 }

@@ -11,6 +11,8 @@
 export class LineBytes {
   private buf: Buffer;
   private pos = 0;
+  /** UTF-16 units written: where the text so far ends in the string finish() returns. */
+  private units = 0;
   // Stryker disable next-line BooleanLiteral: start() sets it before every line
   private ascii = true;
 
@@ -20,6 +22,7 @@ export class LineBytes {
 
   start(): void {
     this.pos = 0;
+    this.units = 0;
     // Stryker disable next-line BooleanLiteral: ASCII decoded as UTF-8 is the same text; "false" only takes the slower decoder
     this.ascii = true;
   }
@@ -41,6 +44,7 @@ export class LineBytes {
     let pos = this.pos;
     for (let i = 0; i < n; i++) buf[pos++] = s.charCodeAt(i);
     this.pos = pos;
+    this.units += n;
   }
 
   /** Any text, as is (already JSON). */
@@ -51,6 +55,7 @@ export class LineBytes {
     this.room(Buffer.byteLength(s, "utf8"));
     // Stryker disable next-line StringLiteral: Buffer takes "" for UTF-8
     this.pos += this.buf.write(s, this.pos, "utf8");
+    this.units += s.length;
     this.ascii = false;
   }
 
@@ -66,6 +71,12 @@ export class LineBytes {
     for (let i = 0; i < n; i++) buf[pos++] = s.charCodeAt(i);
     buf[pos++] = 0x22;
     this.pos = pos;
+    this.units += n + 2;
+  }
+
+  /** The length so far of the string finish() will return. */
+  get length(): number {
+    return this.units;
   }
 
   finish(): string {

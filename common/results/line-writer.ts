@@ -87,6 +87,7 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
     w.raw(`,"errors":`);
     w.text(JSON.stringify(answer.errors));
   }
+  const scoredLength = w.length;
   w.raw(`,"payload_sha256":`);
   w.json(record.payloadSha256);
   w.raw(`,"agent":`);
@@ -114,6 +115,7 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
     track,
     family,
     text: w.finish(),
+    scoredLength,
     errored,
     usage: { latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, cachedTokens: answer.cachedTokens, completionTokens: answer.completionTokens },
   };

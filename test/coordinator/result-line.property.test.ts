@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { acceptedResultLine } from "../../common/results/format.js";
+import { scoredText } from "../../common/results/committed-line.js";
 import type { IncomingResult } from "../../coordinator/incoming-result.js";
 import { givenUpLine, resultLine } from "../../coordinator/result-line.js";
 import { validateResult } from "../../coordinator/result-validator.js";
@@ -124,6 +125,9 @@ describe("a result's line written as text (property)", () => {
         expect(written.text).toBe(JSON.stringify(object));
         expect(written).toMatchObject({ recordKey: record.recordKey, track: "t", family: "f", errored: object.errors !== undefined });
         expect(written.usage).toEqual({ latencyMs: result.latencyMs, promptTokens: result.promptTokens, cachedTokens: result.cachedTokens, completionTokens: result.completionTokens });
+        // What the scorer thread is sent: the line's fields up to errors, exactly as in the line.
+        const { run_id, id, track, family, probs, skipped, errors } = object;
+        expect(scoredText(written)).toBe(JSON.stringify({ run_id, id, track, family, probs, skipped, ...(errors ? { errors } : {}) }));
       }),
       { numRuns: 1000 },
     );
@@ -135,5 +139,6 @@ describe("a result's line written as text (property)", () => {
     expect(JSON.parse(line.text)).toMatchObject({ run_id: "t:1", probs: {}, errors: { label: "rejected by the coordinator: bad_distribution: sums to 2" }, agent: "" });
     expect(line).toMatchObject({ recordKey: "t:1", errored: true });
     expect(line.usage).toBeUndefined();
+    expect(scoredText(line)).toBe(line.text);
   });
 });

@@ -20,9 +20,15 @@ function expected(pieces: readonly Piece[]): string {
   return pieces.map((p) => (p.kind === "json" ? JSON.stringify(p.s) : p.s)).join("");
 }
 
+/** The text written; `length` said its length (in UTF-16 units) after every piece. */
 function written(w: LineBytes, pieces: readonly Piece[]): string {
   w.start();
-  for (const p of pieces) w[p.kind](p.s);
+  let units = 0;
+  for (const p of pieces) {
+    w[p.kind](p.s);
+    units += (p.kind === "json" ? JSON.stringify(p.s) : p.s).length;
+    expect(w.length).toBe(units);
+  }
   return w.finish();
 }
 
