@@ -1,8 +1,8 @@
 // The gold of the suite as one pass over it hands it on: the coordinator reads each track file once
-// (read, hash, check, index, spill) and gives the scorer of the same process each track's records
-// without their payload, so the scorer does not read and parse the suite a second time. The records
-// travel as UTF-8 JSON Lines in chunks of whole lines, moved between threads (transferred), not
-// copied, and keep every field scoring may read.
+// (read, hash, check, index, spill) and gives the scorer of the same process what scoring reads of
+// each track's records, so the scorer does not read and parse the suite a second time; and, for a
+// resumed run, when each track's committed results may be read. The records travel as UTF-8 JSON
+// Lines in chunks of whole lines, moved between threads (transferred), not copied.
 import { SMALL_BUFFER_BYTES } from "../small-buffer.js";
 import type { RetrievalScoring, ScoredRecord, SuiteRecord } from "./schema.js";
 import { withExactTexts, type TextsAsBytes } from "./record-texts.js";
@@ -16,7 +16,7 @@ export type GoldMessage =
       /** Absolute path of the track file, for error messages. */
       path: string;
       /**
-       * JSON Lines of goldOf(record), in file order, as UTF-8 in chunks of whole lines (GoldLines).
+       * JSON Lines of goldLine(record), in file order, as UTF-8 in chunks of whole lines (GoldLines).
        * Bytes, not a string: a string is copied each time it crosses a thread (reader, coordinator,
        * scorer), and a track of Vietnamese text is a two-byte string of 25 MB; chunks move without a
        * copy (goldTransferList). Parsed a record at a time: each record's objects die young.
@@ -41,7 +41,7 @@ export type GoldMessage =
       identity: string;
     };
 
-/** A record's gold with its line: what scoring reads of it (goldOf). */
+/** A record's gold with its line: what scoring reads of it (goldLine). */
 export type GoldRecord = ScoredRecord & { line: number; [field: string]: unknown };
 
 /** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own). */

@@ -61,7 +61,7 @@ export type SuiteRecord = z.infer<typeof RecordSchema>;
 
 /**
  * The part of a record that scoring reads (scorer/track-accumulator.ts): a SuiteRecord is one, and so
- * is the slimmer gold the coordinator hands its scorer (gold-feed.ts goldOf). A reranking record's
+ * is the slimmer gold the coordinator hands its scorer (gold-feed.ts goldLine). A reranking record's
  * `combine_chunks_by` may name any other field, which is then there too.
  */
 export interface ScoredRecord {
