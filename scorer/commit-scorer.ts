@@ -129,11 +129,17 @@ export class CommitScorer {
     const log = this.options.log;
     this.replaying = this.replaying.then(async () => {
       if (!existsSync(file)) return;
-      await applyResultFiles(scorer, [file], { warnTornLines: false, replay: true, log });
-      log.debug("committed results replayed", { track, file });
+      try {
+        await applyResultFiles(scorer, [file], { warnTornLines: false, replay: true, log });
+        log.debug("committed results replayed", { track, file });
+      } catch (err) {
+        // Read again, whole, with the files left once all the gold is in: a line of a track whose gold
+        // is not in yet is applied then, and a bad line is reported as it always was. Its lines read
+        // now are read again in order, so the later line of a run_id still wins.
+        this.replayedFiles.delete(file);
+        log.debug("committed results left to the replay after the gold", { track, file, error: (err as Error).message });
+      }
     });
-    // A failure is the scorer's and surfaces in replayCommitted.
-    this.replaying.catch(() => undefined);
   }
 
   /** One line the coordinator committed (fsynced): as written (text), or parsed. */

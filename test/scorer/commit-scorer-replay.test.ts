@@ -1,7 +1,7 @@
 // A resumed run's committed results are replayed track by track, as the coordinator's gold feed
 // says each track's results file is scanned, not all after the whole suite is read: each file is
 // read once, and the metrics are those of reading every file after the gold.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -72,6 +72,43 @@ describe("CommitScorer replaying a resumed run", () => {
     await fed.replayCommitted();
     expect(replayed).toEqual(["tiny-sa"]);
     expect(JSON.stringify(fed.finish())).toBe(JSON.stringify(expected));
+  });
+
+  it("leaves a file it cannot replay early to the replay after the gold: a line of a track whose gold comes later, or a bad line", async () => {
+    const tracks = tinyTracks();
+    const suiteDir = writeTinySuite(join(root, "late-suite"), tracks);
+    const out = join(root, "late-out");
+    mkdirSync(out);
+    await commit(out, tracks[0]!, 1);
+    await commit(out, tracks[2]!, 2);
+    // The sentiment file also holds the only line of a guard record, whose gold comes after it.
+    const every = join(root, "late-every");
+    await commit(every, tracks[2]!, 1);
+    const guardLine = readFileSync(trackResultsPath(every, "safety_guardrail", "tiny-guard"), "utf8").split("\n")[1]!;
+    expect(JSON.parse(guardLine).run_id).toBe("tiny-guard:g:1");
+    appendFileSync(trackResultsPath(out, "sentiment", "tiny-sa"), `${guardLine}\n`);
+    const gold: GoldMessage[] = [];
+    const index = await indexSuite({ suiteDir, spillPath: join(root, "late-spill", "s.bin"), onGold: (m) => gold.push(m) });
+    index.spill.dispose();
+    const expectedOut = join(root, "late-expected");
+    cpSync(out, expectedOut, { recursive: true });
+    const read = new CommitScorer({ suiteDir, outDir: expectedOut, log: createLogger("test", "error") });
+    await read.load();
+    await read.replayCommitted();
+
+    const left: string[] = [];
+    const base = createLogger("test", "error");
+    const log: Logger = { ...base, debug: (msg: string, fields?: Record<string, unknown>) => void (msg === "committed results left to the replay after the gold" && left.push(String(fields?.track))) };
+    const fed = new CommitScorer({ suiteDir, outDir: out, log });
+    const feed = fed.goldFeed();
+    const sa = gold.find((m) => m.kind === "track" && m.track === "tiny-sa")!;
+    feed.onGold(sa);
+    feed.onGold({ kind: "resultsScanned", track: "tiny-sa", family: "sentiment" });
+    await vi.waitFor(() => expect(left).toEqual(["tiny-sa"]));
+    for (const m of gold) if (m !== sa) feed.onGold(m);
+    await feed.loaded;
+    await fed.replayCommitted();
+    expect(JSON.stringify(fed.finish())).toBe(JSON.stringify(read.finish()));
   });
 
   it("fails the replay naming file and line when a track's results file read early has a bad line", async () => {
