@@ -10,6 +10,7 @@ import { acceptedResultLine, AppendLog, NOUL_KEYS, trackResultsPath } from "../.
 import type { GoldMessage } from "../../common/suite/index.js";
 import { indexSuite } from "../../coordinator/suite-index.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
+import type { MetricsJson } from "../../scorer/metrics-json.js";
 import { tinyTracks, writeTinySuite, type TinyTrack } from "../coordinator/helpers/tiny-suite.js";
 
 const root = mkdtempSync(join(tmpdir(), "udm-commit-replay-"));
@@ -31,6 +32,31 @@ async function commit(outDir: string, t: TinyTrack, every: number): Promise<void
   await log.close();
 }
 
+/** The gold messages the coordinator's one pass over the suite hands its scorer. */
+async function goldOfSuite(suiteDir: string, name: string): Promise<GoldMessage[]> {
+  const gold: GoldMessage[] = [];
+  const index = await indexSuite({ suiteDir, spillPath: join(root, `${name}-spill`, "s.bin"), onGold: (m) => gold.push(m) });
+  index.spill.dispose();
+  return gold;
+}
+
+/** metrics.json of the results in `out` (a copy of it) read after the whole gold, as before the per-track replay. */
+async function scoredAfterGold(suiteDir: string, out: string, name: string): Promise<MetricsJson> {
+  const copy = join(root, `${name}-expected`);
+  cpSync(out, copy, { recursive: true });
+  const read = new CommitScorer({ suiteDir, outDir: copy, log: createLogger("test", "error") });
+  await read.load();
+  await read.replayCommitted();
+  return read.finish();
+}
+
+/** A logger that collects the `track` field of each debug line `message`. */
+function debugTracks(message: string): { log: Logger; tracks: string[] } {
+  const tracks: string[] = [];
+  const log: Logger = { ...createLogger("test", "error"), debug: (msg: string, fields?: Record<string, unknown>) => void (msg === message && tracks.push(String(fields?.track))) };
+  return { log, tracks };
+}
+
 describe("CommitScorer replaying a resumed run", () => {
   it("reads a track's committed results once its file is scanned, before the rest of the suite is in, and scores as a replay after the gold", async () => {
     const tracks = tinyTracks();
@@ -38,24 +64,13 @@ describe("CommitScorer replaying a resumed run", () => {
     const out = join(root, "out");
     mkdirSync(out);
     for (const t of tracks) if (t.track !== "tiny-rr") await commit(out, t, t.track === "tiny-sa" ? 1 : 2);
-    const gold: GoldMessage[] = [];
-    const index = await indexSuite({ suiteDir, spillPath: join(root, "spill", "s.bin"), onGold: (m) => gold.push(m) });
-    index.spill.dispose();
+    const gold = await goldOfSuite(suiteDir, "first");
     const trackGold = gold.filter((m) => m.kind === "track");
     const end = gold.find((m) => m.kind === "end")!;
-
-    // The same results read after the whole gold, as before.
-    const expectedOut = join(root, "expected");
-    cpSync(out, expectedOut, { recursive: true });
-    const read = new CommitScorer({ suiteDir, outDir: expectedOut, log: createLogger("test", "error") });
-    await read.load();
-    await read.replayCommitted();
-    const expected = read.finish();
+    const expected = await scoredAfterGold(suiteDir, out, "first");
     expect(expected.tracks["tiny-sa"]!.headline.value).toEqual(expect.any(Number));
 
-    const replayed: string[] = [];
-    const base = createLogger("test", "error");
-    const log: Logger = { ...base, debug: (msg: string, fields?: Record<string, unknown>) => void (msg === "committed results replayed" && replayed.push(String(fields?.track))) };
+    const { log, tracks: replayed } = debugTracks("committed results replayed");
     const fed = new CommitScorer({ suiteDir, outDir: out, log });
     const feed = fed.goldFeed();
     const first = trackGold.find((m) => m.kind === "track" && m.track === "tiny-sa")!;
@@ -87,18 +102,10 @@ describe("CommitScorer replaying a resumed run", () => {
     const guardLine = readFileSync(trackResultsPath(every, "safety_guardrail", "tiny-guard"), "utf8").split("\n")[1]!;
     expect(JSON.parse(guardLine).run_id).toBe("tiny-guard:g:1");
     appendFileSync(trackResultsPath(out, "sentiment", "tiny-sa"), `${guardLine}\n`);
-    const gold: GoldMessage[] = [];
-    const index = await indexSuite({ suiteDir, spillPath: join(root, "late-spill", "s.bin"), onGold: (m) => gold.push(m) });
-    index.spill.dispose();
-    const expectedOut = join(root, "late-expected");
-    cpSync(out, expectedOut, { recursive: true });
-    const read = new CommitScorer({ suiteDir, outDir: expectedOut, log: createLogger("test", "error") });
-    await read.load();
-    await read.replayCommitted();
+    const gold = await goldOfSuite(suiteDir, "late");
+    const expected = await scoredAfterGold(suiteDir, out, "late");
 
-    const left: string[] = [];
-    const base = createLogger("test", "error");
-    const log: Logger = { ...base, debug: (msg: string, fields?: Record<string, unknown>) => void (msg === "committed results left to the replay after the gold" && left.push(String(fields?.track))) };
+    const { log, tracks: left } = debugTracks("committed results left to the replay after the gold");
     const fed = new CommitScorer({ suiteDir, outDir: out, log });
     const feed = fed.goldFeed();
     const sa = gold.find((m) => m.kind === "track" && m.track === "tiny-sa")!;
@@ -108,7 +115,7 @@ describe("CommitScorer replaying a resumed run", () => {
     for (const m of gold) if (m !== sa) feed.onGold(m);
     await feed.loaded;
     await fed.replayCommitted();
-    expect(JSON.stringify(fed.finish())).toBe(JSON.stringify(read.finish()));
+    expect(JSON.stringify(fed.finish())).toBe(JSON.stringify(expected));
   });
 
   it("fails the replay naming file and line when a track's results file read early has a bad line", async () => {
@@ -117,9 +124,7 @@ describe("CommitScorer replaying a resumed run", () => {
     const out = join(root, "bad-out");
     mkdirSync(join(out, "sentiment"), { recursive: true });
     writeFileSync(trackResultsPath(out, "sentiment", "tiny-sa"), '{"run_id":"tiny-sa:nope","probs":{},"skipped":[]}\n');
-    const gold: GoldMessage[] = [];
-    const index = await indexSuite({ suiteDir, spillPath: join(root, "bad-spill", "s.bin"), onGold: (m) => gold.push(m) });
-    index.spill.dispose();
+    const gold = await goldOfSuite(suiteDir, "bad");
     const fed = new CommitScorer({ suiteDir, outDir: out, log: createLogger("test", "error") });
     const feed = fed.goldFeed();
     for (const m of gold) {
