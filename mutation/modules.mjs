@@ -7,7 +7,7 @@ export const MIN_SCORE = 85;
 
 export const MODULES = [
   { name: "scorer metrics", files: ["scorer/metrics/*.ts"] },
-  { name: "scorer accumulators", files: ["scorer/track-accumulator.ts"] },
+  { name: "scorer accumulators", files: ["scorer/track-accumulator.ts", "common/suite/question-document.ts"] },
   { name: "scorer bootstrap", files: ["scorer/bootstrap.ts"] },
   { name: "scorer aggregation", files: ["scorer/aggregate.ts"] },
   { name: "card fingerprint", files: ["card/fingerprint.ts"] },

@@ -5,7 +5,7 @@
 import { FormatError, UsageError } from "../common/errors.js";
 import { pillarOf } from "../common/catalogue.js";
 import { distributionProblem, NOUL_KEYS, type ResultInput } from "../common/results/index.js";
-import type { ScoredRecord } from "../common/suite/index.js";
+import { derivedDocument, type ScoredRecord } from "../common/suite/index.js";
 import { BOOTSTRAP_RESAMPLES, bootstrapResamples, percentileInterval, trackSeed, type GroupSums } from "./bootstrap.js";
 import { argmaxIndex } from "./metrics/argmax.js";
 import { choiceMetrics, type ChoiceItem, type ChoiceMetrics } from "./metrics/choice.js";
@@ -331,7 +331,7 @@ export class TrackAccumulator {
     for (const key of keys) {
       if (record.questions[key]!.type !== "noul") throw new FormatError(source.file, source.line, `questions.${key}.type`, "reranking document questions must be noul");
     }
-    const docs = keys.map((k) => s.field_to_document?.[k] ?? derivedDoc(k));
+    const docs = keys.map((k) => s.field_to_document?.[k] ?? derivedDocument(k));
     const scorableSet = s.scorable_ids ? new Set(s.scorable_ids) : undefined;
     const scorable: number[] = [];
     for (let i = 0; i < docs.length; i++) if (scorableSet === undefined || scorableSet.has(docs[i]!)) scorable.push(i);
@@ -341,7 +341,7 @@ export class TrackAccumulator {
       group: record.metadata.group_id,
       keys,
       // Stryker disable next-line ArrowFunction,ConditionalExpression: storage only: "() => undefined" and "false" store the ids always, which score the same; "true" (never stored) is a real bug, killed by "every document named by field_to_document" (accumulator-gold-corners.test.ts)
-      docs: docs.every((d, i) => d === derivedDoc(keys[i]!)) ? undefined : docs,
+      docs: docs.every((d, i) => d === derivedDocument(keys[i]!)) ? undefined : docs,
       // Stryker disable next-line ConditionalExpression: storage only: a list of every index scores the same documents
       scorable: scorable.length === keys.length ? undefined : scorable,
       p: new Array<number>(keys.length).fill(NaN),
@@ -581,7 +581,7 @@ function scoreQuery(q: QueryState): QueryScore {
     const n = c.scorable ? c.scorable.length : c.keys.length;
     for (let j = 0; j < n; j++) {
       const i = c.scorable ? c.scorable[j]! : j;
-      const doc = c.docs ? c.docs[i]! : derivedDoc(c.keys[i]!);
+      const doc = c.docs ? c.docs[i]! : derivedDocument(c.keys[i]!);
       const p = c.p[i]!;
       const prev = pool.get(doc);
       if (prev === undefined || Number.isNaN(prev)) pool.set(doc, p);
@@ -603,11 +603,6 @@ function scoreQuery(q: QueryState): QueryScore {
 /** Whether a routing record's routed option is accepted; a missing answer is not (options[MISSING] is undefined, in no accepted set). */
 function routeAccepted(r: PlainRecord, routing: RoutingGold): boolean {
   return (routing.accepted as ReadonlySet<unknown>).has(r.questions[routing.question]!.options[r.pred[routing.question]!]);
-}
-
-/** A document question's document when the record names none (field_to_document): its key less "doc:". */
-function derivedDoc(key: string): string {
-  return key.startsWith("doc:") ? key.slice(4) : key;
 }
 
 function valueAtPath(obj: unknown, path: string): unknown {

@@ -5,6 +5,7 @@
 // Lines in chunks of whole lines, moved between threads (transferred), not copied.
 import { SMALL_BUFFER_BYTES } from "../small-buffer.js";
 import type { RetrievalScoring, ScoredRecord, SuiteRecord } from "./schema.js";
+import { derivedDocument } from "./question-document.js";
 import { withExactTexts, type TextsAsBytes } from "./record-texts.js";
 
 export type GoldMessage =
@@ -160,7 +161,7 @@ function wholeGold(rec: SuiteRecord & TextsAsBytes & { line: number; raw?: Buffe
 
 /**
  * A reranking block without field_to_document when it maps each of the record's questions to the
- * document the scorer would derive anyway (the key less "doc:", track-accumulator.ts derivedDoc):
+ * document the scorer derives anyway (derivedDocument):
  * most of the suite's reranking records, 9 MB of the gold.
  */
 function withoutDerivedDocuments(scoring: RetrievalScoring, questions: Readonly<Record<string, unknown>>): RetrievalScoring {
@@ -168,7 +169,7 @@ function withoutDerivedDocuments(scoring: RetrievalScoring, questions: Readonly<
   if (!f2d) return scoring;
   for (const key in questions) {
     // An unmapped key (undefined) or one inherited from Object.prototype (never a string) keeps the block.
-    if (f2d[key] !== (key.startsWith("doc:") ? key.slice(4) : key)) return scoring;
+    if (f2d[key] !== derivedDocument(key)) return scoring;
   }
   const { field_to_document: _derived, ...rest } = scoring;
   return rest;

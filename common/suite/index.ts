@@ -6,3 +6,4 @@ export { decompressedSha256, manifestHashProblem, openSuite, readTrackRecords, s
 export { verifySuite } from "./verify.js";
 export { limitRecords } from "./record-limit.js";
 export { withExactTexts, type TextsAsBytes } from "./record-texts.js";
+export { derivedDocument } from "./question-document.js";
