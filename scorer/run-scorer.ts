@@ -4,7 +4,7 @@
 // (`udm-orch score`, result-files.ts), the bus plus the scorer's journal (`udm-orch scorer`,
 // streaming-scorer.ts) and the coordinator's committed results (the embedded `run`,
 // commit-scorer.ts). Given the same results, every source ends in the same metrics.json.
-import { decompressedSha256, limitRecords, suiteIdentity, type Suite, type TrackFile, type ScoredRecord } from "../common/suite/index.js";
+import { decompressedSha256, limitRecords, suiteIdentity, type Suite, type TrackFile, type ScoredRecord, type ScoredChunk } from "../common/suite/index.js";
 import { type ResultInput, trackOfRunId } from "../common/results/index.js";
 import { UsageError } from "../common/errors.js";
 import type { Logger } from "../common/log.js";
@@ -122,7 +122,7 @@ export class RunScorer {
   }
 
   /** The gold of one track in scope, its records checked by the reader (as loadTrackGold reads them), in file order. */
-  addGold(track: string, records: Iterable<ScoredRecord & { line?: number }>, sha256: string): void {
+  addGold(track: string, records: Iterable<(ScoredRecord | ScoredChunk) & { line?: number }>, sha256: string): void {
     const t = this.tracks.get(track);
     if (!t) throw new UsageError(`gold for track ${JSON.stringify(track)}, which is not in scope`);
     if (t.acc) throw new UsageError(`gold for track ${JSON.stringify(track)} given twice`);

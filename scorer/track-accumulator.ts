@@ -5,7 +5,7 @@
 import { FormatError, UsageError } from "../common/errors.js";
 import { pillarOf } from "../common/catalogue.js";
 import { distributionProblem, NOUL_KEYS, type ResultInput } from "../common/results/index.js";
-import { derivedDocument, type ScoredRecord } from "../common/suite/index.js";
+import { derivedDocument, type ScoredChunk, type ScoredRecord } from "../common/suite/index.js";
 import { BOOTSTRAP_RESAMPLES, bootstrapResamples, percentileInterval, trackSeed, type GroupSums } from "./bootstrap.js";
 import { argmaxIndex } from "./metrics/argmax.js";
 import { choiceMetrics, type ChoiceItem, type ChoiceMetrics } from "./metrics/choice.js";
@@ -115,12 +115,13 @@ export class TrackAccumulator {
   ) {}
 
   /** Adds the gold side of one record. Throws FormatError on gold that cannot be scored. */
-  addRecord(record: ScoredRecord, source: RecordSource = { file: this.track }): void {
+  addRecord(record: ScoredRecord | ScoredChunk, source: RecordSource = { file: this.track }): void {
     if (this.sealed) throw new UsageError(`track ${this.track}: record added after the suite was sealed`);
     const runId = record._evaluation.run_id;
     if (this.records.has(runId)) throw new FormatError(source.file, source.line, "_evaluation.run_id", `duplicate run_id ${JSON.stringify(runId)}`);
     this.lang ??= record.metadata.lang;
-    const state = record.scoring?.type === "retrieval_ranking" ? this.chunkOf(record, source) : this.plainOf(record, source);
+    // A ScoredChunk's scoring is always retrieval_ranking.
+    const state = record.scoring?.type === "retrieval_ranking" ? this.chunkOf(record, source) : this.plainOf(record as ScoredRecord, source);
     this.records.set(runId, state);
     this.order.push(state);
     this.version++;
@@ -304,9 +305,9 @@ export class TrackAccumulator {
     return { kind: "plain", group: record.metadata.group_id, questions: this.internQuestions(questions), pred: new Array<number>(n).fill(MISSING), p: new Array<number>(n).fill(NaN), routing, answered: false };
   }
 
-  private chunkOf(record: ScoredRecord, source: RecordSource): ChunkRecord {
+  private chunkOf(record: ScoredRecord | ScoredChunk, source: RecordSource): ChunkRecord {
     const s = record.scoring as {
-      qrels: Record<string, number>;
+      qrels?: Record<string, number>;
       field_to_document?: Record<string, string>;
       scorable_ids?: string[];
       relevance_threshold?: number;
@@ -325,12 +326,20 @@ export class TrackAccumulator {
       this.queries.set(queryId, query);
     }
     // Grades are JSON numbers (never NaN): the highest is kept.
-    for (const [doc, grade] of Object.entries(s.qrels)) query.qrels.set(doc, Math.max(query.qrels.get(doc) ?? grade, grade));
-    query.fullyJudged &&= s.fully_judged === true;
-    const keys = Object.keys(record.questions);
-    for (const key of keys) {
-      if (record.questions[key]!.type !== "noul") throw new FormatError(source.file, source.line, `questions.${key}.type`, "reranking document questions must be noul");
+    const grade = (doc: string, g: number) => query.qrels.set(doc, Math.max(query.qrels.get(doc) ?? g, g));
+    let keys: readonly string[];
+    if ("questionKeys" in record) {
+      // The gold feed's form (gold-feed.ts goldLine), written only when every question is noul.
+      record.qrelDocuments.forEach((doc, i) => grade(doc, record.qrelGrades[i]!));
+      keys = record.questionKeys;
+    } else {
+      for (const [doc, g] of Object.entries(s.qrels!)) grade(doc, g);
+      keys = Object.keys(record.questions);
+      for (const key of keys) {
+        if (record.questions[key]!.type !== "noul") throw new FormatError(source.file, source.line, `questions.${key}.type`, "reranking document questions must be noul");
+      }
     }
+    query.fullyJudged &&= s.fully_judged === true;
     const docs = keys.map((k) => s.field_to_document?.[k] ?? derivedDocument(k));
     const scorableSet = s.scorable_ids ? new Set(s.scorable_ids) : undefined;
     const scorable: number[] = [];

@@ -4,7 +4,7 @@
 // resumed run, when each track's committed results may be read. The records travel as UTF-8 JSON
 // Lines in chunks of whole lines, moved between threads (transferred), not copied.
 import { SMALL_BUFFER_BYTES } from "../small-buffer.js";
-import type { RetrievalScoring, ScoredRecord, SuiteRecord } from "./schema.js";
+import type { RetrievalScoring, ScoredChunk, ScoredRecord, SuiteRecord } from "./schema.js";
 import { derivedDocument } from "./question-document.js";
 import { withExactTexts, type TextsAsBytes } from "./record-texts.js";
 
@@ -43,7 +43,7 @@ export type GoldMessage =
     };
 
 /** A record's gold with its line: what scoring reads of it (goldLine). */
-export type GoldRecord = ScoredRecord & { line: number; [field: string]: unknown };
+export type GoldRecord = (ScoredRecord | ScoredChunk) & { line: number; [field: string]: unknown };
 
 /** Bytes of a chunk of GoldLines (a longer line gets a chunk of its own). */
 export const GOLD_CHUNK_BYTES = SMALL_BUFFER_BYTES;
@@ -115,6 +115,11 @@ export function goldLine(rec: SuiteRecord & TextsAsBytes & { line: number; raw?:
   const by = (rec.scoring as { combine_chunks_by?: unknown } | undefined)?.combine_chunks_by;
   // A reranking record may combine its chunks by any field: then every field but the texts goes.
   if (by !== undefined && by !== "metadata.group_id") return JSON.stringify(wholeGold(rec, by));
+  const { scoring } = rec;
+  if (scoring?.type === "retrieval_ranking") {
+    const chunk = chunkGoldLine(rec, scoring);
+    if (chunk !== undefined) return chunk;
+  }
   // Keys are written as JSON strings, "__proto__" too: the scorer's parse makes each an own key.
   let questions = "";
   for (const key in rec.questions) {
@@ -127,14 +132,35 @@ export function goldLine(rec: SuiteRecord & TextsAsBytes & { line: number; raw?:
     }
     questions += (questions === "" ? "" : ",") + JSON.stringify(key) + ":" + body;
   }
-  const { scoring } = rec;
   const reranking = scoring?.type === "retrieval_ranking";
   // A reranking record's grades are its qrels: its expected is not read.
   const expected = reranking ? "{}" : JSON.stringify(rec.expected);
   const scored = scoring === undefined ? "" : `,"scoring":${JSON.stringify(reranking ? withoutDerivedDocuments(scoring, rec.questions) : scoring)}`;
-  const evaluation = `{"run_id":${JSON.stringify(rec._evaluation.run_id)}}`;
-  const metadata = `{"group_id":${JSON.stringify(rec.metadata.group_id)},"lang":${JSON.stringify(rec.metadata.lang)}}`;
-  return `{"_evaluation":${evaluation},"metadata":${metadata},"questions":{${questions}},"expected":${expected}${scored},"line":${rec.line}}`;
+  return `{"_evaluation":${evaluationJson(rec)},"metadata":${metadataJson(rec)},"questions":{${questions}},"expected":${expected}${scored},"line":${rec.line}}`;
+}
+
+const evaluationJson = (rec: SuiteRecord) => `{"run_id":${JSON.stringify(rec._evaluation.run_id)}}`;
+const metadataJson = (rec: SuiteRecord) => `{"group_id":${JSON.stringify(rec.metadata.group_id)},"lang":${JSON.stringify(rec.metadata.lang)}}`;
+
+/**
+ * A reranking record's gold as a ScoredChunk: lists where the record has objects of keys no other
+ * record has. Undefined when a question is not noul (the object form then carries it to the
+ * scorer, which refuses it naming the question).
+ */
+function chunkGoldLine(rec: SuiteRecord & { line: number }, scoring: RetrievalScoring): string | undefined {
+  let keys = "";
+  for (const key in rec.questions) {
+    if (rec.questions[key]!.type !== "noul") return undefined;
+    keys += (keys === "" ? "" : ",") + JSON.stringify(key);
+  }
+  const { qrels, ...rest } = withoutDerivedDocuments(scoring, rec.questions);
+  let documents = "";
+  let grades = "";
+  for (const doc in qrels) {
+    documents += (documents === "" ? "" : ",") + JSON.stringify(doc);
+    grades += (grades === "" ? "" : ",") + JSON.stringify(qrels[doc]);
+  }
+  return `{"_evaluation":${evaluationJson(rec)},"metadata":${metadataJson(rec)},"questionKeys":[${keys}],"qrelDocuments":[${documents}],"qrelGrades":[${grades}],"scoring":${JSON.stringify(rest)},"line":${rec.line}}`;
 }
 
 /** The record less its state and texts, for a record whose chunks are combined by a field other than its group. */

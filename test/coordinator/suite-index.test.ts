@@ -12,6 +12,7 @@ import { NOUL_KEYS } from "../../common/results/index.js";
 import { createLogger } from "../../common/log.js";
 import { openSuite } from "../../common/suite/suite.js";
 import { goldRecordsOf, type GoldMessage } from "../../common/suite/gold-feed.js";
+import type { ScoredChunk, ScoredRecord } from "../../common/suite/schema.js";
 import { indexSuite, questionSpecs, startSuiteReadEarly } from "../../coordinator/suite-index.js";
 import { runReaders, startReadersEarly, takeEarlyReaders } from "../../coordinator/suite-readers.js";
 import { CommitScorer } from "../../scorer/commit-scorer.js";
@@ -52,9 +53,23 @@ describe("indexSuite", () => {
     // The gold holds what scoring reads: no state, no texts of questions or options.
     const goldRecords = gold.flatMap((m) => (m.kind === "track" ? [...goldRecordsOf(m.records)] : []));
     expect(goldRecords.length).toBe(tracks.reduce((n, t) => n + t.records.length, 0));
+    const suiteRecords = new Map(tracks.flatMap((t) => t.records.map((r) => [r._evaluation.run_id, r] as const)));
     for (const r of goldRecords) {
       expect(r.line).toBeGreaterThan(0);
       expect(r.state).toBeUndefined();
+      const source = suiteRecords.get(r._evaluation.run_id)!;
+      const reranking = (source.scoring as { type?: string } | undefined)?.type === "retrieval_ranking";
+      if ("questionKeys" in r) {
+        // A reranking chunk's questions and qrels as lists, in the order the objects give them.
+        expect(reranking).toBe(true);
+        expect(r).not.toHaveProperty("questions");
+        expect(r.scoring).not.toHaveProperty("qrels");
+        expect(r.questionKeys).toEqual(Object.keys(source.questions));
+        const qrels = (source.scoring as { qrels: Record<string, number> }).qrels;
+        expect([r.qrelDocuments, r.qrelGrades]).toEqual([Object.keys(qrels), Object.values(qrels)]);
+        continue;
+      }
+      expect(reranking).toBe(false);
       for (const q of Object.values(r.questions)) {
         expect(q).not.toHaveProperty("instructions");
         if (q.type === "choice") expect(Object.values(q.criteria).every((text) => text === "")).toBe(true);
@@ -73,7 +88,7 @@ describe("indexSuite", () => {
   });
 
   it("hands on gold that scores every result as the gold the scorer reads: documents mapped or derived, chunks combined by another field, ordinal and routing tracks", async () => {
-    const tracks = tinyTracks({ rerankGroups: 4 });
+    const tracks = tinyTracks({ rerankGroups: 5 });
     for (const r of tracks.find((t) => t.track === "tiny-sa")!.records) r.scoring = { ordinal: true };
     // An option named "__proto__" (written as a key, parsed back as an own key), and the gold on it.
     tracks.find((t) => t.track === "tiny-guard")!.records.forEach((r, i) => {
@@ -82,6 +97,14 @@ describe("indexSuite", () => {
     });
     for (const r of tracks.find((t) => t.track === "tiny-rr")!.records) {
       const g = Number(r.id.split(":")[1]);
+      if (g === 4) {
+        // Keys an object holds apart from the rest: "__proto__" and an array index (listed first), graded.
+        const rename = (k: string, i: number) => (i === 0 ? "__proto__" : i === 1 ? "7" : k);
+        r.questions = Object.fromEntries(Object.entries(r.questions).map(([k, q], i) => [rename(k, i), q]));
+        r.expected = Object.fromEntries(Object.entries(r.expected).map(([k, v], i) => [rename(k, i), v]));
+        const scoring = r.scoring as { qrels: Record<string, number> };
+        scoring.qrels = Object.fromEntries([...Object.entries(scoring.qrels), ["__proto__", 2], ["7", 1]]);
+      }
       const keys = Object.keys(r.questions);
       const scoring = r.scoring as Record<string, unknown>;
       // Group 0: the documents the scorer would derive (left out of the gold); 1: others; 2: one key unmapped; 3: none.
@@ -121,7 +144,9 @@ describe("indexSuite", () => {
     expect(fedGold.get("tiny-rr:rr:1:0")!.scoring).toHaveProperty("field_to_document");
     expect(fedGold.get("tiny-rr:rr:2:0")!.scoring).toHaveProperty("field_to_document");
     expect((fedGold.get("tiny-rr-by:rr:0:0")!.metadata as Record<string, unknown>).query).toBe("q0");
-    const category = fedGold.get("tiny-guard:g:0")!.questions.category!;
+    const category = (fedGold.get("tiny-guard:g:0") as ScoredRecord).questions.category!;
+    expect((fedGold.get("tiny-rr:rr:4:0") as ScoredChunk).questionKeys.slice(0, 2)).toEqual(["7", "__proto__"]);
+    expect(fedGold.get("tiny-rr-by:rr:0:0")).toHaveProperty("questions");
     expect(category.type === "choice" && Object.keys(category.criteria)).toEqual(["__proto__", "none", "cybercrime", 'nói "khác" \\ \u0001']);
 
     for (const out of ["scored-read", "scored-fed"]) mkdirSync(join(root, out));
@@ -137,13 +162,15 @@ describe("indexSuite", () => {
     const draw = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) + 1) / 2147483649;
     for (const t of tracks) {
       for (const r of t.records) {
-        const probs: Record<string, Record<string, number>> = {};
-        for (const [key, q] of Object.entries(r.questions)) {
-          const options = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
-          const weights = options.map(draw);
-          const sum = weights.reduce((a, b) => a + b, 0);
-          probs[key] = Object.fromEntries(options.map((o, i) => [o, weights[i]! / sum]));
-        }
+        // Built from entries: an assignment to probs["__proto__"] would set its prototype.
+        const probs: Record<string, Record<string, number>> = Object.fromEntries(
+          Object.entries(r.questions).map(([key, q]) => {
+            const options = q.type === "noul" ? ["true", "false"] : Object.keys(q.criteria);
+            const weights = options.map(draw);
+            const sum = weights.reduce((a, b) => a + b, 0);
+            return [key, Object.fromEntries(options.map((o, i) => [o, weights[i]! / sum]))];
+          }),
+        );
         const line = { run_id: r._evaluation.run_id, id: r.id, track: t.track, family: t.family, probs, skipped: [] };
         read.committed(line);
         fed.committed(line);
