@@ -9,13 +9,15 @@ import { Worker, type TransferListItem } from "node:worker_threads";
 import { decodeThreadError, type ThreadError } from "../thread-error.js";
 
 /**
- * Young-generation cap that goes with a heap cap: the threads allocate short-lived records in bursts.
- * Each capped thread (suite reader, coordinator, scorer) grows its young generation to the cap, so
- * it adds up: at 32 MB the start's peak RSS was 453-466 MB, at 16 MB 360-403, with no more CPU
- * (bench/startup-bench and coordinator-bench side by side); at 8 MB the coordinator's thread took
- * ~14% more CPU for 20 MB less.
+ * Young-generation cap that goes with a heap cap, where the host names none (youngGenerationMb).
+ * Each capped thread grows its young generation to its cap, so the caps add up in the process's
+ * RSS (at 32 MB the start's peak RSS was 453-466 MB, at 16 MB 360-403). The coordinator's and the
+ * scorer's threads take results at a steady rate and hold the run's state: at 6 MB the run phase's
+ * peak RSS was 386-413 MB against 420-478 MB at 16, and the start's 285-295 against 351-360, with
+ * the coordinator thread's CPU the same (1.51-2.36 s against 1.59-2.20 s; coordinator-bench, four
+ * pairs side by side). The suite readers parse in bursts and keep a larger one (suite-readers.ts).
  */
-const YOUNG_GENERATION_MB = 16;
+const YOUNG_GENERATION_MB = 6;
 
 /** Whether the module at `caller` (its import.meta.url) may start worker threads: it is compiled JavaScript. */
 export function threadsUsable(caller: string): boolean {
@@ -45,6 +47,8 @@ export interface ThreadHostOptions<Out> {
   transferList?: readonly TransferListItem[];
   /** V8 old-generation cap in MB; none: Node's default. */
   maxHeapMb?: number;
+  /** V8 young-generation cap in MB, with maxHeapMb; default YOUNG_GENERATION_MB. */
+  youngGenerationMb?: number;
   /** Picks out the message by which the thread reports its fatal error; it goes to onFailure, decoded. */
   fatalError?: (msg: Out) => ThreadError | undefined;
   onMessage: (msg: Out) => void;
@@ -57,11 +61,11 @@ export class ThreadHost<In, Out> {
   private ended = false;
 
   constructor(entry: URL, options: ThreadHostOptions<Out>) {
-    const { maxHeapMb } = options;
+    const { maxHeapMb, youngGenerationMb = YOUNG_GENERATION_MB } = options;
     this.worker = new Worker(entry, {
       workerData: options.workerData,
       ...(options.transferList ? { transferList: [...options.transferList] } : {}),
-      ...(maxHeapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } } : {}),
+      ...(maxHeapMb !== undefined ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: youngGenerationMb } } : {}),
       stdout: false,
       stderr: false,
     });

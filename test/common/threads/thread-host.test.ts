@@ -20,7 +20,7 @@ function entry(name: string, body: string): URL {
   return pathToFileURL(path);
 }
 
-function host(url: URL, options: { fatal?: boolean; maxHeapMb?: number } = {}) {
+function host(url: URL, options: { fatal?: boolean; maxHeapMb?: number; youngGenerationMb?: number } = {}) {
   const messages: unknown[] = [];
   const failures: ThreadFailure[] = [];
   let failed!: () => void;
@@ -28,6 +28,7 @@ function host(url: URL, options: { fatal?: boolean; maxHeapMb?: number } = {}) {
   const h = new ThreadHost<unknown, { type: string; error?: never }>(url, {
     workerData: { greeting: "hi" },
     ...(options.maxHeapMb ? { maxHeapMb: options.maxHeapMb } : {}),
+    ...(options.youngGenerationMb ? { youngGenerationMb: options.youngGenerationMb } : {}),
     ...(options.fatal ? { fatalError: (m) => (m.type === "error" ? m.error : undefined) } : {}),
     onMessage: (m) => messages.push(m),
     onFailure: (f) => {
@@ -55,6 +56,20 @@ describe("ThreadHost", () => {
     await h.terminate();
     await new Promise((r) => setTimeout(r, 20));
     expect(failures).toEqual([]);
+  });
+
+  it("caps a thread's young generation with its heap: 6 MB unless the host names its own", async () => {
+    const limits = entry("limits", `import("node:worker_threads").then((w) => parentPort.postMessage({ type: "limits", limits: w.resourceLimits }));`);
+    const young = async (options: { maxHeapMb?: number; youngGenerationMb?: number }) => {
+      const { h, messages } = host(limits, options);
+      h.post({});
+      while (messages.length === 0) await new Promise((r) => setTimeout(r, 5));
+      await h.terminate();
+      const { limits: l } = messages[0] as { limits: { maxOldGenerationSizeMb: number; maxYoungGenerationSizeMb: number } };
+      return [l.maxOldGenerationSizeMb, l.maxYoungGenerationSizeMb];
+    };
+    expect(await young({ maxHeapMb: 96 })).toEqual([96, 6]);
+    expect(await young({ maxHeapMb: 96, youngGenerationMb: 16 })).toEqual([96, 16]);
   });
 
   it("decodes the error a thread reports and reports it once (not the exit after it)", async () => {
