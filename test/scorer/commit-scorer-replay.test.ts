@@ -57,6 +57,21 @@ function debugTracks(message: string): { log: Logger; tracks: string[] } {
   return { log, tracks };
 }
 
+/**
+ * A scorer fed tiny-sa's gold and then its results file's scan, once its debug line `message`
+ * names tiny-sa; `logged` goes on collecting the tracks that line names.
+ */
+async function scorerAfterFirstScan(suiteDir: string, out: string, gold: readonly GoldMessage[], message: string) {
+  const { log, tracks: logged } = debugTracks(message);
+  const fed = new CommitScorer({ suiteDir, outDir: out, log });
+  const feed = fed.goldFeed();
+  const first = gold.find((m) => m.kind === "track" && m.track === "tiny-sa")!;
+  feed.onGold(first);
+  feed.onGold({ kind: "resultsScanned", track: "tiny-sa", family: "sentiment" });
+  await vi.waitFor(() => expect(logged).toEqual(["tiny-sa"]));
+  return { fed, feed, first, logged };
+}
+
 describe("CommitScorer replaying a resumed run", () => {
   it("reads a track's committed results once its file is scanned, before the rest of the suite is in, and scores as a replay after the gold", async () => {
     const tracks = tinyTracks();
@@ -70,13 +85,7 @@ describe("CommitScorer replaying a resumed run", () => {
     const expected = await scoredAfterGold(suiteDir, out, "first");
     expect(expected.tracks["tiny-sa"]!.headline.value).toEqual(expect.any(Number));
 
-    const { log, tracks: replayed } = debugTracks("committed results replayed");
-    const fed = new CommitScorer({ suiteDir, outDir: out, log });
-    const feed = fed.goldFeed();
-    const first = trackGold.find((m) => m.kind === "track" && m.track === "tiny-sa")!;
-    feed.onGold(first);
-    feed.onGold({ kind: "resultsScanned", track: "tiny-sa", family: "sentiment" });
-    await vi.waitFor(() => expect(replayed).toEqual(["tiny-sa"]));
+    const { fed, feed, first, logged: replayed } = await scorerAfterFirstScan(suiteDir, out, trackGold, "committed results replayed");
     // Read already: a second read of the file would now fail on this line.
     writeFileSync(trackResultsPath(out, "sentiment", "tiny-sa"), "not a results line\n");
     for (const m of trackGold) if (m !== first) feed.onGold(m);
@@ -105,13 +114,7 @@ describe("CommitScorer replaying a resumed run", () => {
     const gold = await goldOfSuite(suiteDir, "late");
     const expected = await scoredAfterGold(suiteDir, out, "late");
 
-    const { log, tracks: left } = debugTracks("committed results left to the replay after the gold");
-    const fed = new CommitScorer({ suiteDir, outDir: out, log });
-    const feed = fed.goldFeed();
-    const sa = gold.find((m) => m.kind === "track" && m.track === "tiny-sa")!;
-    feed.onGold(sa);
-    feed.onGold({ kind: "resultsScanned", track: "tiny-sa", family: "sentiment" });
-    await vi.waitFor(() => expect(left).toEqual(["tiny-sa"]));
+    const { fed, feed, first: sa } = await scorerAfterFirstScan(suiteDir, out, gold, "committed results left to the replay after the gold");
     for (const m of gold) if (m !== sa) feed.onGold(m);
     await feed.loaded;
     await fed.replayCommitted();
