@@ -32,6 +32,8 @@ const READER_HEAP_MB = 192;
  * 1.8-2.5 CPU-s more in two of three pairs of startup-bench; at 16 MB, the same as before.
  */
 const READER_YOUNG_GENERATION_MB = 16;
+/** The heap caps every reader thread is started with. */
+const READER_LIMITS = { maxHeapMb: READER_HEAP_MB, youngGenerationMb: READER_YOUNG_GENERATION_MB };
 
 /** The reader threads' entry when running from the build; undefined from sources. */
 export function readerEntry(): URL | undefined {
@@ -90,8 +92,7 @@ export function startReadersEarly(entry: URL, count: number, data: ReaderStartDa
     const waiting: Array<() => void> = [];
     const host: ReaderHost = new ThreadHost(entry, {
       workerData: data,
-      maxHeapMb: READER_HEAP_MB,
-      youngGenerationMb: READER_YOUNG_GENERATION_MB,
+      ...READER_LIMITS,
       onMessage: (msg) => (target ? target.onMessage(msg) : waiting.push(() => target!.onMessage(msg))),
       onFailure: (f) => (target ? target.onFailure(f) : waiting.push(() => target!.onFailure(f))),
     });
@@ -188,7 +189,7 @@ export function runReaders(entry: URL, count: number, data: ReaderStartData, tas
         w = pre.host;
         binds.push(() => pre.bind(handlers.onMessage, handlers.onFailure));
       } else {
-        w = new ThreadHost(entry, { workerData: data, maxHeapMb: READER_HEAP_MB, youngGenerationMb: READER_YOUNG_GENERATION_MB, ...handlers });
+        w = new ThreadHost(entry, { workerData: data, ...READER_LIMITS, ...handlers });
         fresh.push(w);
       }
       workers.push(w);
