@@ -10,6 +10,8 @@ import type { CoordinatorHandle } from "./coordinator-handle.js";
 import { COORDINATOR_DEFAULTS, withCoordinatorDefaults, type CoordinatorOptions } from "./coordinator-options.js";
 import { CoordinatorRun } from "./coordinator-run.js";
 import { CoordinatorService } from "./transport/grpc-service.js";
+// Units go out in the frames they are encoded in, not copied into grpc-js's own.
+import "./transport/framed-send.js";
 import { HealthService } from "./transport/health.js";
 import { lockOutDir } from "./out-dir-lock.js";
 import { ResultsStore } from "./results-store.js";

@@ -11,14 +11,21 @@ import { UnitBufferPool } from "./unit-buffer-pool.js";
 
 /**
  * A CoordinatorMessage { unit } already in its wire form, in a buffer lent by the pool: the stream
- * that writes it calls written() once its write has called back, and the buffer is reused.
+ * that writes it calls written() once its write has called back, and the buffer is reused. The
+ * buffer holds the gRPC message frame too (5 bytes before the message: uncompressed, length), so
+ * gRPC sends it as it is (framed-send.ts) rather than copying it into a frame of its own.
  */
 export class EncodedUnit {
   private returned = false;
+  /** The protobuf message (the frame less its 5-byte prefix). */
+  readonly bytes: Buffer;
   constructor(
-    readonly bytes: Buffer,
+    /** The gRPC frame: the prefix, then the message. */
+    readonly framed: Buffer,
     private readonly pool: UnitBufferPool,
-  ) {}
+  ) {
+    this.bytes = framed.subarray(FRAME_PREFIX);
+  }
 
   written(): void {
     if (this.returned) return;
@@ -28,6 +35,9 @@ export class EncodedUnit {
 }
 
 const pool = new UnitBufferPool();
+
+/** gRPC's length-prefixed message: a compressed flag (0) and the message's length, big-endian. */
+export const FRAME_PREFIX = 5;
 
 const LENGTH = 2;
 const VARINT = 0;
@@ -112,9 +122,13 @@ export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[
   for (const len of groupIdLens) size += 1 + varintSize(len) + len;
   if (backup) size += 2;
 
-  const w = new Writer(pool.lend(1 + varintSize(size) + size));
+  const messageSize = 1 + varintSize(size) + size;
+  const w = new Writer(pool.lend(FRAME_PREFIX + messageSize));
   // A failed read of the spill gives the buffer back before the error goes on.
   try {
+    w.buf[w.pos++] = 0;
+    w.buf.writeUInt32BE(messageSize, w.pos);
+    w.pos += 4;
     w.buf[w.pos++] = tag(2, LENGTH);
     w.varint(size);
     w.string(1, unit.unitId, unitIdLen);
