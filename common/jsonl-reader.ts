@@ -16,6 +16,8 @@ export interface JsonLine {
   raw?: Buffer;
   /** With ReadOptions.byteStrings: true when every string in `value` is a byte string (see there). */
   byteStrings?: boolean;
+  /** With ReadOptions.scan: true when `value` is what the scan read from the line's bytes, not parsed JSON. */
+  scanned?: boolean;
 }
 
 export interface ReadOptions {
@@ -35,6 +37,13 @@ export interface ReadOptions {
    * parse, and their structure, are those of the exact parse; any other line is parsed exactly.
    */
   byteStrings?: boolean;
+  /**
+   * Reads a line from its bytes (CR and newline excluded) instead of parsing it: what it returns is
+   * yielded as the line's value, with JsonLine.scanned; undefined leaves the line to the parse. For
+   * callers that need a few facts of each line and can tell them exactly without building it. An
+   * empty line is skipped before it; a torn last line is always parsed.
+   */
+  scan?: (bytes: Buffer, start: number, end: number) => unknown;
   /** Filled in while reading: proof that memory is bounded by the longest line, not the file. */
   stats?: ReaderStats;
 }
@@ -149,6 +158,12 @@ function parseOrReport(
 ): JsonLine | undefined {
   const onBadLine = options.onBadLine;
   const raw = options.raw === true;
+  if (options.scan) {
+    const e = end > start && buf[end - 1] === 0x0d ? end - 1 : end;
+    if (e === start) return undefined;
+    const value = options.scan(buf, start, e);
+    if (value !== undefined) return raw ? { line, value, bytes: e - start, raw: buf.subarray(start, e), scanned: true } : { line, value, bytes: e - start, scanned: true };
+  }
   if (options.byteStrings) {
     const parsed = parseBytes(line, buf, start, end, raw);
     if (parsed) return parsed;

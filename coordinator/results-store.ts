@@ -3,8 +3,9 @@
 // tracks and fsynced; a result counts as committed only after its fsync. On open, every track file
 // is scanned for committed run_ids and a torn last line (a crash mid-write) is cut off.
 import { mkdirSync } from "node:fs";
-import { AppendLog, type TornLine, type CommittedLine, lineHasErrors, parseResultLine, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
+import { AppendLog, type TornLine, type CommittedLine, type ResultInput, lineHasErrors, parseResultLine, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
+import { scanResultRow, type RowFacts } from "../common/results/row-scan.js";
 import { COORDINATOR_DEFAULTS } from "./coordinator-options.js";
 
 export type RepairedFile = TornLine;
@@ -76,11 +77,15 @@ export class ResultsStore {
     // A run_id lives in its track's file only, so a file's errored records are settled with it.
     const errored = new Set<string>();
     const { log, torn } = await AppendLog.open(file, {
-      onLine: (value, line) => {
-        const parsed = parseResultLine(file, line, value, "not a results line: ");
-        this.committed.add(parsed.run_id);
-        if (lineHasErrors(parsed)) errored.add(parsed.run_id);
-        else errored.delete(parsed.run_id);
+      // A line's run_id and whether it has errors, read from its bytes where its shape is the plain
+      // one the parse takes (row-scan.ts): a resumed start parsed every committed line twice (here
+      // and in the scorer's replay), each a tree of objects with keys no other line has.
+      scan: plainRowFacts,
+      onLine: (value, line, scanned) => {
+        const row = scanned ? (value as RowFacts) : factsOf(parseResultLine(file, line, value, "not a results line: "));
+        this.committed.add(row.runId);
+        if (row.errored) errored.add(row.runId);
+        else errored.delete(row.runId);
       },
     });
     this.logs.set(file, log);
@@ -211,4 +216,13 @@ export class ResultsStore {
       for (const log of this.logs.values()) await log.close().catch(() => undefined);
     }
   }
+}
+
+function plainRowFacts(bytes: Buffer, start: number, end: number): RowFacts | undefined {
+  const row = scanResultRow(bytes, start, end);
+  return row?.plain ? row : undefined;
+}
+
+function factsOf(line: ResultInput): Pick<RowFacts, "runId" | "errored"> {
+  return { runId: line.run_id, errored: lineHasErrors(line) };
 }

@@ -16,8 +16,10 @@ export interface TornLine {
 }
 
 export interface AppendLogOpenOptions {
-  /** Every line already in the file, in order (the torn last line excluded). */
-  onLine?: (value: unknown, line: number) => void;
+  /** Every line already in the file, in order (the torn last line excluded); `scanned`: `value` is what `scan` read. */
+  onLine?: (value: unknown, line: number, scanned: boolean) => void;
+  /** Reads a line from its bytes instead of parsing it, where it can (ReadOptions.scan). */
+  scan?: (bytes: Buffer, start: number, end: number) => unknown;
   /** Create the file now if it is missing (otherwise it appears with the first flush). */
   create?: boolean;
 }
@@ -36,7 +38,7 @@ export class AppendLog {
   /** Reads and repairs the file (when it exists), then returns the log and the line it cut off, if any. */
   static async open(path: string, options: AppendLogOpenOptions = {}): Promise<{ log: AppendLog; torn: TornLine | undefined }> {
     const log = new AppendLog(path);
-    const torn = existsSync(path) ? await readAndRepair(path, options.onLine) : undefined;
+    const torn = existsSync(path) ? await readAndRepair(path, options) : undefined;
     if (options.create) log.handle = await openForAppend(path);
     return { log, torn };
   }
@@ -109,9 +111,10 @@ async function openForAppend(path: string): Promise<FileHandle> {
   return open(path, "a");
 }
 
-async function readAndRepair(path: string, onLine: AppendLogOpenOptions["onLine"]): Promise<TornLine | undefined> {
+async function readAndRepair(path: string, { onLine, scan }: AppendLogOpenOptions): Promise<TornLine | undefined> {
   let torn: { line: number; offset: number } | undefined;
-  for await (const { line, value } of readJsonLines(path, { onTornLastLine: (l, offset) => (torn = { line: l, offset }) })) onLine?.(value, line);
+  const reading = readJsonLines(path, { onTornLastLine: (l, offset) => (torn = { line: l, offset }), ...(scan ? { scan } : {}) });
+  for await (const { line, value, scanned } of reading) onLine?.(value, line, scanned === true);
   const size = statSync(path).size;
   if (torn) {
     truncateSync(path, torn.offset);

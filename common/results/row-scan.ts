@@ -17,6 +17,12 @@ export interface RowFacts {
   errored: boolean;
   /** The values of `answered_by` when it is an object of strings only; else undefined. */
   methods: string[] | undefined;
+  /**
+   * The line is one that parseResultLine takes by its hand check (parse.ts plainResultLine): id,
+   * track and family strings, probs an object, skipped an array of strings and errors an object of
+   * strings, each where present. False leaves the line to the parse (which may still take it).
+   */
+  plain: boolean;
 }
 
 /** Nesting the scan follows; deeper lines are parsed as text. */
@@ -41,6 +47,9 @@ const NULL = Buffer.from("null");
 const RUN_ID = Buffer.from("run_id");
 const ERRORS = Buffer.from("errors");
 const ANSWERED_BY = Buffer.from("answered_by");
+const STRING_FIELDS = [Buffer.from("id"), Buffer.from("track"), Buffer.from("family")];
+const PROBS = Buffer.from("probs");
+const SKIPPED = Buffer.from("skipped");
 
 /** Thrown inside the scan when it cannot decide; never leaves this module. */
 const UNDECIDED = Symbol("undecided");
@@ -82,10 +91,12 @@ class RowScan {
       this.atEnd(this.value(i, 0));
       return null;
     }
-    // Each of the three keys may repeat: the last one counts, as in JSON.parse.
+    // Each key may repeat: the last one counts, as in JSON.parse.
     let runId: [number, number] | undefined;
     let errored = false;
     let methods: string[] | undefined;
+    // Per key of the plain shape, whether its last value has that shape (STRING_FIELDS, probs, skipped, errors).
+    const shaped = [true, true, true, true, true, true];
     i = this.ws(i + 1);
     if (this.at(i) === CLOSE_OBJECT) {
       this.atEnd(i + 1);
@@ -107,6 +118,19 @@ class RowScan {
       } else if (this.bytesAre(key, keyEnd - 1, ERRORS)) {
         const c = this.at(i);
         errored = (c === OPEN_OBJECT && this.at(this.ws(i + 1)) !== CLOSE_OBJECT) || (c === OPEN_ARRAY && this.at(this.ws(i + 1)) !== CLOSE_ARRAY);
+        if (c === OPEN_OBJECT) [shaped[5], i] = this.onlyStrings(i, CLOSE_OBJECT);
+        else {
+          shaped[5] = false;
+          i = this.value(i, 1);
+        }
+      } else if (this.bytesAre(key, keyEnd - 1, SKIPPED)) {
+        if (this.at(i) === OPEN_ARRAY) [shaped[4], i] = this.onlyStrings(i, CLOSE_ARRAY);
+        else {
+          shaped[4] = false;
+          i = this.value(i, 1);
+        }
+      } else if (this.bytesAre(key, keyEnd - 1, PROBS)) {
+        shaped[3] = this.at(i) === OPEN_OBJECT;
         i = this.value(i, 1);
       } else if (this.bytesAre(key, keyEnd - 1, ANSWERED_BY)) {
         if (this.at(i) === OPEN_OBJECT) [methods, i] = this.answeredBy(i);
@@ -115,6 +139,8 @@ class RowScan {
           i = this.value(i, 1);
         }
       } else {
+        const field = STRING_FIELDS.findIndex((name) => this.bytesAre(key, keyEnd - 1, name));
+        if (field >= 0) shaped[field] = this.at(i) === QUOTE;
         i = this.value(i, 1);
       }
       if (this.another(i, CLOSE_OBJECT)) {
@@ -125,7 +151,20 @@ class RowScan {
       break;
     }
     if (!runId) return null;
-    return { runId: this.b.toString("utf8", runId[0], runId[1]), errored, methods };
+    return { runId: this.b.toString("utf8", runId[0], runId[1]), errored, methods, plain: shaped.every(Boolean) };
+  }
+
+  /** The array or object at `start` (closed by `close`): whether its values are all strings, and where it ends. */
+  private onlyStrings(start: number, close: number): [boolean, number] {
+    let strings = true;
+    let i = this.ws(start + 1);
+    if (this.at(i) === close) return [true, i + 1];
+    for (;;) {
+      if (close === CLOSE_OBJECT) i = this.colon(this.string(i));
+      if (this.at(i) !== QUOTE) strings = false;
+      if (!this.another(this.value(i, 2), close)) return [strings, this.next];
+      i = this.next;
+    }
   }
 
   /** answered_by's object at i: its values when all are strings (no key twice), and where it ends. */

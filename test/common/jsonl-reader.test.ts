@@ -50,6 +50,27 @@ describe("readJsonLines", () => {
     }
   });
 
+  it("with scan, yields what the scan read from a line's bytes (CR excluded), and parses the lines it leaves and a last line without newline", async () => {
+    const text = ['{"i":0}', "", '{"i":1}\r', '{"i":2}', '{"i":3}'].join("\n");
+    const seen: string[] = [];
+    const scan = (bytes: Buffer, start: number, end: number) => {
+      const t = bytes.toString("utf8", start, end);
+      seen.push(t);
+      return t === '{"i":2}' ? undefined : `scanned ${t}`;
+    };
+    for (const path of [file("scan.jsonl", text), file("scan.jsonl.gz", gzipSync(text))]) {
+      seen.length = 0;
+      const got = await readAll(path, { scan, raw: true });
+      expect(got.map((l) => [l.line, l.value, l.scanned === true, l.bytes, l.raw?.toString()])).toEqual([
+        [1, 'scanned {"i":0}', true, 7, '{"i":0}'],
+        [3, 'scanned {"i":1}', true, 7, '{"i":1}'],
+        [4, { i: 2 }, false, 7, '{"i":2}'],
+        [5, { i: 3 }, false, 7, '{"i":3}'],
+      ]);
+      expect(seen).toEqual(['{"i":0}', '{"i":1}', '{"i":2}']);
+    }
+  });
+
   it("yields a last line without newline when it is complete JSON", async () => {
     const got = await readAll(file("b.jsonl", lines(3).join("\n")));
     expect(got).toHaveLength(3);

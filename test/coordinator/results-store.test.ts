@@ -93,4 +93,39 @@ describe("ResultsStore", () => {
     writeFileSync(file, JSON.stringify({ id: "x" }) + "\n");
     await expect(ResultsStore.open({ outDir: out })).rejects.toThrow(/field run_id/);
   });
+
+  it("reads each committed line as the parse does, whether read from its bytes or parsed: the latest line of a run_id decides", async () => {
+    const out = tmp();
+    mkdirSync(join(out, "fam"), { recursive: true });
+    const file = join(out, "fam", "t.jsonl");
+    const lineOf = (fields: Record<string, unknown>) => JSON.stringify({ id: "x", track: "t", family: "fam", probs: { q: { A: 1 } }, skipped: [], ...fields });
+    writeFileSync(
+      file,
+      [
+        lineOf({ run_id: "t:1", errors: { q: "engine: HTTP 500" } }),
+        lineOf({ run_id: "t:1", errors: {} }),
+        // An escaped key: left to the parse, which reads run_id t:2.
+        lineOf({ run_id: "t:x" }).replace('"run_id":"t:x"', '"r\\u0075n_id":"t:2"'),
+        lineOf({ run_id: "t:3", errors: { q: "given up" } }),
+        lineOf({ run_id: "t:4", errors: { q: "timed out" } }),
+        `${lineOf({ run_id: "t:4" })}\r`,
+        // A repeated run_id key: the last counts.
+        lineOf({ run_id: "t:5" }).replace('"run_id":"t:5"', '"run_id":"t:0","run_id":"t:5"'),
+      ].join("\n") + "\n",
+    );
+    const store = await ResultsStore.open({ outDir: out, logger: quiet });
+    expect(["t:0", "t:1", "t:2", "t:3", "t:4", "t:5"].filter((k) => store.isCommitted(k))).toEqual(["t:1", "t:2", "t:4", "t:5"]);
+    expect(store.retrying).toBe(1);
+    await store.close();
+  });
+
+  it("refuses a line whose run_id reads well but whose shape is not a results line's, naming file and line", async () => {
+    const out = tmp();
+    mkdirSync(join(out, "fam"), { recursive: true });
+    const file = join(out, "fam", "t.jsonl");
+    for (const bad of [{ probs: 5 }, { skipped: [1] }, { errors: { q: 1 } }, { track: 7 }]) {
+      writeFileSync(file, [line(1).text, JSON.stringify({ run_id: "t:2", ...bad }), line(3).text].join("\n") + "\n");
+      await expect(ResultsStore.open({ outDir: out }), JSON.stringify(bad)).rejects.toThrow(`${file}:2`);
+    }
+  });
 });
