@@ -34,14 +34,31 @@ describe("AppendLog", () => {
   it("reads every line on open, cuts a torn last line and reports it", async () => {
     const file = join(tmp(), "a.jsonl");
     writeFileSync(file, '{"n":1}\n{"n":2}\n{"n":3');
-    const seen: Array<[unknown, number]> = [];
-    const { log, torn } = await AppendLog.open(file, { onLine: (v, l) => seen.push([v, l]) });
-    expect(seen).toEqual([[{ n: 1 }, 1], [{ n: 2 }, 2]]);
+    const seen: Array<[unknown, number, boolean]> = [];
+    const { log, torn } = await AppendLog.open(file, { onLine: (v, l, scanned) => seen.push([v, l, scanned]) });
+    expect(seen).toEqual([
+      [{ n: 1 }, 1, false],
+      [{ n: 2 }, 2, false],
+    ]);
     expect(torn).toEqual({ file, line: 3, bytesDropped: 6 });
     expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n');
     log.append('{"n":3}');
     await log.close();
     expect(readFileSync(file, "utf8")).toBe('{"n":1}\n{"n":2}\n{"n":3}\n');
+  });
+
+  it("reads the lines a scan takes from their bytes, and parses the others", async () => {
+    const file = join(tmp(), "a.jsonl");
+    writeFileSync(file, '{"n":1}\n{"n":2}\n{"n":3}\n');
+    const seen: Array<[unknown, number, boolean]> = [];
+    const scan = (bytes: Buffer, start: number, end: number) => (bytes.toString("utf8", start, end) === '{"n":2}' ? undefined : `bytes ${bytes.toString("utf8", start, end)}`);
+    const { log } = await AppendLog.open(file, { scan, onLine: (v, l, scanned) => seen.push([v, l, scanned]) });
+    expect(seen).toEqual([
+      ['bytes {"n":1}', 1, true],
+      [{ n: 2 }, 2, false],
+      ['bytes {"n":3}', 3, true],
+    ]);
+    await log.close();
   });
 
   it("ends a complete last line that lacks its newline", async () => {
