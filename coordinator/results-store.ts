@@ -3,9 +3,8 @@
 // tracks and fsynced; a result counts as committed only after its fsync. On open, every track file
 // is scanned for committed run_ids and a torn last line (a crash mid-write) is cut off.
 import { mkdirSync } from "node:fs";
-import { AppendLog, type TornLine, type CommittedLine, type ResultInput, lineHasErrors, parseResultLine, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
+import { AppendLog, type TornLine, type CommittedLine, type ResultInput, type RowFacts, lineHasErrors, parseResultLine, scanResultRow, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
-import { scanResultRow, type RowFacts } from "../common/results/row-scan.js";
 import { COORDINATOR_DEFAULTS } from "./coordinator-options.js";
 
 export type RepairedFile = TornLine;
