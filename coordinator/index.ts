@@ -12,3 +12,9 @@ export { pem, type TlsOptions } from "./transport/tls.js";
 export { runStatusFromWire, type RunStatusWire } from "./transport/wire.js";
 export { DEFAULT_COORDINATOR_HEAP_MB, startBoundedCoordinator, workerEntry, type BoundedCoordinatorOptions, type WorkerCoordinatorOptions } from "./worker-host.js";
 export { outDirHolder } from "./out-dir-lock.js";
+// A unit's encoding and its send without grpc-js's copy, for bench/unit-send-bench.ts.
+export { EncodedUnit, encodeWorkUnit } from "./transport/work-unit-encoder.js";
+export { framedSendInstalled } from "./transport/framed-send.js";
+export { PayloadSpill } from "./payload-spill.js";
+export { OptionInterner, compactQuestions, type RecordEntry } from "./suite-index.js";
+export type { PlannedUnit } from "./planner.js";
