@@ -1,6 +1,6 @@
 // A RecordResult as the coordinator's domain sees it, after conversion from the wire (wire.ts), and
 // where its map form becomes the one probability shape (compactAnswerOf, once its record is known).
-import type { CompactProbs, ResultAnswer } from "../common/results/index.js";
+import type { AnsweredBy, CompactProbs, ResultAnswer } from "../common/results/index.js";
 import type { RecordQuestions } from "./record-questions.js";
 
 export interface IncomingResult extends ResultAnswer {
@@ -18,7 +18,8 @@ export interface IncomingResult extends ResultAnswer {
   errors: Record<string, string>;
   requests: number;
   payloadSha256: string;
-  answeredBy: Record<string, string>;
+  /** Question key -> engine method (a decoded result's: its pairs, in the order of the line's object). */
+  answeredBy: AnsweredBy;
 }
 
 /**

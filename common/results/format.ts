@@ -2,6 +2,7 @@
 // its schema and version, the full line as the coordinator writes it (and how it is built from plain
 // inputs, field order included), the part the scorer reads, and what makes a distribution valid.
 import { z } from "zod";
+import { answeredByRecord, type AnsweredBy } from "./answered-by.js";
 
 /** Bump when a field's meaning changes. */
 export const RESULT_FORMAT = 1;
@@ -59,7 +60,8 @@ export interface AnswerFields {
   /** null: unknown (the line then has no cached_tokens). */
   cachedTokens: number | null;
   completionTokens: number;
-  answeredBy: Readonly<Record<string, string>>;
+  /** Question key -> engine method: an object, or its pairs (a decoded result's). */
+  answeredBy: AnsweredBy;
   retries: number;
   approximate: boolean;
 }
@@ -96,7 +98,7 @@ export function acceptedResultLine(record: LineRecord, answer: AcceptedAnswer): 
   line.prompt_tokens = answer.promptTokens;
   if (answer.cachedTokens !== null) line.cached_tokens = answer.cachedTokens;
   line.completion_tokens = answer.completionTokens;
-  line.answered_by = answer.answeredBy;
+  line.answered_by = answeredByRecord(answer.answeredBy);
   if (answer.retries > 0) line.retries = answer.retries;
   if (answer.approximate) line.approximate = true;
   line.format = RESULT_FORMAT;

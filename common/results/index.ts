@@ -1,6 +1,7 @@
 // The results format's front door: a results line's schema, rules and writer, paths, the run's
 // results files and their seal, and the append-only log.
 export { AppendLog, type TornLine } from "./append-log.js";
+export { AnsweredByList, answeredByRecord, type AnsweredBy } from "./answered-by.js";
 export { isCommittedLine, scoredText, type CommittedLine } from "./committed-line.js";
 export { NOUL_KEYS, RESULT_FORMAT, ResultLineSchema, SUM_TOLERANCE, acceptedResultLine, compactDistributionProblem, distributionProblem, givenUpResultLine, lineHasErrors, type Distribution, type ResultInput, type ResultLine, type StoredResultLine } from "./format.js";
 export { parseResultLine } from "./parse.js";

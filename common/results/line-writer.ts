@@ -6,6 +6,7 @@
 import type { CommittedLine } from "./committed-line.js";
 import { lineHasErrors, RESULT_FORMAT, type AnswerFields } from "./format.js";
 import { LineBytes } from "./line-bytes.js";
+import { AnsweredByList, isArrayIndex } from "./answered-by.js";
 
 /** A record's questions as the writer reads them: keys in criteria order, each with its option keys. */
 export interface LineQuestions {
@@ -103,7 +104,8 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
   w.raw(`,"completion_tokens":`);
   w.raw(num(answer.completionTokens));
   w.raw(`,"answered_by":`);
-  w.text(JSON.stringify(answer.answeredBy));
+  if (answer.answeredBy instanceof AnsweredByList) writeAnsweredBy(w, answer.answeredBy);
+  else w.text(JSON.stringify(answer.answeredBy));
   if (answer.retries > 0) {
     w.raw(`,"retries":`);
     w.raw(num(answer.retries));
@@ -147,6 +149,20 @@ function compactOffsets(compact: CompactProbs | undefined, qs: LineQuestions): I
   return at;
 }
 
+/** The pairs as JSON.stringify writes the object they stand for (they are in its order already). */
+function writeAnsweredBy(w: LineBytes, list: AnsweredByList): void {
+  const { keys, methods } = list;
+  // Stryker disable next-line ConditionalExpression: an empty list written by the loop below is "{}" too
+  if (keys.length === 0) return w.raw("{}");
+  for (let i = 0; i < keys.length; i++) {
+    w.raw(i === 0 ? "{" : ",");
+    w.json(keys[i]!);
+    w.raw(":");
+    w.json(methods[i]!);
+  }
+  w.raw("}");
+}
+
 function skippedInCriteriaOrder(skipped: readonly string[], keys: readonly string[]): string {
   // Stryker disable next-line ConditionalExpression: a fast path; the loop over no skipped key gives "[]" too
   if (skipped.length === 0) return "[]";
@@ -164,13 +180,6 @@ function num(n: number): string {
 // JSON.stringify writes an object's integer-like keys ("0", "17") first, in ascending order, then the
 // others in insertion order; the line's objects are built in criteria order, so the text follows
 // the same rule.
-function isArrayIndex(key: string): boolean {
-  const c = key.charCodeAt(0);
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: a fast path that lets more keys through to the regex, which decides the same (a 9 first is killed)
-  if (!(c >= 48 && c <= 57)) return false;
-  return /^(?:0|[1-9][0-9]*)$/.test(key) && Number(key) < 4294967295;
-}
-
 /** Indices of `keys` in the order JSON.stringify writes an object built with them in this order. */
 function jsonOrder(keys: readonly string[]): readonly number[] {
   let indexed: number[] | undefined;

@@ -4,6 +4,7 @@
 // else done per record. Other messages go through the generic decoder. The protobuf rules followed:
 // unknown fields are skipped, the last of a repeated singular field wins (protobufjs does the same),
 // a map's later entry for a key wins, packed and unpacked repeated doubles are both read.
+import { AnsweredByList } from "../../common/results/index.js";
 import type { IncomingResult } from "../incoming-result.js";
 
 /** The oneof field numbers of AgentMessage (proto/udm/v1/orchestrator.proto). */
@@ -180,12 +181,14 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
     requests: 0,
     latencyMs: 0,
     payloadSha256: "",
-    answeredBy: {},
+    answeredBy: AnsweredByList.EMPTY,
     retries: 0,
     approximate: false,
   };
   let probQuestions: string[] | undefined;
   let probValues: number[] | undefined;
+  let answeredKeys: string[] | undefined;
+  let answeredMethods: string[] | undefined;
   while (r.pos < r.end) {
     const tag = r.varint();
     const field = Math.floor(tag / 8);
@@ -225,7 +228,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         continue;
       case 9:
         if (wt !== LENGTH) break;
-        decodeStringEntry(r, res.answeredBy);
+        decodeStringPair(r, (answeredKeys ??= []), (answeredMethods ??= []));
         continue;
       case 10:
         if (wt !== VARINT) break;
@@ -256,6 +259,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
     }
     r.skip(wt);
   }
+  if (answeredKeys) res.answeredBy = AnsweredByList.of(answeredKeys, answeredMethods!);
   if (probQuestions || probValues) res.compactProbs = { questions: probQuestions ?? [], values: probValues ?? [] };
   return res;
 }
@@ -301,16 +305,31 @@ function decodeDoubleEntry(r: Reader, into: Record<string, number>, outer: numbe
 
 /** One map<string, string> entry. */
 function decodeStringEntry(r: Reader, into: Record<string, string>): void {
+  readStringEntry(r);
+  setKey(into, entryKey, entryValue);
+}
+
+/** One map<string, string> entry, kept as a pair (AnsweredByList.of settles repeated keys). */
+function decodeStringPair(r: Reader, keys: string[], values: string[]): void {
+  readStringEntry(r);
+  keys.push(entryKey);
+  values.push(entryValue);
+}
+
+// The entry readStringEntry read last (no pair allocated per entry).
+let entryKey = "";
+let entryValue = "";
+
+function readStringEntry(r: Reader): void {
   const end = r.lengthEnd();
-  let key = "";
-  let value = "";
+  entryKey = "";
+  entryValue = "";
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === ((1 << 3) | LENGTH)) key = stringIn(r, end);
-    else if (tag === ((2 << 3) | LENGTH)) value = stringIn(r, end);
+    if (tag === ((1 << 3) | LENGTH)) entryKey = stringIn(r, end);
+    else if (tag === ((2 << 3) | LENGTH)) entryValue = stringIn(r, end);
     else skipIn(r, tag & 7, end);
   }
-  setKey(into, key, value);
 }
 
 function decodeUsage(r: Reader, res: IncomingResult): void {

@@ -13,6 +13,7 @@ import type { Hello__Output } from "../../proto/generated/udm/v1/Hello.js";
 import type { RunStatus__Output } from "../../proto/generated/udm/v1/RunStatus.js";
 import type { StatusRequest__Output } from "../../proto/generated/udm/v1/StatusRequest.js";
 import type { UnitDone__Output } from "../../proto/generated/udm/v1/UnitDone.js";
+import { AnsweredByList } from "../../common/results/index.js";
 import type { IncomingResult } from "../incoming-result.js";
 import { decodeResults } from "./result-decoder.js";
 import { encodeWorkUnit, type EncodedUnit } from "./work-unit-encoder.js";
@@ -126,7 +127,7 @@ export function resultFromWire(r: RecordResult__Output): IncomingResult {
     requests: r.usage?.requests ?? 0,
     latencyMs: r.latency_ms,
     payloadSha256: r.payload_sha256,
-    answeredBy: { ...(r.answered_by ?? {}) },
+    answeredBy: AnsweredByList.fromRecord(r.answered_by ?? {}),
     retries: r.retries,
     approximate: r.approximate,
   };

@@ -4,6 +4,7 @@
 // allocation, not here: equal strings cannot be told apart in JavaScript.)
 import { describe, expect, it } from "vitest";
 import { decodeResults } from "../../coordinator/transport/result-decoder.js";
+import { AnsweredByList, answeredByRecord } from "../../common/results/index.js";
 
 function varint(n: number): Buffer {
   const out: number[] = [];
@@ -33,7 +34,7 @@ describe("decodeResults strings", () => {
           const [r] = decodeResults(resultWith(k, `m${k.length % 3}`))!;
           expect(r!.skipped).toEqual([k]);
           expect(r!.recordKey).toBe(`t:${k}`);
-          expect(r!.answeredBy).toEqual({ [k]: `m${k.length % 3}` });
+          expect(answeredByRecord(r!.answeredBy)).toEqual({ [k]: `m${k.length % 3}` });
         }
       }
     }
@@ -43,7 +44,17 @@ describe("decodeResults strings", () => {
     for (const key of ["câu-7", "é", "x".repeat(49), "y".repeat(48), "ключ", "\u0000a"]) {
       const [r] = decodeResults(resultWith(key, "systemone"))!;
       expect(r!.skipped).toEqual([key]);
-      expect(Object.keys(r!.answeredBy)).toEqual([key]);
+      expect(Object.keys(answeredByRecord(r!.answeredBy))).toEqual([key]);
     }
+  });
+
+  it("answered_by entries that repeat a key on the wire: the later method, in the first one's place, as a protobuf map reads", () => {
+    const entry = (k: string, m: string) => field(9, Buffer.concat([field(1, Buffer.from(k)), field(2, Buffer.from(m))]));
+    const bytes = field(3, Buffer.concat([field(2, Buffer.from("t:r")), entry("doc:2", "systemone"), entry("doc:1", "systemone"), entry("doc:2", "label-read"), entry("7", "decisions")]));
+    const [r] = decodeResults(bytes)!;
+    expect(r!.answeredBy).toBeInstanceOf(AnsweredByList);
+    const list = r!.answeredBy as AnsweredByList;
+    expect(list.keys).toEqual(["7", "doc:2", "doc:1"]);
+    expect(list.methods).toEqual(["decisions", "label-read", "systemone"]);
   });
 });

@@ -15,6 +15,7 @@ import { validateResult } from "../../coordinator/result-validator.js";
 import { compactQuestions, OptionInterner, type RecordEntry } from "../../coordinator/suite-index.js";
 import type { IncomingResult } from "../../coordinator/incoming-result.js";
 import { RecordSchema, wellFormedRecord } from "../../common/suite/schema.js";
+import { answeredByRecord } from "../../common/results/index.js";
 
 const definition = loadPackageDefinition();
 const attach = (grpc.loadPackageDefinition(definition) as unknown as ProtoGrpcType).udm.v1.Coordinator.service.Attach;
@@ -58,7 +59,7 @@ describe("agent toWire -> protobuf -> coordinator resultFromWire (property)", ()
         expect(got.payloadSha256).toBe(sha);
         expect(got.skipped).toEqual(a.skipped);
         expect(got.errors).toEqual(a.errors);
-        expect(got.answeredBy).toEqual(a.answeredBy);
+        expect(answeredByRecord(got.answeredBy)).toEqual(a.answeredBy);
         expect([got.promptTokens, got.cachedTokens, got.completionTokens, got.requests]).toEqual([a.usage.promptTokens, a.usage.cachedTokens, a.usage.completionTokens, a.usage.requests]);
         expect([got.latencyMs, got.retries, got.approximate]).toEqual([a.latencyMs, a.retries, a.approximate]);
         // proto `double` carries every probability exactly.
