@@ -11,7 +11,14 @@ export interface Lease {
   outstanding: Set<string>;
   /** Planner cost of `outstanding`, kept by the scheduler (how much work the holder has left in it). */
   cost: number;
+  /**
+   * How many of `outstanding` are settled already (another holder answered them), kept by the
+   * scheduler: the holder's next answer drops them, and only then is `outstanding` walked.
+   */
+  settledElsewhere: number;
 }
+
+const NO_LEASES: readonly Lease[] = [];
 
 export class LeaseTable {
   private byUnit = new Map<string, Map<string, Lease>>();
@@ -20,7 +27,7 @@ export class LeaseTable {
   constructor(private readonly leaseMs: number) {}
 
   grant(unitId: string, agentKey: string, runIds: Iterable<string>, backup: boolean, now: number, cost = 0): Lease {
-    const lease: Lease = { unitId, agentKey, backup, expiresAt: now + this.leaseMs, outstanding: new Set(runIds), cost };
+    const lease: Lease = { unitId, agentKey, backup, expiresAt: now + this.leaseMs, outstanding: new Set(runIds), cost, settledElsewhere: 0 };
     let holders = this.byUnit.get(unitId);
     if (!holders) this.byUnit.set(unitId, (holders = new Map()));
     holders.set(agentKey, lease);
@@ -36,6 +43,11 @@ export class LeaseTable {
 
   holders(unitId: string): Lease[] {
     return [...(this.byUnit.get(unitId)?.values() ?? [])];
+  }
+
+  /** The leases of a unit, without a copy of the list (do not release while iterating). */
+  leasesOf(unitId: string): Iterable<Lease> {
+    return this.byUnit.get(unitId)?.values() ?? NO_LEASES;
   }
 
   holderCount(unitId: string): number {

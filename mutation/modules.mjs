@@ -17,7 +17,7 @@ export const MODULES = [
   { name: "lease table", files: ["coordinator/lease-table.ts"] },
   { name: "planner", files: ["coordinator/planner.ts"] },
   { name: "result validator", files: ["coordinator/result-validator.ts"] },
-  { name: "line writer", files: ["common/results/line-writer.ts", "common/results/line-bytes.ts"] },
+  { name: "line writer", files: ["common/results/line-writer.ts", "common/results/line-bytes.ts", "common/results/answered-by.ts"] },
   {
     name: "authentication (gRPC, HTTP)",
     // The token check itself, and where the gRPC service and the HTTP routes call it.

@@ -9,7 +9,7 @@ describe("LeaseTable", () => {
     const a1 = t.grant("u1", "a", ["r1", "r2"], false, 0, 7);
     t.grant("u2", "a", ["r3"], false, 10);
     t.grant("u1", "b", ["r2"], true, 20);
-    expect(a1).toEqual({ unitId: "u1", agentKey: "a", backup: false, expiresAt: 100, outstanding: new Set(["r1", "r2"]), cost: 7 });
+    expect(a1).toEqual({ unitId: "u1", agentKey: "a", backup: false, expiresAt: 100, outstanding: new Set(["r1", "r2"]), cost: 7, settledElsewhere: 0 });
     expect(t.unitsOf("a")).toEqual(["u1", "u2"]);
     expect(t.countOf("a")).toBe(2);
     expect(t.holders("u1").map((l) => [l.agentKey, l.backup])).toEqual([["a", false], ["b", true]]);
