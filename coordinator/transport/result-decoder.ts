@@ -6,6 +6,7 @@
 // a map's later entry for a key wins, packed and unpacked repeated doubles are both read.
 import { AnsweredByList } from "../../common/results/index.js";
 import type { IncomingResult } from "../incoming-result.js";
+import { asciiEquals, sentRecordOf, sentUnit, type SentRecord } from "./sent-units.js";
 
 /** The oneof field numbers of AgentMessage (proto/udm/v1/orchestrator.proto). */
 const AGENT_RESULT = 3;
@@ -187,6 +188,8 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
   };
   let probQuestions: string[] | undefined;
   let probValues: number[] | undefined;
+  let unit: ReturnType<typeof sentUnit>;
+  let sent: SentRecord | undefined;
   let answeredKeys: string[] | undefined;
   let answeredMethods: string[] | undefined;
   while (r.pos < r.end) {
@@ -197,11 +200,17 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
       case 1:
         if (wt !== LENGTH) break;
         res.unitId = r.string();
+        unit = sentUnit(res.unitId);
         continue;
-      case 2:
+      case 2: {
         if (wt !== LENGTH) break;
-        res.recordKey = r.string();
+        const end = r.lengthEnd();
+        // The run_id of a record of the unit named before it: the index's own string.
+        sent = unit && sentRecordOf(unit, buf, r.pos, end);
+        res.recordKey = sent ? sent.recordKey : utf8(buf, r.pos, end);
+        r.pos = end;
         continue;
+      }
       case 3:
         if (wt !== LENGTH) break;
         decodeProbsEntry(r, res.probs);
@@ -222,10 +231,13 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         if (wt !== FIXED64) break;
         res.latencyMs = r.double();
         continue;
-      case 8:
+      case 8: {
         if (wt !== LENGTH) break;
-        res.payloadSha256 = r.string();
+        const end = r.lengthEnd();
+        res.payloadSha256 = sent && asciiEquals(sent.payloadSha256, buf, r.pos, end) ? sent.payloadSha256 : utf8(buf, r.pos, end);
+        r.pos = end;
         continue;
+      }
       case 9:
         if (wt !== LENGTH) break;
         decodeStringPair(r, (answeredKeys ??= []), (answeredMethods ??= []));

@@ -8,6 +8,7 @@ import type { PayloadSpill } from "../payload-spill.js";
 import type { PlannedUnit } from "../planner.js";
 import type { RecordEntry } from "../suite-index.js";
 import { UnitBufferPool } from "./unit-buffer-pool.js";
+import { rememberSentUnit } from "./sent-units.js";
 
 /**
  * A CoordinatorMessage { unit } already in its wire form, in a buffer lent by the pool: the stream
@@ -172,5 +173,6 @@ export function encodeWorkUnit(unit: PlannedUnit, records: readonly RecordEntry[
     pool.give(w.buf);
     throw err;
   }
+  rememberSentUnit(unit.unitId, records);
   return new EncodedUnit(w.buf, pool);
 }

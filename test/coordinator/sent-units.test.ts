@@ -1,0 +1,83 @@
+// The result decoder takes a result's run_id and payload digest from the unit it names when the unit
+// was sent (coordinator/transport/sent-units.ts): the same text as decoding them, whatever the
+// result says. (That the index's own strings come back cannot be seen in JavaScript, where equal
+// strings cannot be told apart; the unit's cursor shows which record was matched.)
+import { describe, expect, it } from "vitest";
+import { decodeResults } from "../../coordinator/transport/result-decoder.js";
+import { asciiEquals, rememberSentUnit, sentUnit } from "../../coordinator/transport/sent-units.js";
+
+function varint(n: number): Buffer {
+  const out: number[] = [];
+  for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n & 0x7f) | 0x80);
+  out.push(n);
+  return Buffer.from(out);
+}
+const field = (n: number, bytes: Buffer) => Buffer.concat([varint((n << 3) | 2), varint(bytes.length), bytes]);
+const str = (n: number, s: string) => field(n, Buffer.from(s, "utf8"));
+
+/** AgentMessage { results: ResultBatch { results: [RecordResult { fields... }] } }, fields as given (in that order). */
+const batch = (...results: Buffer[][]) => field(6, Buffer.concat(results.map((fields) => field(1, Buffer.concat(fields)))));
+
+const SHA = "a".repeat(64);
+const records = [
+  { recordKey: "track-x:query:0000000001:c0", payloadSha256: SHA },
+  { recordKey: "track-x:query:0000000001:c1", payloadSha256: "b".repeat(64) },
+  { recordKey: "track-x:câu-hỏi:c2", payloadSha256: SHA },
+];
+
+describe("results of a sent unit", () => {
+  rememberSentUnit("track-x/7", records);
+
+  it("run_id and payload digest read as the unit's records, in any order of its records", () => {
+    const out = decodeResults(
+      batch(
+        [str(1, "track-x/7"), str(2, records[1]!.recordKey), str(8, records[1]!.payloadSha256)],
+        [str(1, "track-x/7"), str(2, records[0]!.recordKey), str(8, SHA)],
+      ),
+    )!;
+    expect(out.map((r) => [r.unitId, r.recordKey, r.payloadSha256])).toEqual([
+      ["track-x/7", records[1]!.recordKey, records[1]!.payloadSha256],
+      ["track-x/7", records[0]!.recordKey, SHA],
+    ]);
+    expect(sentUnit("track-x/7")!.next).toBe(1);
+  });
+
+  it("a run_id or digest that is not the unit's record's is decoded as sent", () => {
+    const out = decodeResults(
+      batch(
+        [str(1, "track-x/7"), str(2, "track-x:query:0000000001:c9"), str(8, SHA)],
+        [str(1, "track-x/7"), str(2, records[0]!.recordKey), str(8, "c".repeat(64))],
+        [str(1, "track-x/7"), str(2, records[0]!.recordKey.slice(0, -1)), str(8, SHA.slice(1))],
+        // run_id before unit_id: nothing to match it against yet.
+        [str(2, records[0]!.recordKey), str(1, "track-x/7"), str(8, SHA)],
+        [str(1, "track-y/1"), str(2, records[0]!.recordKey), str(8, SHA)],
+      ),
+    )!;
+    expect(out.map((r) => [r.unitId, r.recordKey, r.payloadSha256])).toEqual([
+      ["track-x/7", "track-x:query:0000000001:c9", SHA],
+      ["track-x/7", records[0]!.recordKey, "c".repeat(64)],
+      ["track-x/7", records[0]!.recordKey.slice(0, -1), SHA.slice(1)],
+      ["track-x/7", records[0]!.recordKey, SHA],
+      ["track-y/1", records[0]!.recordKey, SHA],
+    ]);
+  });
+
+  it("a non-ASCII run_id is decoded from its UTF-8 bytes, and a Latin-1 look-alike never matches it", () => {
+    const [r] = decodeResults(batch([str(1, "track-x/7"), str(2, records[2]!.recordKey), str(8, SHA)]))!;
+    expect(r!.recordKey).toBe("track-x:câu-hỏi:c2");
+    const bytes = Buffer.from("é", "utf8");
+    expect(asciiEquals(bytes.toString("latin1"), bytes, 0, bytes.length)).toBe(false);
+    expect(asciiEquals("ab", Buffer.from("ab"), 0, 2)).toBe(true);
+    expect(asciiEquals("ab", Buffer.from("abc"), 0, 3)).toBe(false);
+  });
+
+  it("forgets the oldest unit past 4096 sent, and a unit sent again starts its cursor over", () => {
+    rememberSentUnit("first", records);
+    for (let i = 0; i < 4096; i++) rememberSentUnit(`u${i}`, records);
+    expect(sentUnit("first")).toBeUndefined();
+    expect(sentUnit("u0")).toBeDefined();
+    sentUnit("u0")!.next = 2;
+    rememberSentUnit("u0", records);
+    expect(sentUnit("u0")!.next).toBe(0);
+  });
+});
