@@ -284,7 +284,7 @@ export class Scheduler {
       // Already accepted (from this session, a backup holder, or a previous session): first wins.
       this.counters.duplicates++;
       if (agent) agent.duplicates++;
-      if (lease) this.answered(lease, result.recordKey);
+      if (lease) this.answered(lease, result.recordKey, record, state);
       return { kind: "duplicate" };
     }
     const inUnit = state !== undefined && state.unit.unitId === result.unitId;
@@ -301,12 +301,12 @@ export class Scheduler {
         this.rejections.set(result.recordKey, n);
         if (n >= (this.options.maxRejections ?? 5)) {
           this.counters.givenUp++;
-          this.settle(state, record.recordKey);
+          this.settle(state, record.recordKey, record);
           this.options.onGiveUp(record, state.unit, rejection);
-          this.answered(lease, record.recordKey);
+          this.answered(lease, record.recordKey, record, state);
           return { kind: "rejected", rejection };
         }
-        this.answered(lease, result.recordKey);
+        this.answered(lease, result.recordKey, record, state);
       }
       return { kind: "rejected", rejection };
     }
@@ -314,10 +314,10 @@ export class Scheduler {
     this.counters.accepted++;
     agent!.results++;
     this.tokensPerCost.add(resultTokens(result), recordCost(record!));
-    this.settle(state!, result.recordKey);
+    this.settle(state!, result.recordKey, record);
     this.leases.renew(key, this.now(), result.unitId);
     this.options.onAccept(result, record!, state!.unit, agent!);
-    this.answered(lease!, result.recordKey);
+    this.answered(lease!, result.recordKey, record, state);
     if (agent!.heldBack) this.pumpAgent(agent!);
     return { kind: "accepted" };
   }
@@ -329,12 +329,12 @@ export class Scheduler {
     this.pump();
   }
 
-  private settle(state: UnitState, recordKey: string): void {
+  /** `record`: the record of `recordKey` where the caller has it (lookup is a map of every run_id). */
+  private settle(state: UnitState, recordKey: string, record = this.options.lookup(recordKey)): void {
     state.pending.delete(recordKey);
     // Every copy that carried the record is owed it no more: its holder's next answer drops it.
     for (const lease of this.leases.leasesOf(state.unit.unitId)) if (lease.outstanding.has(recordKey)) lease.settledElsewhere++;
     this.rejections.delete(recordKey);
-    const record = this.options.lookup(recordKey);
     // Stryker disable next-line ConditionalExpression: a settled record is always one lookup knows
     if (record) this.pendingCost -= recordCost(record);
   }
@@ -351,8 +351,8 @@ export class Scheduler {
    * The holder answered one record of its copy; a copy with nothing outstanding is finished (and
    * with the unit's last record settled, so is the unit: afterRelease).
    */
-  private answered(lease: Lease, recordKey: string): void {
-    this.dropOutstanding(lease, recordKey);
+  private answered(lease: Lease, recordKey: string, record?: RecordEntry, state?: UnitState): void {
+    this.dropOutstanding(lease, recordKey, record, state);
     // Records another holder answered meanwhile are owed no more (deleting the entry a Set's
     // iteration is at is safe: no copy of the set per answer). The walk is only where there are
     // some: walking every answer's copy cost a unit of n records n²/2 lookups.
@@ -365,11 +365,12 @@ export class Scheduler {
     }
   }
 
-  private dropOutstanding(lease: Lease, recordKey: string): void {
+  /** `record` and `state`: the record of `recordKey` and its unit's state where the caller has them. */
+  private dropOutstanding(lease: Lease, recordKey: string, record?: RecordEntry, state?: UnitState): void {
     if (!lease.outstanding.delete(recordKey)) return;
     // Stryker disable next-line ConditionalExpression,UpdateOperator,BooleanLiteral: a count left too high only walks `outstanding` when there is nothing to drop (too low is killed)
-    if (!this.unitOfRecord.get(recordKey)!.pending.has(recordKey)) lease.settledElsewhere--;
-    const record = this.options.lookup(recordKey);
+    if (!(state ?? this.unitOfRecord.get(recordKey)!).pending.has(recordKey)) lease.settledElsewhere--;
+    record ??= this.options.lookup(recordKey);
     // Stryker disable next-line ConditionalExpression: an outstanding record is always one lookup knows
     if (record) lease.cost = Math.max(0, lease.cost - recordCost(record));
   }
