@@ -14,12 +14,14 @@ import type { TrackMetrics } from "./track-metrics.js";
 export type ScorerFeedMessage =
   | { type: "gold"; message: GoldMessage }
   /**
-   * Lines committed together (one results-store flush), in commit order: the part of their texts
-   * a scorer reads (common/results scoredText: a JSON object of run_id, probs, skipped, errors). Not
-   * joined into one text: a flush's lines joined are a large object in the sending thread's old
-   * generation, and the coordinator's thread sends thousands of lines a second.
+   * Lines committed together (one results-store flush), in commit order: their texts as written and,
+   * for each, where the part a scorer reads ends (CommittedLine.scoredLength, -1 for the whole text;
+   * common/results scoredPart), cut here: cut in the coordinator's thread, each part was a new
+   * string of its own there, flattened to be sent. Not joined into one text: a flush's lines joined
+   * are a large object in the sending thread's old generation, and the coordinator's thread sends
+   * thousands of lines a second.
    */
-  | { type: "committed"; lines: string[] }
+  | { type: "committed"; lines: string[]; scoredLengths: number[] }
   /** The run ended: every line it committed was sent before this. */
   | { type: "end" };
 

@@ -41,5 +41,10 @@ export function isCommittedLine(line: object): line is CommittedLine {
  * question, and the scorer thread parses every committed line.
  */
 export function scoredText(line: CommittedLine): string {
-  return line.scoredLength === undefined ? line.text : `${line.text.slice(0, line.scoredLength)}}`;
+  return scoredPart(line.text, line.scoredLength ?? -1);
+}
+
+/** scoredText of a line's text and its scoredLength (-1: none, the whole text). */
+export function scoredPart(text: string, scoredLength: number): string {
+  return scoredLength < 0 ? text : `${text.slice(0, scoredLength)}}`;
 }

@@ -2,7 +2,7 @@
 // results files and their seal, and the append-only log.
 export { AppendLog, type TornLine } from "./append-log.js";
 export { AnsweredByList, answeredByRecord, type AnsweredBy } from "./answered-by.js";
-export { isCommittedLine, scoredText, type CommittedLine } from "./committed-line.js";
+export { isCommittedLine, scoredPart, scoredText, type CommittedLine } from "./committed-line.js";
 export { NOUL_KEYS, RESULT_FORMAT, ResultLineSchema, SUM_TOLERANCE, acceptedResultLine, compactDistributionProblem, distributionProblem, givenUpResultLine, lineHasErrors, type Distribution, type ResultInput, type ResultLine, type StoredResultLine } from "./format.js";
 export { parseResultLine } from "./parse.js";
 export { scanResultRow, type RowFacts } from "./row-scan.js";

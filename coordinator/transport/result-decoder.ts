@@ -168,6 +168,20 @@ export function decodeResults(buf: Buffer): IncomingResult[] | undefined {
   return out;
 }
 
+// Reused by every decodeRecordResult (it runs to its end before the next); their entries past a
+// result's count are left from earlier results and never read.
+const scratchQuestions: string[] = [];
+const scratchValues: number[] = [];
+const scratchKeys: string[] = [];
+const scratchMethods: string[] = [];
+
+/** Whether the first `n` of `b` are the strings of `a`, in order (answered_by's keys are usually prob_questions). */
+function sameStrings(a: readonly string[], b: readonly string[], n: number): boolean {
+  if (a.length !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingResult {
   const r = new Reader(buf, start, end);
   const res: IncomingResult = {
@@ -186,12 +200,15 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
     retries: 0,
     approximate: false,
   };
-  let probQuestions: string[] | undefined;
-  let probValues: number[] | undefined;
+  // Gathered in the reused arrays below, then copied at their exact length: pushed one by one into
+  // new arrays, a reranking result's three lists of ~25 and its ~50 doubles were reallocated as they
+  // grew (about 2 KB a result, the decoder's largest allocation).
+  let questionCount = -1;
+  let valueCount = -1;
+  let answeredCount = 0;
   let unit: ReturnType<typeof sentUnit>;
   let sent: SentRecord | undefined;
-  let answeredKeys: string[] | undefined;
-  let answeredMethods: string[] | undefined;
+
   while (r.pos < r.end) {
     const tag = r.varint();
     const field = Math.floor(tag / 8);
@@ -240,7 +257,9 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
       }
       case 9:
         if (wt !== LENGTH) break;
-        decodeStringPair(r, (answeredKeys ??= []), (answeredMethods ??= []));
+        readStringEntry(r);
+        scratchKeys[answeredCount] = entryKey;
+        scratchMethods[answeredCount++] = entryValue;
         continue;
       case 10:
         if (wt !== VARINT) break;
@@ -252,18 +271,19 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         continue;
       case 12:
         if (wt !== LENGTH) break;
-        (probQuestions ??= []).push(r.string());
+        if (questionCount < 0) questionCount = 0;
+        scratchQuestions[questionCount++] = r.string();
         continue;
       case 13:
-        probValues ??= [];
+        if (valueCount < 0) valueCount = 0;
         if (wt === FIXED64) {
-          probValues.push(r.double());
+          scratchValues[valueCount++] = r.double();
           continue;
         }
         if (wt === LENGTH) {
           const e = r.lengthEnd();
           if ((e - r.pos) % 8 !== 0) throw new WireDecodeError("packed prob_values not a whole number of doubles");
-          for (let p = r.pos; p < e; p += 8) probValues.push(buf.readDoubleLE(p));
+          for (let p = r.pos; p < e; p += 8) scratchValues[valueCount++] = buf.readDoubleLE(p);
           r.pos = e;
           continue;
         }
@@ -271,8 +291,9 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
     }
     r.skip(wt);
   }
-  if (answeredKeys) res.answeredBy = AnsweredByList.of(answeredKeys, answeredMethods!);
-  if (probQuestions || probValues) res.compactProbs = { questions: probQuestions ?? [], values: probValues ?? [] };
+  const questions = questionCount < 0 ? undefined : scratchQuestions.slice(0, questionCount);
+  if (questions || valueCount >= 0) res.compactProbs = { questions: questions ?? [], values: valueCount < 0 ? [] : scratchValues.slice(0, valueCount) };
+  if (answeredCount > 0) res.answeredBy = AnsweredByList.of(questions && sameStrings(questions, scratchKeys, answeredCount) ? questions : scratchKeys.slice(0, answeredCount), scratchMethods.slice(0, answeredCount));
   return res;
 }
 
@@ -319,13 +340,6 @@ function decodeDoubleEntry(r: Reader, into: Record<string, number>, outer: numbe
 function decodeStringEntry(r: Reader, into: Record<string, string>): void {
   readStringEntry(r);
   setKey(into, entryKey, entryValue);
-}
-
-/** One map<string, string> entry, kept as a pair (AnsweredByList.of settles repeated keys). */
-function decodeStringPair(r: Reader, keys: string[], values: string[]): void {
-  readStringEntry(r);
-  keys.push(entryKey);
-  values.push(entryValue);
 }
 
 // The entry readStringEntry read last (no pair allocated per entry).
