@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../common/log.js";
-import { isCommittedLine, resultFiles, scoredText, trackResultsPath, type CommittedLine, type ResultInput } from "../common/results/index.js";
+import { isCommittedLine, readScoredPart, resultFiles, scoredText, trackResultsPath, type CommittedLine, type ResultInput } from "../common/results/index.js";
 import { selectFiles, openCheckedSuite, goldRecordsOf, type GoldMessage } from "../common/suite/index.js";
 import { METRICS_FILE, type MetricsJson } from "./metrics-json.js";
 import { applyResultFiles } from "./result-files.js";
@@ -144,7 +144,7 @@ export class CommitScorer {
 
   /** One line the coordinator committed (fsynced): as written (text), or parsed. */
   committed(committed: CommittedLine | ResultInput): void {
-    const line = isCommittedLine(committed) ? (JSON.parse(scoredText(committed)) as ResultInput) : committed;
+    const line = isCommittedLine(committed) ? readScoredPart(scoredText(committed)) : committed;
     if (this.early) this.early.push(line);
     else {
       this.applyCommitted(line, false);

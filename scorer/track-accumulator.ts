@@ -159,8 +159,15 @@ export class TrackAccumulator {
     const skipped = new Set(result.skipped);
     const answerOf = (key: string, options: readonly string[]): Readonly<Record<string, number>> | undefined => {
       if (skipped.has(key) || (result.errors !== undefined && Object.hasOwn(result.errors, key))) return undefined;
-      if (!Object.hasOwn(result.probs, key)) return undefined;
-      const dist = result.probs[key];
+      const { probs } = result;
+      let dist: unknown;
+      if (probs instanceof Map) {
+        if (!probs.has(key)) return undefined;
+        dist = probs.get(key);
+      } else {
+        if (!Object.hasOwn(probs, key)) return undefined;
+        dist = (probs as Readonly<Record<string, unknown>>)[key];
+      }
       if (distributionProblem(dist, options) !== undefined) {
         this.invalid++;
         return undefined;

@@ -35,7 +35,8 @@ export interface StoredResultLine {
 /** The part of a result line the scorer reads. */
 export interface ResultInput {
   run_id: string;
-  probs: Readonly<Record<string, unknown>>;
+  /** question key -> distribution: as JSON.parse gives it, or a Map (scored-part-reader.ts). */
+  probs: Readonly<Record<string, unknown>> | ReadonlyMap<string, unknown>;
   skipped?: readonly string[];
   errors?: Readonly<Record<string, unknown>>;
 }

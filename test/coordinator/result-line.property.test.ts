@@ -6,6 +6,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { acceptedResultLine } from "../../common/results/format.js";
 import { scoredText } from "../../common/results/committed-line.js";
+import { readScoredPart } from "../../common/results/scored-part-reader.js";
+import type { ResultInput } from "../../common/results/format.js";
 import type { IncomingResult } from "../../coordinator/incoming-result.js";
 import { givenUpLine, resultLine } from "../../coordinator/result-line.js";
 import { validateResult } from "../../coordinator/result-validator.js";
@@ -114,6 +116,12 @@ function lineObject(result: IncomingResult, record: RecordEntry, agent: string) 
   );
 }
 
+/** What the scorer reads of a parsed scored part, probs as entries whatever their form. */
+function asParsed(r: ResultInput) {
+  const entries = r.probs instanceof Map ? [...r.probs.entries()] : Object.entries(r.probs);
+  return { run_id: r.run_id, probs: entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)), skipped: r.skipped, errors: r.errors };
+}
+
 describe("a result's line written as text (property)", () => {
   it("is byte for byte JSON.stringify of the line object, and says whether it has errors", () => {
     fc.assert(
@@ -128,6 +136,8 @@ describe("a result's line written as text (property)", () => {
         // What the scorer thread is sent: the line's fields up to errors, exactly as in the line.
         const { run_id, id, track, family, probs, skipped, errors } = object;
         expect(scoredText(written)).toBe(JSON.stringify({ run_id, id, track, family, probs, skipped, ...(errors ? { errors } : {}) }));
+        // And the scorer thread reads it as JSON.parse does (its probs a Map where the scan took the line).
+        expect(asParsed(readScoredPart(scoredText(written)))).toEqual(asParsed(JSON.parse(scoredText(written)) as ResultInput));
       }),
       { numRuns: 1000 },
     );
