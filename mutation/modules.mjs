@@ -36,6 +36,7 @@ export const MODULES = [
   { name: "distributions", files: ["agent/methods/engine-distribution.ts"] },
   { name: "results append log", files: ["common/results/append-log.ts"] },
   { name: "results format", files: ["common/results/format.ts"] },
+  { name: "scored part reader", files: ["common/results/scored-part-reader.ts"] },
 ];
 
 /**

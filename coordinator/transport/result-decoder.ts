@@ -7,6 +7,7 @@
 import { AnsweredByList } from "../../common/results/index.js";
 import type { IncomingResult } from "../incoming-result.js";
 import { asciiEquals, sentRecordOf, sentUnit, type SentRecord } from "./sent-units.js";
+import { RecordQuestions } from "../record-questions.js";
 
 /** The oneof field numbers of AgentMessage (proto/udm/v1/orchestrator.proto). */
 const AGENT_RESULT = 3;
@@ -53,9 +54,10 @@ class Reader {
     return end;
   }
 
-  string(): string {
+  /** `keysOf`: a record whose question keys the string is likely one of (the index's string is returned then). */
+  string(keysOf?: SentRecord): string {
     const end = this.lengthEnd();
-    const s = utf8(this.buf, this.pos, end);
+    const s = (keysOf && questionKey(keysOf, this.buf, this.pos, end)) ?? utf8(this.buf, this.pos, end);
     this.pos = end;
     return s;
   }
@@ -87,6 +89,32 @@ class Reader {
     if (this.pos > this.end) throw new WireDecodeError("truncated field");
   }
 }
+
+/**
+ * The record's question key whose UTF-8 text is buf[start, end), looked for after the key found
+ * last (results list their questions in criteria order, answered_by too); undefined when it is not
+ * there. A reranking record's ~25 document keys are its own: as decoded strings, each was new.
+ */
+function questionKey(record: SentRecord, buf: Buffer, start: number, end: number): string | undefined {
+  const qs = RecordQuestions.of(record);
+  const { keys } = qs;
+  const n = keys.length;
+  const from = keyCursor.record === record ? keyCursor.next : 0;
+  for (let k = 0; k < n; k++) {
+    const i = (from + k) % n;
+    if (asciiEquals(keys[i]!, buf, start, end)) {
+      keyCursor.record = record;
+      keyCursor.next = i + 1;
+      return keys[i];
+    }
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: how far the look goes: the whole record would find the same key, slower
+    if (k >= 1) break;
+  }
+  return undefined;
+}
+
+/** Where questionKey looks first: after the key of the same record it found last. */
+const keyCursor: { record: SentRecord | undefined; next: number } = { record: undefined, next: 0 };
 
 /** Strings decoded lately, by a hash of their bytes (INTERN_SLOTS of them, the last one per slot). */
 const INTERN_SLOTS = 4096;
@@ -257,7 +285,8 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
       }
       case 9:
         if (wt !== LENGTH) break;
-        readStringEntry(r);
+        if (answeredCount === 0) keyCursor.next = 0;
+        readStringEntry(r, sent);
         scratchKeys[answeredCount] = entryKey;
         scratchMethods[answeredCount++] = entryValue;
         continue;
@@ -271,8 +300,11 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         continue;
       case 12:
         if (wt !== LENGTH) break;
-        if (questionCount < 0) questionCount = 0;
-        scratchQuestions[questionCount++] = r.string();
+        if (questionCount < 0) {
+          questionCount = 0;
+          keyCursor.next = 0;
+        }
+        scratchQuestions[questionCount++] = r.string(sent);
         continue;
       case 13:
         if (valueCount < 0) valueCount = 0;
@@ -346,13 +378,14 @@ function decodeStringEntry(r: Reader, into: Record<string, string>): void {
 let entryKey = "";
 let entryValue = "";
 
-function readStringEntry(r: Reader): void {
+/** `keysOf`: the record whose question keys the entry's key is expected among. */
+function readStringEntry(r: Reader, keysOf?: SentRecord): void {
   const end = r.lengthEnd();
   entryKey = "";
   entryValue = "";
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === ((1 << 3) | LENGTH)) entryKey = stringIn(r, end);
+    if (tag === ((1 << 3) | LENGTH)) entryKey = stringIn(r, end, keysOf);
     else if (tag === ((2 << 3) | LENGTH)) entryValue = stringIn(r, end);
     else skipIn(r, tag & 7, end);
   }
@@ -386,8 +419,8 @@ function decodeUsage(r: Reader, res: IncomingResult): void {
   if (r.pos > end) throw new WireDecodeError("field past the end of its message");
 }
 
-function stringIn(r: Reader, end: number): string {
-  const s = r.string();
+function stringIn(r: Reader, end: number, keysOf?: SentRecord): string {
+  const s = r.string(keysOf);
   if (r.pos > end) throw new WireDecodeError("length past the end of the message");
   return s;
 }

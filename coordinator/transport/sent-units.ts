@@ -3,13 +3,12 @@
 // against the unit's own records and come back as the strings the suite index already holds. Made
 // anew per result, they were two strings of ~55 and 64 characters per record, each hashed again by
 // the first map it was looked up in (the run's index of 58k run_ids: the coordinator thread's
-// `lookup`, 85 ms of a full-suite run in its profile).
+// `lookup`, 85 ms of a full-suite run in its profile). The question keys that follow are matched
+// against the record's own (result-decoder.ts) the same way.
+import type { RecordEntry } from "../suite-index.js";
 
-/** What a result repeats of the record it answers. */
-export interface SentRecord {
-  readonly recordKey: string;
-  readonly payloadSha256: string;
-}
+/** The record a result answers: the index's entry (its run_id, payload digest and question keys). */
+export type SentRecord = RecordEntry;
 
 interface SentUnit {
   readonly records: readonly SentRecord[];

@@ -5,6 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { decodeResults } from "../../coordinator/transport/result-decoder.js";
 import { asciiEquals, rememberSentUnit, sentUnit } from "../../coordinator/transport/sent-units.js";
+import { compactQuestions, OptionInterner, type RecordEntry } from "../../coordinator/suite-index.js";
+import { AnsweredByList } from "../../common/results/index.js";
 
 function varint(n: number): Buffer {
   const out: number[] = [];
@@ -23,7 +25,7 @@ const records = [
   { recordKey: "track-x:query:0000000001:c0", payloadSha256: SHA },
   { recordKey: "track-x:query:0000000001:c1", payloadSha256: "b".repeat(64) },
   { recordKey: "track-x:câu-hỏi:c2", payloadSha256: SHA },
-];
+].map((r) => ({ ...r, questionKeys: "", questionCount: 0, optionLists: [] }) as unknown as RecordEntry);
 
 describe("results of a sent unit", () => {
   rememberSentUnit("track-x/7", records);
@@ -79,5 +81,29 @@ describe("results of a sent unit", () => {
     sentUnit("u0")!.next = 2;
     rememberSentUnit("u0", records);
     expect(sentUnit("u0")!.next).toBe(0);
+  });
+
+  it("question keys (prob_questions, answered_by) read as the record's own, in or out of criteria order, or decoded as sent", () => {
+    const keys = ["doc:11", "doc:12", "doc:13", "ý", "doc:15"];
+    const record = {
+      recordKey: "track-z:q:c0",
+      payloadSha256: SHA,
+      ...compactQuestions(
+        keys.map((key) => ({ key, options: ["true", "false"] })),
+        new OptionInterner(),
+      ),
+    } as unknown as RecordEntry;
+    rememberSentUnit("track-z/1", [record]);
+    const entry = (k: string, m: string) => field(9, Buffer.concat([str(1, k), str(2, m)]));
+    const asked = ["doc:11", "doc:12", "doc:15", "doc:13", "ý", "doc:99", "doc:1"];
+    const out = decodeResults(
+      batch(
+        [str(1, "track-z/1"), str(2, record.recordKey), str(8, SHA), ...asked.slice(0, 3).map((k) => entry(k, "systemone")), ...asked.map((k) => str(12, k))],
+        [str(1, "track-z/1"), str(2, record.recordKey), ...asked.slice().reverse().map((k) => str(12, k))],
+      ),
+    )!;
+    expect(out[0]!.compactProbs!.questions).toEqual(asked);
+    expect((out[0]!.answeredBy as AnsweredByList).keys).toEqual(asked.slice(0, 3));
+    expect(out[1]!.compactProbs!.questions).toEqual(asked.slice().reverse());
   });
 });
