@@ -1,6 +1,9 @@
 // A load generator that speaks the agent protocol for coordinator-bench: it attaches like an agent
-// and answers every record of each unit at once with a uniform distribution, but its answers are
-// built before the run, from the suite, and it reads and writes the stream's protobuf bytes itself.
+// and answers every record of each unit at once with what an agent sends (a distribution per
+// question, drawn from a seeded generator so that probabilities have the digits real ones have and
+// documents rarely tie; answered_by naming the method of each question; usage and latency), but its
+// answers are built before the run, from the suite, and it reads and writes the stream's protobuf
+// bytes itself.
 // A unit costs it a scan for unit and record ids and a copy of prebuilt bytes, so on a machine it
 // shares with the coordinator, the coordinator's cost is what the figures measure (the generic
 // decoder of a real agent spends more on a unit's payload text than the coordinator spends on it).
@@ -12,20 +15,34 @@ import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 const LENGTH = 2;
 const FIXED64 = 1;
 
-/** Per run_id, the part of its RecordResult that does not depend on the unit: prob_questions and prob_values. */
+/**
+ * Per run_id, the part of its RecordResult that does not depend on the unit: usage, latency_ms,
+ * answered_by, prob_questions and prob_values.
+ */
 export type PrebuiltAnswers = Map<string, Buffer>;
 
 /** Reads the suite (or the given tracks) and prebuilds each record's uniform answer. */
 export async function prebuildAnswers(suiteDir: string, tracks?: readonly string[]): Promise<PrebuiltAnswers> {
   const answers: PrebuiltAnswers = new Map();
+  const random = seededRandom(26);
+  const method = Buffer.from("systemone");
   for (const file of selectFiles(openSuite(suiteDir), tracks ? { tracks } : {})) {
     for await (const rec of readTrackRecords(file)) {
-      const parts: Buffer[] = [];
+      const keys = Object.keys(rec.questions);
+      const usage = Buffer.concat([varintField(1, 800 + Math.floor(random() * 1200)), varintField(3, keys.length), varintField(4, 1)]);
+      const latency = Buffer.alloc(9);
+      latency[0] = 7 * 8 + FIXED64;
+      latency.writeDoubleLE(50 + random() * 100, 1);
+      const parts: Buffer[] = [lengthField(6, usage), latency];
+      for (const key of keys) parts.push(lengthField(9, Buffer.concat([lengthField(1, Buffer.from(key)), lengthField(2, method)])));
       const values: number[] = [];
-      for (const [key, q] of Object.entries(rec.questions)) {
+      for (const key of keys) {
+        const q = rec.questions[key]!;
         const n = q.type === "noul" ? 2 : Object.keys(q.criteria).length;
         parts.push(lengthField(12, Buffer.from(key)));
-        for (let i = 0; i < n; i++) values.push(1 / n);
+        const weights = Array.from({ length: n }, () => random());
+        const total = weights.reduce((a, b) => a + b, 0);
+        for (const w of weights) values.push(w / total);
       }
       const packed = Buffer.alloc(values.length * 8);
       values.forEach((v, i) => packed.writeDoubleLE(v, i * 8));
@@ -154,6 +171,22 @@ function varintBytes(n: number): number[] {
   }
   out.push(n);
   return out;
+}
+
+function varintField(field: number, value: number): Buffer {
+  return Buffer.from([...varintBytes(field * 8), ...varintBytes(value)]);
+}
+
+/** mulberry32: the same answers every run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 function lengthField(field: number, value: Buffer): Buffer {
