@@ -47,8 +47,44 @@ describe("readScoredPart", () => {
     expect(Object.is((minusZero.probs as Map<string, { true: number }>).get("doc:1")!.true, -0)).toBe(true);
   });
 
+  it("every escape, field name and number form is read as JSON.parse reads it (known answers)", () => {
+    const texts = [
+      part(`{"a\\u0041":{"true":0.5,"false":0.5}}`),
+      part(`{"doc:1":{"tr\\u0075e":0.5,"false":0.5}}`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`, `["x\\ty"]`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"run_id":"t:r1"`, `"run_id":"t:\\u0072"`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"run_id"`, `"rid"`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"family"`, `"famly"`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"skipped"`, `"skipped2"`),
+      // Names of the same length as the expected ones.
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"run_id"`, `"run_ie"`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"track"`, `"trace"`),
+      part(`{"doc:1":{"true":0.5,"false":0.5}}`).replace(`"skipped"`, `"skippes"`),
+      part(`{"q":{"A":1E5,"B":1e+5,"C":1e-5,"D":-0.5,"E":0,"F":10,"G":2.5E-3}}`),
+      part(`{"q":{},"r":{"x":1}}`),
+      part(`{}`),
+    ];
+    for (const text of texts) expect(asParsed(readScoredPart(text)), text).toEqual(asParsed(JSON.parse(text) as ResultInput));
+    for (const text of texts.slice(0, 10)) expect(scanScoredPart(text), text).toBeUndefined();
+    for (const text of texts.slice(10)) expect(scanScoredPart(text), text).toBeDefined();
+  });
+
   it("refuses what JSON.parse refuses, with JSON.parse's error", () => {
-    for (const bad of [part(`{"doc:1":{"true":01,"false":1}}`), part(`{"doc:1":{"true":.5,"false":1}}`), part(`{"doc:1":{"true":1.,"false":1}}`), part(`{"doc:1":{"true":1e,"false":1}}`), part("{}") + "x", part(`{"a":{"true":0.5}`)]) {
+    const good = part(`{"doc:1":{"true":0.5,"false":0.5}}`, `["a","b"]`);
+    const broken = [
+      good.replace(`"run_id":`, `"run_id";`),
+      good.replace(`{"run_id"`, `["run_id"`),
+      good.replace(`,"id"`, ` "id"`),
+      good.replace(`"true":`, `"true" `),
+      good.replace(`0.5,"false"`, `0.5;"false"`),
+      good.replace(`}},"skipped"`, `}],"skipped"`),
+      good.replace(`"a","b"`, `"a";"b"`),
+      good.replace(`"run_id":"t:r1"`, `"run_id":"t:\u0001"`),
+      good.replace(`"run_id":"t:r1"`, `"run_id":"t:r1`),
+      good.slice(0, -1),
+      `${good}}`,
+    ];
+    for (const bad of [...broken, part(`{"doc:1":{"true":01,"false":1}}`), part(`{"doc:1":{"true":.5,"false":1}}`), part(`{"doc:1":{"true":1.,"false":1}}`), part(`{"doc:1":{"true":1e,"false":1}}`), part("{}") + "x", part(`{"a":{"true":0.5}`)]) {
       expect(scanScoredPart(bad), bad).toBeUndefined();
       expect(() => readScoredPart(bad)).toThrow(SyntaxError);
     }
