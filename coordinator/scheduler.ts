@@ -333,6 +333,7 @@ export class Scheduler {
   private settle(state: UnitState, recordKey: string, record = this.options.lookup(recordKey)): void {
     state.pending.delete(recordKey);
     // Every copy that carried the record is owed it no more: its holder's next answer drops it.
+    // Stryker disable next-line ConditionalExpression: counting a copy without the record only walks it when there is nothing to drop
     for (const lease of this.leases.leasesOf(state.unit.unitId)) if (lease.outstanding.has(recordKey)) lease.settledElsewhere++;
     this.rejections.delete(recordKey);
     // Stryker disable next-line ConditionalExpression: a settled record is always one lookup knows
@@ -351,13 +352,13 @@ export class Scheduler {
    * The holder answered one record of its copy; a copy with nothing outstanding is finished (and
    * with the unit's last record settled, so is the unit: afterRelease).
    */
-  private answered(lease: Lease, recordKey: string, record?: RecordEntry, state?: UnitState): void {
+  private answered(lease: Lease, recordKey: string, record: RecordEntry | undefined, state: UnitState | undefined): void {
     this.dropOutstanding(lease, recordKey, record, state);
     // Records another holder answered meanwhile are owed no more (deleting the entry a Set's
     // iteration is at is safe: no copy of the set per answer). The walk is only where there are
     // some: walking every answer's copy cost a unit of n records n²/2 lookups.
     // Stryker disable next-line ConditionalExpression,EqualityOperator: walking when there is nothing to drop drops nothing (the old way, only slower)
-    if (lease.settledElsewhere > 0) for (const r of lease.outstanding) if (!this.unitOfRecord.get(r)!.pending.has(r)) this.dropOutstanding(lease, r);
+    if (lease.settledElsewhere > 0) for (const r of lease.outstanding) if (!this.unitOfRecord.get(r)!.pending.has(r)) this.dropOutstanding(lease, r, this.options.lookup(r), undefined);
     if (lease.outstanding.size === 0 && this.leases.get(lease.unitId, lease.agentKey) === lease) {
       this.leases.release(lease.unitId, lease.agentKey);
       this.afterRelease(lease);
@@ -365,12 +366,11 @@ export class Scheduler {
     }
   }
 
-  /** `record` and `state`: the record of `recordKey` and its unit's state where the caller has them. */
-  private dropOutstanding(lease: Lease, recordKey: string, record?: RecordEntry, state?: UnitState): void {
+  /** `record`: the record of `recordKey`; `state`: its unit's state where the caller has it. */
+  private dropOutstanding(lease: Lease, recordKey: string, record: RecordEntry | undefined, state: UnitState | undefined): void {
     if (!lease.outstanding.delete(recordKey)) return;
     // Stryker disable next-line ConditionalExpression,UpdateOperator,BooleanLiteral: a count left too high only walks `outstanding` when there is nothing to drop (too low is killed)
     if (!(state ?? this.unitOfRecord.get(recordKey)!).pending.has(recordKey)) lease.settledElsewhere--;
-    record ??= this.options.lookup(recordKey);
     // Stryker disable next-line ConditionalExpression: an outstanding record is always one lookup knows
     if (record) lease.cost = Math.max(0, lease.cost - recordCost(record));
   }

@@ -13,6 +13,7 @@ export default defineConfig({
       "test/scorer/track-accumulator.test.ts",
       "test/scorer/accumulator-gold-corners.test.ts",
       "test/scorer/accumulator-chunk-gold.test.ts",
+      "test/scorer/accumulator-map-probs.test.ts",
       "test/scorer/prng.test.ts",
       "test/scorer/bootstrap.test.ts",
       "test/scorer/aggregate.test.ts",
