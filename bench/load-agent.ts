@@ -9,6 +9,7 @@
 // decoder of a real agent spends more on a unit's payload text than the coordinator spends on it).
 import * as grpc from "@grpc/grpc-js";
 import { openSuite, readTrackRecords, selectFiles } from "../common/suite/index.js";
+import { seededRandom } from "../sim/index.js";
 import { loadPackageDefinition, type ProtoGrpcType } from "../proto/loader.js";
 import type { AgentMessage } from "../proto/generated/udm/v1/AgentMessage.js";
 
@@ -175,18 +176,6 @@ function varintBytes(n: number): number[] {
 
 function varintField(field: number, value: number): Buffer {
   return Buffer.from([...varintBytes(field * 8), ...varintBytes(value)]);
-}
-
-/** mulberry32: the same answers every run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function lengthField(field: number, value: Buffer): Buffer {
