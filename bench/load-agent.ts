@@ -22,7 +22,7 @@ const FIXED64 = 1;
  */
 export type PrebuiltAnswers = Map<string, Buffer>;
 
-/** Reads the suite (or the given tracks) and prebuilds each record's uniform answer. */
+/** Reads the suite (or the given tracks) and prebuilds each record's answer (the same every run: a fixed seed). */
 export async function prebuildAnswers(suiteDir: string, tracks?: readonly string[]): Promise<PrebuiltAnswers> {
   const answers: PrebuiltAnswers = new Map();
   const random = seededRandom(26);

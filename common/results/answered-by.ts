@@ -33,10 +33,6 @@ export class AnsweredByList {
     return keys.length === 0 ? AnsweredByList.EMPTY : new AnsweredByList(keys, keys.map((k) => record[k]!));
   }
 
-  get size(): number {
-    return this.keys.length;
-  }
-
   toRecord(): Record<string, string> {
     const record: Record<string, string> = {};
     for (let i = 0; i < this.keys.length; i++) setOwn(record, this.keys[i]!, this.methods[i]!);

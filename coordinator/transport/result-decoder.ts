@@ -142,17 +142,11 @@ function utf8(buf: Buffer, start: number, end: number): string {
   for (let i = Math.max(head, end - 8); i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
   const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
   const seen = interned[slot];
-  if (seen !== undefined && sameAscii(seen, buf, start, n)) return seen;
+  if (seen !== undefined && asciiEquals(seen, buf, start, end)) return seen;
   for (let i = start; i < end; i++) if (buf[i]! >= 0x80) return buf.toString("utf8", start, end);
   const s = buf.toString("latin1", start, end);
   interned[slot] = s;
   return s;
-}
-
-function sameAscii(s: string, buf: Buffer, start: number, n: number): boolean {
-  if (s.length !== n) return false;
-  for (let i = 0; i < n; i++) if (s.charCodeAt(i) !== buf[start + i]) return false;
-  return true;
 }
 
 function setKey<T>(obj: Record<string, T>, key: string, value: T): void {
