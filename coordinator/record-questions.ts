@@ -2,16 +2,32 @@
 // compact key string) and option lists, found by key in constant time. Results list questions in
 // criteria order, so the expected position is tried before an index is built: a 64-question
 // reranking record is checked in one pass, not in a pass per question.
+//
+// A result's questions are looked at three times (its keys matched as it is decoded, then checked,
+// then written), and a batch of results is decoded whole before the first is checked: the records
+// of the latest RECENT lookups keep their questions, so a record's key string is split once, not
+// twice (the split was 37 of the 407 MB the coordinator's thread allocated while it served results,
+// V8's sampling heap profiler over a full-suite coordinator-bench run, garbage included).
 import { QUESTION_KEY_SEPARATOR, type RecordEntry } from "./suite-index.js";
+
+/** Records whose questions are kept: more than a batch of results holds (an agent sends 64 at most). */
+const RECENT = 1024;
 
 export class RecordQuestions {
   private static last: RecordQuestions | undefined;
+  private static readonly recent = new Map<RecordEntry, RecordQuestions>();
 
-  /** The questions of `record`; the same object for the same record twice in a row (checked, then written). */
+  /** The questions of `record`; the same object for a record looked up among the latest RECENT. */
   static of(record: RecordEntry): RecordQuestions {
     const last = RecordQuestions.last;
     if (last && last.record === record) return last;
-    return (RecordQuestions.last = new RecordQuestions(record));
+    const { recent } = RecordQuestions;
+    let qs = recent.get(record);
+    if (!qs) {
+      recent.set(record, (qs = new RecordQuestions(record)));
+      if (recent.size > RECENT) recent.delete(recent.keys().next().value!);
+    }
+    return (RecordQuestions.last = qs);
   }
 
   readonly keys: readonly string[];

@@ -37,7 +37,10 @@ export class ResultsStore {
   /** Committed records whose latest line has errors (issue 14: counted, and redone by the next start). */
   private readonly errored = new Set<string>();
   private readonly waiting = new Set<string>();
-  private readonly files = new Map<string, TrackFileState>();
+  /** By family, then track (no key string made per line). */
+  private readonly files = new Map<string, Map<string, TrackFileState>>();
+  /** The same, in the order they were first written to. */
+  private readonly fileOrder: TrackFileState[] = [];
   /** The log of every track file, by path: those found at open, then those written. */
   private readonly logs = new Map<string, AppendLog>();
   private waitingCount = 0;
@@ -133,14 +136,16 @@ export class ResultsStore {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error("results store is closed");
     if (this.has(line.recordKey)) return false;
-    const key = `${line.family}/${line.track}`;
-    let f = this.files.get(key);
+    let family = this.files.get(line.family);
+    if (!family) this.files.set(line.family, (family = new Map()));
+    let f = family.get(line.track);
     if (!f) {
       const path = trackResultsPath(this.options.outDir, line.family, line.track);
       if (this.unscanned.has(path)) throw new Error(`results store: ${path} was not scanned before a line was appended to it`);
       let log = this.logs.get(path);
       if (!log) this.logs.set(path, (log = new AppendLog(path)));
-      this.files.set(key, (f = { log, waiting: [] }));
+      family.set(line.track, (f = { log, waiting: [] }));
+      this.fileOrder.push(f);
     }
     f.waiting.push(line);
     this.waiting.add(line.recordKey);
@@ -172,7 +177,7 @@ export class ResultsStore {
   private async writeWaiting(): Promise<void> {
     if (this.failure) throw this.failure;
     const batch: Array<{ f: TrackFileState; lines: CommittedLine[] }> = [];
-    for (const f of this.files.values()) {
+    for (const f of this.fileOrder) {
       if (f.waiting.length === 0) continue;
       const lines = f.waiting;
       f.waiting = [];

@@ -18,11 +18,12 @@ export class AnsweredByList {
   /**
    * Pairs as they arrived (a protobuf map's entries: a later entry for a key wins), in the order of
    * the object they make: the arrays themselves where no key repeats and none is an array index.
+   * `distinct`: the caller knows no key repeats (the decoder matched each to a different question).
    */
-  static of(keys: string[], methods: string[]): AnsweredByList {
+  static of(keys: string[], methods: string[], distinct = false): AnsweredByList {
     if (keys.length === 0) return AnsweredByList.EMPTY;
     // Stryker disable next-line ConditionalExpression: a fast path: the object's way gives the same list
-    if (!hasRepeatOrIndex(keys)) return new AnsweredByList(keys, methods);
+    if (!(distinct ? hasIndex(keys) : hasRepeatOrIndex(keys))) return new AnsweredByList(keys, methods);
     const record: Record<string, string> = {};
     for (let i = 0; i < keys.length; i++) setOwn(record, keys[i]!, methods[i]!);
     return AnsweredByList.fromRecord(record);
@@ -60,12 +61,17 @@ function setOwn(record: Record<string, string>, key: string, value: string): voi
  */
 // Stryker disable all: as above (saying "false" for a repeat or an index is killed when applied by hand)
 function hasRepeatOrIndex(keys: readonly string[]): boolean {
-  for (const k of keys) if (isArrayIndex(k)) return true;
+  if (hasIndex(keys)) return true;
   if (keys.length <= 16) {
     for (let i = 1; i < keys.length; i++) for (let j = 0; j < i; j++) if (keys[i] === keys[j]) return true;
     return false;
   }
   return new Set(keys).size !== keys.length;
+}
+
+function hasIndex(keys: readonly string[]): boolean {
+  for (let i = 0; i < keys.length; i++) if (isArrayIndex(keys[i]!)) return true;
+  return false;
 }
 // Stryker restore all
 

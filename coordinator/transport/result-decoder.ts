@@ -57,6 +57,7 @@ class Reader {
   /** `keysOf`: a record whose question keys the string is likely one of (the index's string is returned then). */
   string(keysOf?: SentRecord): string {
     const end = this.lengthEnd();
+    matchedIndex = -1;
     const s = (keysOf && questionKey(keysOf, this.buf, this.pos, end)) ?? utf8(this.buf, this.pos, end);
     this.pos = end;
     return s;
@@ -105,6 +106,7 @@ function questionKey(record: SentRecord, buf: Buffer, start: number, end: number
     if (asciiEquals(keys[i]!, buf, start, end)) {
       keyCursor.record = record;
       keyCursor.next = i + 1;
+      matchedIndex = i;
       return keys[i];
     }
     // Stryker disable next-line ConditionalExpression,EqualityOperator: how far the look goes: the whole record would find the same key, slower
@@ -115,6 +117,9 @@ function questionKey(record: SentRecord, buf: Buffer, start: number, end: number
 
 /** Where questionKey looks first: after the key of the same record it found last. */
 const keyCursor: { record: SentRecord | undefined; next: number } = { record: undefined, next: 0 };
+
+/** The question index of the key Reader.string(keysOf) read last; -1 when it was none of the record's. */
+let matchedIndex = -1;
 
 /** Strings decoded lately, by a hash of their bytes (INTERN_SLOTS of them, the last one per slot). */
 const INTERN_SLOTS = 4096;
@@ -196,6 +201,34 @@ const scratchQuestions: string[] = [];
 const scratchValues: number[] = [];
 const scratchKeys: string[] = [];
 const scratchMethods: string[] = [];
+/** Per answered_by key, the record's question it is (-1: none of them). */
+let scratchAnswered: Int32Array = new Int32Array(64);
+/** Per question of the record, the serial of the result whose answered_by named it last. */
+let namedBy: Int32Array = new Int32Array(64);
+let serial = 0;
+
+/**
+ * Whether the first `n` answered_by keys are distinct questions of the record: known from the
+ * indices they matched, so AnsweredByList need not look for a repeat with a Set of its own
+ * (17 MB of what the coordinator's thread allocated over a full-suite run).
+ */
+function distinctQuestions(n: number): boolean {
+  serial = (serial + 1) | 0;
+  for (let k = 0; k < n; k++) {
+    const i = scratchAnswered[k]!;
+    if (i < 0) return false;
+    if (i >= namedBy.length) namedBy = growInt32(namedBy, i + 1);
+    if (namedBy[i] === serial) return false;
+    namedBy[i] = serial;
+  }
+  return true;
+}
+
+function growInt32(a: Int32Array, atLeast: number): Int32Array {
+  const bigger = new Int32Array(Math.max(atLeast, a.length * 2));
+  bigger.set(a);
+  return bigger;
+}
 
 /** Whether the first `n` of `b` are the strings of `a`, in order (answered_by's keys are usually prob_questions). */
 function sameStrings(a: readonly string[], b: readonly string[], n: number): boolean {
@@ -281,6 +314,8 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         if (wt !== LENGTH) break;
         if (answeredCount === 0) keyCursor.next = 0;
         readStringEntry(r, sent);
+        if (answeredCount >= scratchAnswered.length) scratchAnswered = growInt32(scratchAnswered, answeredCount + 1);
+        scratchAnswered[answeredCount] = sent ? entryMatched : -1;
         scratchKeys[answeredCount] = entryKey;
         scratchMethods[answeredCount++] = entryValue;
         continue;
@@ -319,7 +354,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
   }
   const questions = questionCount < 0 ? undefined : scratchQuestions.slice(0, questionCount);
   if (questions || valueCount >= 0) res.compactProbs = { questions: questions ?? [], values: valueCount < 0 ? [] : scratchValues.slice(0, valueCount) };
-  if (answeredCount > 0) res.answeredBy = AnsweredByList.of(questions && sameStrings(questions, scratchKeys, answeredCount) ? questions : scratchKeys.slice(0, answeredCount), scratchMethods.slice(0, answeredCount));
+  if (answeredCount > 0) res.answeredBy = AnsweredByList.of(questions && sameStrings(questions, scratchKeys, answeredCount) ? questions : scratchKeys.slice(0, answeredCount), scratchMethods.slice(0, answeredCount), distinctQuestions(answeredCount));
   return res;
 }
 
@@ -368,18 +403,24 @@ function decodeStringEntry(r: Reader, into: Record<string, string>): void {
   setKey(into, entryKey, entryValue);
 }
 
-// The entry readStringEntry read last (no pair allocated per entry).
+// The entry readStringEntry read last (no pair allocated per entry), and the question index of its
+// key when it was read against a record (-1: none of the record's).
 let entryKey = "";
 let entryValue = "";
+let entryMatched = -1;
 
 /** `keysOf`: the record whose question keys the entry's key is expected among. */
 function readStringEntry(r: Reader, keysOf?: SentRecord): void {
   const end = r.lengthEnd();
   entryKey = "";
   entryValue = "";
+  entryMatched = -1;
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === ((1 << 3) | LENGTH)) entryKey = stringIn(r, end, keysOf);
+    if (tag === ((1 << 3) | LENGTH)) {
+      entryKey = stringIn(r, end, keysOf);
+      entryMatched = matchedIndex;
+    }
     else if (tag === ((2 << 3) | LENGTH)) entryValue = stringIn(r, end);
     else skipIn(r, tag & 7, end);
   }
