@@ -1,6 +1,7 @@
 // Benchmark of the coordinator alone: memory and CPU of `udm-orch coordinator` serving a suite to
-// load agents in this process (load-agent.ts) that answer every record at once with a uniform
-// distribution built before the run (no engine), so the figures are the coordinator's own costs:
+// load agents in this process (load-agent.ts) that answer every record at once with what an agent
+// sends (a seeded distribution per question, answered_by, usage, latency), built before the run (no
+// engine), so the figures are the coordinator's own costs:
 // indexing, planning, payload reads, validation, fsynced results, the run card's scoring.
 //
 //   node dist/bench/coordinator-bench.js --suite DIR [--agents N] [--credit N] [--tracks LIST]
@@ -141,7 +142,7 @@ async function bench(): Promise<void> {
     coordinator_stdout: stdout.trim().split("\n"),
     machine: { cpus: cpus().length, model: cpus()[0]?.model ?? "", node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg() },
     measured_at: new Date().toISOString(),
-    note: "load agents run in the bench process on the same cores and answer with prebuilt uniform distributions, no engine; results are fsynced; thread CPU comes from /proc/<pid>/task at 200 ms samples",
+    note: "load agents run in the bench process on the same cores and answer with prebuilt answers (a seeded distribution per question, answered_by, usage, latency), no engine; results are fsynced; thread CPU comes from /proc/<pid>/task at 200 ms samples",
   };
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(dirname(outFile), { recursive: true });

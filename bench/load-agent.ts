@@ -101,7 +101,7 @@ export function runLoadAgent(address: string, agentId: string, credit: number, a
       client.close();
       done();
     });
-    call.write(encode({ hello: { agent_id: agentId, model: "bench/uniform", methods: ["systemone"], capacity: credit, ready: true } }));
+    call.write(encode({ hello: { agent_id: agentId, model: "bench/load-agent", methods: ["systemone"], capacity: credit, ready: true } }));
     call.write(encode({ credit: { units: credit } }));
   });
 }

@@ -36,15 +36,6 @@ export function workerEntry(): URL | undefined {
   return threadEntry("./worker-main.js", import.meta.url);
 }
 
-/**
- * The coordinator thread's young generation (the other capped threads keep thread-host.ts's 6 MB).
- * Its objects live for a flush (a result's line waits for its fsync, milliseconds): at 6 MB a
- * full-suite coordinator-bench run scavenged it ~245 times (pauses 0.45-0.50 s of the thread's
- * run phase, many survivors copied and promoted), at 16 MB 56-70 times (0.21-0.32 s), run-phase
- * peak RSS 372-416 MB against 363-388 (--trace-gc-nvp, two runs each).
- */
-const COORDINATOR_YOUNG_GENERATION_MB = 16;
-
 export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entry: URL, maxHeapMb: number): Promise<CoordinatorHandle> {
   const { onCommitted, onTrackComplete, onLiveEvent, onGold, scorerFeed, ...cloneable } = options;
   if (scorerFeed && (onCommitted || onGold)) throw new UsageError("a coordinator feeds either a scorer thread or onCommitted/onGold, not both");
@@ -210,7 +201,6 @@ export function startCoordinatorInWorker(options: WorkerCoordinatorOptions, entr
       workerData,
       ...(scorerFeed ? { transferList: [scorerFeed.port] } : {}),
       maxHeapMb,
-      youngGenerationMb: COORDINATOR_YOUNG_GENERATION_MB,
       fatalError: (msg) => (msg.type === "error" ? msg.error : undefined),
       onMessage,
       onFailure: failed,

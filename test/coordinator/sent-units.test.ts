@@ -106,4 +106,60 @@ describe("results of a sent unit", () => {
     expect((out[0]!.answeredBy as AnsweredByList).keys).toEqual(asked.slice(0, 3));
     expect(out[1]!.compactProbs!.questions).toEqual(asked.slice().reverse());
   });
+
+  it("answered_by keys matched to the record's questions: a repeat keeps the first place and the later method, an index key goes first", () => {
+    const keys = ["doc:1", "doc:2", "7", "doc:3"];
+    const record = {
+      recordKey: "track-w:q:c0",
+      payloadSha256: SHA,
+      ...compactQuestions(
+        keys.map((key) => ({ key, options: ["true", "false"] })),
+        new OptionInterner(),
+      ),
+    } as unknown as RecordEntry;
+    rememberSentUnit("track-w/1", [record]);
+    const entry = (k: string, m: string) => field(9, Buffer.concat([str(1, k), str(2, m)]));
+    const head = [str(1, "track-w/1"), str(2, record.recordKey)];
+    const out = decodeResults(
+      batch(
+        // Each of the record's questions once, in criteria order: the pairs as sent.
+        [...head, entry("doc:1", "a"), entry("doc:2", "b"), entry("doc:3", "c")],
+        // A question named twice (both matched to the record's): one pair, the later method.
+        [...head, entry("doc:2", "a"), entry("doc:1", "b"), entry("doc:2", "c")],
+        // Distinct, but an array-index key: it goes first, as in the object.
+        [...head, entry("doc:1", "a"), entry("7", "b"), entry("doc:3", "c")],
+        // The same question twice in a row, then the rest.
+        [...head, entry("doc:3", "a"), entry("doc:3", "b"), entry("doc:1", "c")],
+      ),
+    )!;
+    const pairs = (i: number) => {
+      const list = out[i]!.answeredBy as AnsweredByList;
+      return list.keys.map((k, j) => [k, list.methods[j]]);
+    };
+    expect(pairs(0)).toEqual([["doc:1", "a"], ["doc:2", "b"], ["doc:3", "c"]]);
+    expect(pairs(1)).toEqual([["doc:2", "c"], ["doc:1", "b"]]);
+    expect(pairs(2)).toEqual([["7", "b"], ["doc:1", "a"], ["doc:3", "c"]]);
+    expect(pairs(3)).toEqual([["doc:3", "b"], ["doc:1", "c"]]);
+  });
+
+  it("answered_by of a record with more questions than the decoder's first tables: repeats still found", () => {
+    const keys = Array.from({ length: 100 }, (_, i) => `doc:${i}`);
+    const record = {
+      recordKey: "track-v:q:c0",
+      payloadSha256: SHA,
+      ...compactQuestions(
+        keys.map((key) => ({ key, options: ["true", "false"] })),
+        new OptionInterner(),
+      ),
+    } as unknown as RecordEntry;
+    rememberSentUnit("track-v/1", [record]);
+    const entry = (k: string, m: string) => field(9, Buffer.concat([str(1, k), str(2, m)]));
+    const named = [...keys, "doc:99", "doc:0"];
+    const [r] = decodeResults(batch([str(1, "track-v/1"), str(2, record.recordKey), ...named.map((k, i) => entry(k, `m${i}`))]))!;
+    const list = r!.answeredBy as AnsweredByList;
+    expect(list.keys).toEqual(keys);
+    expect(list.methods[0]).toBe("m101");
+    expect(list.methods[99]).toBe("m100");
+    expect(list.methods[50]).toBe("m50");
+  });
 });
