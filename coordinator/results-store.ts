@@ -182,7 +182,7 @@ export class ResultsStore {
       const lines = f.waiting;
       f.waiting = [];
       this.waitingCount -= lines.length;
-      for (const l of lines) f.log.append(l.bytes ?? l.text);
+      for (const l of lines) f.log.append(l.text);
       batch.push({ f, lines });
     }
     const outcomes = await Promise.allSettled(batch.map(({ f }) => f.log.flush()));

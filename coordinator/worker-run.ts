@@ -7,7 +7,7 @@ import { createLogger } from "../common/log.js";
 import { startCoordinator } from "./server.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messages.js";
-import { packScoredParts, plainLine, scoredPartsTransferList, type CommittedLine } from "../common/results/index.js";
+import type { CommittedLine } from "../common/results/index.js";
 import { goldTransferList, type GoldMessage } from "../common/suite/index.js";
 import type { ScorerFeedMessage } from "../scorer/index.js";
 
@@ -18,19 +18,16 @@ const { forwardCommitted, forwardTrackComplete, forwardLiveEvents, forwardGold, 
 // Committed lines come a flush at a time, synchronously: they are gathered and posted in one
 // message at the end of the flush, and any other message first sends those gathered before it, so
 // the host (and the scorer thread) see everything in the order it happened.
-// The scorer thread takes the part it reads of each of a flush's lines, packed as UTF-8 into one
-// buffer that is transferred (common/results scored-parts.ts): no string per line made here and
-// copied, no graph of objects per line cloned, no text of them all (a large object in this thread's
-// old generation).
+// The scorer thread takes a flush's line texts and where the part it reads ends in each (it cuts
+// them itself: common/results scoredPart): strings to copy, instead of cloning a graph of objects per
+// line (nor one text of them all: a large object in this thread's old generation).
 let committed: CommittedLine[] = [];
 const postCommitted = () => {
   if (committed.length === 0) return;
   const lines = committed;
   committed = [];
-  if (scorerFeed) {
-    const parts = packScoredParts(lines);
-    scorerFeed.postMessage({ type: "committed", parts } satisfies ScorerFeedMessage, scoredPartsTransferList(parts));
-  } else port.postMessage({ type: "committed", lines: lines.map(plainLine) } satisfies WorkerToHost);
+  if (scorerFeed) scorerFeed.postMessage({ type: "committed", lines: lines.map((l) => l.text), scoredLengths: lines.map((l) => l.scoredLength ?? -1) } satisfies ScorerFeedMessage);
+  else port.postMessage({ type: "committed", lines } satisfies WorkerToHost);
 };
 const post = (msg: WorkerToHost, transfer: ArrayBuffer[] = []) => {
   postCommitted();

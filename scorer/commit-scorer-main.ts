@@ -4,7 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { createLogger } from "../common/log.js";
 import { encodeThreadError } from "../common/thread-error.js";
-import { forEachScoredPart, readScoredPart } from "../common/results/index.js";
+import { readScoredPart, scoredPart } from "../common/results/index.js";
 import { CommitScorer } from "./commit-scorer.js";
 import type { HostToScorer, ScorerFeedMessage, ScorerThreadStartData, ScorerToHost } from "./commit-scorer-messages.js";
 
@@ -39,7 +39,7 @@ feed.on("message", (msg: ScorerFeedMessage) => {
         gold.onGold(msg.message);
         break;
       case "committed":
-        forEachScoredPart(msg.parts, (text) => scorer.committed(readScoredPart(text)));
+        for (let i = 0; i < msg.lines.length; i++) scorer.committed(readScoredPart(scoredPart(msg.lines[i]!, msg.scoredLengths[i]!)));
         break;
       case "end":
         markEnded();

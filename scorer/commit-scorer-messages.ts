@@ -4,7 +4,6 @@
 import type { MessagePort } from "node:worker_threads";
 import type { LogLevel } from "../common/log.js";
 import type { GoldMessage } from "../common/suite/index.js";
-import type { PackedScoredParts } from "../common/results/index.js";
 import type { ThreadError } from "../common/thread-error.js";
 import type { Interval } from "./bootstrap.js";
 import type { CommitScorerOptions } from "./commit-scorer.js";
@@ -15,12 +14,14 @@ import type { TrackMetrics } from "./track-metrics.js";
 export type ScorerFeedMessage =
   | { type: "gold"; message: GoldMessage }
   /**
-   * Lines committed together (one results-store flush), in commit order: the part of each a scorer
-   * reads (common/results scoredText), packed as UTF-8 into one transferred buffer (scored-parts.ts).
-   * Not one text of them all: a flush's lines joined are a large object in the sending thread's
-   * old generation, and the coordinator's thread sends thousands of lines a second.
+   * Lines committed together (one results-store flush), in commit order: their texts as written and,
+   * for each, where the part a scorer reads ends (CommittedLine.scoredLength, -1 for the whole text;
+   * common/results scoredPart), cut here: cut in the coordinator's thread, each part was a new
+   * string of its own there, flattened to be sent. Not joined into one text: a flush's lines joined
+   * are a large object in the sending thread's old generation, and the coordinator's thread sends
+   * thousands of lines a second.
    */
-  | { type: "committed"; parts: PackedScoredParts }
+  | { type: "committed"; lines: string[]; scoredLengths: number[] }
   /** The run ended: every line it committed was sent before this. */
   | { type: "end" };
 

@@ -26,7 +26,7 @@ export interface AppendLogOpenOptions {
 
 export class AppendLog {
   private handle: FileHandle | undefined;
-  private waiting: Array<string | Uint8Array> = [];
+  private waiting: string[] = [];
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
   /** Bytes in the file up to its last durable line (this log is the file's only writer), once known. */
@@ -43,8 +43,8 @@ export class AppendLog {
     return { log, torn };
   }
 
-  /** Queues one line (its JSON text, or that text as UTF-8; no newline); it is durable after the next flush(). */
-  append(json: string | Uint8Array): void {
+  /** Queues one line (its JSON text, no newline); it is durable after the next flush(). */
+  append(json: string): void {
     this.waiting.push(json);
   }
 
@@ -90,24 +90,19 @@ export class AppendLog {
 
 /**
  * The lines, each with its newline, as UTF-8: the bytes of `Buffer.from(lines.join("\n") + "\n")`,
- * encoded (or, given as bytes, copied) line by line into one buffer. The joined text of a batch
- * (hundreds of KB) would be a large object in the old generation, and a coordinator writing
- * thousands of lines a second then spent its time in full collections.
+ * encoded line by line into one buffer. The joined text of a batch (hundreds of KB) would be a
+ * large object in the old generation, and a coordinator writing thousands of lines a second
+ * then spent its time in full collections.
  */
-export function encodeLines(lines: ReadonlyArray<string | Uint8Array>): Buffer {
+export function encodeLines(lines: readonly string[]): Buffer {
   let size = lines.length;
   // Stryker disable next-line StringLiteral: Node reads an empty encoding as UTF-8 (the same bytes)
-  for (const line of lines) size += typeof line === "string" ? Buffer.byteLength(line, "utf8") : line.length;
+  for (const line of lines) size += Buffer.byteLength(line, "utf8");
   const bytes = Buffer.allocUnsafe(size);
   let at = 0;
   for (const line of lines) {
-    if (typeof line === "string") {
-      // Stryker disable next-line StringLiteral: as above
-      at += bytes.write(line, at, "utf8");
-    } else {
-      bytes.set(line, at);
-      at += line.length;
-    }
+    // Stryker disable next-line StringLiteral: as above
+    at += bytes.write(line, at, "utf8");
     bytes[at++] = 0x0a;
   }
   return bytes;

@@ -8,17 +8,13 @@ export interface CommittedLine {
   track: string;
   family: string;
   /** The line as written to the track's results file (JSON, without the newline). */
-  readonly text: string;
-  /** The text as UTF-8, where the writer has it (a WrittenLine): what the results file takes. */
-  readonly bytes?: Uint8Array;
+  text: string;
   /**
    * Where the part of `text` a scorer reads ends: run_id, id, track, family, probs, skipped and
    * errors come first in a line, usage and provenance after (format.ts acceptedResultLine). Absent:
    * the whole line (scoredText).
    */
   scoredLength?: number;
-  /** scoredLength in `bytes` (where there are bytes). */
-  scoredBytes?: number;
   /** The line has errors: the record is redone by the next start, and this line superseded. */
   errored: boolean;
   /** Engine time and tokens; absent on a given-up line, which took no engine time of its own. */
@@ -31,41 +27,6 @@ export interface LineUsage {
   /** null: the engine did not report it (the line then has no cached_tokens). */
   cachedTokens: number | null;
   completionTokens: number;
-}
-
-/**
- * A line as the line writer made it: its UTF-8 bytes, its text made from them only when a consumer
- * asks (the bus; not the results file, nor the scorer thread, which take the bytes). As a string
- * per line, the text was the largest thing the coordinator's thread allocated while it served
- * (71 of ~400 MB over a full-suite coordinator-bench run, V8's sampling heap profiler), each held
- * until its flush's fsync, then encoded to UTF-8 again for the file and copied for the scorer thread.
- * Cloned to another thread, a WrittenLine loses its text: send plainLine(line) instead.
- */
-export class WrittenLine implements CommittedLine {
-  #text: string | undefined;
-  constructor(
-    readonly recordKey: string,
-    readonly track: string,
-    readonly family: string,
-    readonly bytes: Buffer,
-    /** Every byte ASCII: the text is the bytes read as Latin-1 (the cheaper decoder). */
-    private readonly ascii: boolean,
-    readonly scoredLength: number,
-    readonly scoredBytes: number,
-    readonly errored: boolean,
-    readonly usage: LineUsage,
-  ) {}
-
-  get text(): string {
-    // Stryker disable next-line StringLiteral: ASCII read as UTF-8 is the same text
-    return (this.#text ??= this.bytes.toString(this.ascii ? "latin1" : "utf8"));
-  }
-}
-
-/** The line as plain data, its text included (what another thread is sent). */
-export function plainLine(line: CommittedLine): CommittedLine {
-  const { recordKey, track, family, text, scoredLength, errored, usage } = line;
-  return { recordKey, track, family, text, ...(scoredLength !== undefined ? { scoredLength } : {}), errored, ...(usage ? { usage } : {}) };
 }
 
 /** A CommittedLine, as against a results line parsed into an object (the bus takes either). */

@@ -2,8 +2,7 @@
 // results files and their seal, and the append-only log.
 export { AppendLog, type TornLine } from "./append-log.js";
 export { AnsweredByList, answeredByRecord, type AnsweredBy } from "./answered-by.js";
-export { WrittenLine, isCommittedLine, plainLine, scoredPart, scoredText, type CommittedLine } from "./committed-line.js";
-export { forEachScoredPart, packScoredParts, scoredPartsTransferList, type PackedScoredParts } from "./scored-parts.js";
+export { isCommittedLine, scoredPart, scoredText, type CommittedLine } from "./committed-line.js";
 export { NOUL_KEYS, RESULT_FORMAT, ResultLineSchema, SUM_TOLERANCE, acceptedResultLine, compactDistributionProblem, distributionProblem, givenUpResultLine, lineHasErrors, type Distribution, type ResultInput, type ResultLine, type StoredResultLine } from "./format.js";
 export { parseResultLine } from "./parse.js";
 export { readScoredPart } from "./scored-part-reader.js";

@@ -79,25 +79,8 @@ export class LineBytes {
     return this.units;
   }
 
-  /** Bytes written so far. */
-  get byteLength(): number {
-    return this.pos;
-  }
-
-  /** Whether every character so far is ASCII (the bytes are then the text as Latin-1 too). */
-  get isAscii(): boolean {
-    return this.ascii;
-  }
-
   finish(): string {
     return this.buf.toString(this.ascii ? "latin1" : "utf8", 0, this.pos);
-  }
-
-  /** The bytes written, copied out (the buffer is reused by the next line). */
-  finishBytes(): Buffer {
-    const out = Buffer.allocUnsafe(this.pos);
-    this.buf.copy(out, 0, 0, this.pos);
-    return out;
   }
 }
 

@@ -1,10 +1,9 @@
 // A results line written straight to its text (docs/suite-format.md "Results"): byte for byte what
 // JSON.stringify gives for the line object of format.ts (acceptedResultLine: same fields, same order,
 // distributions in criteria order), without building that object. On the coordinator's hot path
-// the objects (a map per question, then an ordered copy, then the line) cost more than the writing.
-// The line's UTF-8 bytes are what the results file and the scorer thread take; its text is made
-// only when a consumer asks (committed-line.ts WrittenLine).
-import { WrittenLine } from "./committed-line.js";
+// the objects (a map per question, then an ordered copy, then the line) cost more than the writing;
+// the text is what the results file, the bus and the run card's scorer take.
+import type { CommittedLine } from "./committed-line.js";
 import { lineHasErrors, RESULT_FORMAT, type AnswerFields } from "./format.js";
 import { LineBytes } from "./line-bytes.js";
 import { AnsweredByList, isArrayIndex } from "./answered-by.js";
@@ -43,7 +42,7 @@ export interface LineRecordHead {
 }
 
 /** The line of an accepted (validated) answer. */
-export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answer: ResultAnswer, track: string, family: string, agentId: string): WrittenLine {
+export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answer: ResultAnswer, track: string, family: string, agentId: string): CommittedLine {
   const values = answer.compactProbs?.values;
   const at = compactOffsets(answer.compactProbs, qs);
   const runId = record.recordKey;
@@ -94,7 +93,6 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
     w.text(JSON.stringify(answer.errors));
   }
   const scoredLength = w.length;
-  const scoredBytes = w.byteLength;
   w.raw(`,"payload_sha256":`);
   w.json(record.payloadSha256);
   w.raw(`,"agent":`);
@@ -118,8 +116,15 @@ export function writeResultLine(record: LineRecordHead, qs: LineQuestions, answe
   }
   if (answer.approximate) w.raw(`,"approximate":true`);
   w.raw(FORMAT_FIELD);
-  const usage = { latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, cachedTokens: answer.cachedTokens, completionTokens: answer.completionTokens };
-  return new WrittenLine(runId, track, family, w.finishBytes(), w.isAscii, scoredLength, scoredBytes, errored, usage);
+  return {
+    recordKey: runId,
+    track,
+    family,
+    text: w.finish(),
+    scoredLength,
+    errored,
+    usage: { latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, cachedTokens: answer.cachedTokens, completionTokens: answer.completionTokens },
+  };
 }
 
 /** The line's last field and its end (made once: a template per line was a new string each time). */

@@ -44,16 +44,15 @@ describe("ResultsStore", () => {
     expect(readFileSync(join(out, "fam", "u.jsonl"), "utf8")).toContain('"u:3"');
   });
 
-  it("writes a line given as bytes (the line writer's) as its text, beside lines given as text, each track and family in its own file", async () => {
+  it("writes each track and family to its own file, lines in order, and reports them file by file in the order each file was first written to", async () => {
     const out = tmp();
     const committed: string[] = [];
     const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.recordKey) });
-    const asBytes = (l: CommittedLine): CommittedLine => ({ ...l, bytes: Buffer.from(l.text, "utf8") });
     const other = (n: number, track: string, family: string): CommittedLine => ({ ...line(n, track), family, text: JSON.stringify({ run_id: `${track}:${n}`, family }) });
-    store.append(asBytes(line(1)));
+    store.append(line(1));
     store.append(other(1, "u", "fam"));
     store.append(line(2));
-    store.append(asBytes(other(5, "t", "fam2")));
+    store.append(other(5, "t", "fam2"));
     store.append(other(3, "u", "fam"));
     await store.flush();
     // File by file in the order each was first written to, each file's lines in order.

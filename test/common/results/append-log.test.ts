@@ -28,15 +28,6 @@ describe("encodeLines", () => {
       }),
     );
   });
-
-  it("takes a line as its UTF-8 bytes as well as its text: the same bytes", () => {
-    fc.assert(
-      fc.property(fc.array(fc.tuple(fc.string({ unit: "grapheme" }), fc.boolean()), { minLength: 1, maxLength: 20 }), (lines) => {
-        const given = lines.map(([text, asBytes]) => (asBytes ? new Uint8Array(Buffer.from(text, "utf8")) : text));
-        expect(encodeLines(given).equals(Buffer.from(lines.map(([text]) => text).join("\n") + "\n"))).toBe(true);
-      }),
-    );
-  });
 });
 
 describe("AppendLog", () => {
