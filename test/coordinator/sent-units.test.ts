@@ -27,6 +27,10 @@ const records = [
   { recordKey: "track-x:câu-hỏi:c2", payloadSha256: SHA },
 ].map((r) => ({ ...r, questionKeys: "", questionCount: 0, optionLists: [] }) as unknown as RecordEntry);
 
+/** A record of the run with these question keys (options true/false), as the suite index holds it. */
+const recordWith = (recordKey: string, keys: readonly string[]) =>
+  ({ recordKey, payloadSha256: SHA, ...compactQuestions(keys.map((key) => ({ key, options: ["true", "false"] })), new OptionInterner()) }) as unknown as RecordEntry;
+
 describe("results of a sent unit", () => {
   rememberSentUnit("track-x/7", records);
 
@@ -85,14 +89,7 @@ describe("results of a sent unit", () => {
 
   it("question keys (prob_questions, answered_by) read as the record's own, in or out of criteria order, or decoded as sent", () => {
     const keys = ["doc:11", "doc:12", "doc:13", "ý", "doc:15"];
-    const record = {
-      recordKey: "track-z:q:c0",
-      payloadSha256: SHA,
-      ...compactQuestions(
-        keys.map((key) => ({ key, options: ["true", "false"] })),
-        new OptionInterner(),
-      ),
-    } as unknown as RecordEntry;
+    const record = recordWith("track-z:q:c0", keys);
     rememberSentUnit("track-z/1", [record]);
     const entry = (k: string, m: string) => field(9, Buffer.concat([str(1, k), str(2, m)]));
     const asked = ["doc:11", "doc:12", "doc:15", "doc:13", "ý", "doc:99", "doc:1"];
@@ -109,14 +106,7 @@ describe("results of a sent unit", () => {
 
   it("answered_by keys matched to the record's questions: a repeat keeps the first place and the later method, an index key goes first", () => {
     const keys = ["doc:1", "doc:2", "7", "doc:3"];
-    const record = {
-      recordKey: "track-w:q:c0",
-      payloadSha256: SHA,
-      ...compactQuestions(
-        keys.map((key) => ({ key, options: ["true", "false"] })),
-        new OptionInterner(),
-      ),
-    } as unknown as RecordEntry;
+    const record = recordWith("track-w:q:c0", keys);
     rememberSentUnit("track-w/1", [record]);
     const entry = (k: string, m: string) => field(9, Buffer.concat([str(1, k), str(2, m)]));
     const head = [str(1, "track-w/1"), str(2, record.recordKey)];
@@ -144,14 +134,7 @@ describe("results of a sent unit", () => {
 
   it("answered_by of a record with more questions than the decoder's first tables: repeats still found", () => {
     const keys = Array.from({ length: 100 }, (_, i) => `doc:${i}`);
-    const record = {
-      recordKey: "track-v:q:c0",
-      payloadSha256: SHA,
-      ...compactQuestions(
-        keys.map((key) => ({ key, options: ["true", "false"] })),
-        new OptionInterner(),
-      ),
-    } as unknown as RecordEntry;
+    const record = recordWith("track-v:q:c0", keys);
     rememberSentUnit("track-v/1", [record]);
     const entry = (k: string, m: string) => field(9, Buffer.concat([str(1, k), str(2, m)]));
     const named = [...keys, "doc:99", "doc:0"];
