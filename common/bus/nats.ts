@@ -21,6 +21,7 @@ import {
   type JetStreamManager,
   type JsMsg,
   type StreamConfig,
+  type StreamInfo,
 } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, credsAuthenticator, headers, nanos, type NatsConnection, type NodeConnectionOptions } from "@nats-io/transport-node";
@@ -522,6 +523,16 @@ function wrap(err: unknown, what: string): BusError {
   return new BusError(`${what}: ${asError(err).message}`, { cause: err });
 }
 
+/** The stream's info, or undefined when there is no such stream. */
+async function streamInfo(jsm: Pick<JetStreamManager, "streams">, name: string): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(name);
+  } catch (err) {
+    if (err instanceof JetStreamApiError && err.code === 10059) return undefined;
+    throw wrap(err, `cannot look up stream ${name}`);
+  }
+}
+
 function isPermissionViolation(err: unknown): boolean {
   return /permissions violation/i.test(asError(err).message);
 }
@@ -534,20 +545,24 @@ function notCreatedYet(what: string): BusError {
   return new BusError(`${what} is not created yet, and these NATS credentials may not create it (the coordinator's do)`);
 }
 
-/** Creates the stream, or updates the fields this bus owns when an earlier version created it differently. */
-async function ensureStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string; subjects: string[] }): Promise<void> {
-  let existing;
-  try {
-    existing = await jsm.streams.info(cfg.name);
-  } catch (err) {
-    if (!(err instanceof JetStreamApiError && err.code === 10059)) throw wrap(err, `cannot look up stream ${cfg.name}`);
+/**
+ * Creates the stream, or updates the fields this bus owns when an earlier version created it
+ * differently. Clients that connect to a fresh server at once (a coordinator and its scorers) each
+ * find no stream and each add it: nats-server answers the later adds with an error ("subjects
+ * overlap with an existing stream", or "stream name already in use" where the configs differ), and
+ * the stream another client just made is used as if it had been there.
+ */
+export async function ensureStream(jsm: Pick<JetStreamManager, "streams">, cfg: Partial<StreamConfig> & { name: string; subjects: string[] }): Promise<void> {
+  let existing = await streamInfo(jsm, cfg.name);
+  if (!existing) {
     try {
       await jsm.streams.add(cfg);
+      return;
     } catch (e) {
       if (isPermissionViolation(e)) throw notCreatedYet(cfg.name);
-      throw wrap(e, `cannot create stream ${cfg.name}`);
+      existing = await streamInfo(jsm, cfg.name).catch(() => undefined);
+      if (!existing) throw wrap(e, `cannot create stream ${cfg.name}`);
     }
-    return;
   }
   const c = existing.config;
   const differs =

@@ -3,10 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusError, catchUpResults, type Bus } from "../../../common/bus/bus.js";
 import type { ResultLine } from "../../../common/results/format.js";
-import { NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../../common/bus/nats.js";
+import { ensureStream, NatsBus, reconnectDelayMs, type NatsBusOptions } from "../../../common/bus/nats.js";
 import { ResultRejectedError } from "../../../common/bus/results-mac.js";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect } from "@nats-io/transport-node";
+import { jetstreamManager, JetStreamApiError } from "@nats-io/jetstream";
+import { connect, nanos } from "@nats-io/transport-node";
 import { createLogger } from "../../../common/log.js";
 import { openBus } from "../../../cli/open-bus.js";
 import { acksOnServer, consumerCreated, natsTestMode, NATS_MISSING_MESSAGE, startNatsServer, type RunningNatsServer } from "../../support/nats-server.js";
@@ -303,5 +303,72 @@ describe.skipIf(mode !== "run")("openBus", () => {
     } finally {
       await server.stop();
     }
+  });
+
+  describe("streams made by clients that connect at once", () => {
+    let server: RunningNatsServer;
+    beforeAll(async () => {
+      server = await startNatsServer({ jetstream: true });
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    /** The server's own stream manager, whose first look-up of `name` finds nothing (another client adds it meanwhile). */
+    async function racedManager(name: string) {
+      const nc = await connect({ servers: server.url });
+      const jsm = await jetstreamManager(nc);
+      let missed = false;
+      const streams = new Proxy(jsm.streams, {
+        get(target, prop, receiver) {
+          if (prop === "info")
+            return async (n: string) => {
+              if (n === name && !missed) {
+                missed = true;
+                throw new JetStreamApiError({ code: 404, err_code: 10059, description: "stream not found" });
+              }
+              return target.info(n);
+            };
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      return { nc, jsm, raced: { streams } };
+    }
+
+    it("a stream another client added between the look-up and the add is used, and given this bus's settings", async () => {
+      const { nc, jsm, raced } = await racedManager("RACED_A");
+      try {
+        await jsm.streams.add({ name: "RACED_A", subjects: ["raced.a.>"], max_age: nanos(60_000) });
+        await ensureStream(raced, { name: "RACED_A", subjects: ["raced.a.>"], max_age: nanos(120_000) });
+        expect((await jsm.streams.info("RACED_A")).config.max_age).toBe(nanos(120_000));
+        // The same config added twice: nothing to change.
+        await ensureStream(jsm, { name: "RACED_A", subjects: ["raced.a.>"], max_age: nanos(120_000) });
+      } finally {
+        await nc.close();
+      }
+    });
+
+    it("a stream of another name over the same subjects is still an error that names the stream", async () => {
+      const { nc, jsm, raced } = await racedManager("RACED_B");
+      try {
+        await jsm.streams.add({ name: "SOMEONE_ELSES", subjects: ["raced.b.>"] });
+        await expect(ensureStream(raced, { name: "RACED_B", subjects: ["raced.b.>"] })).rejects.toThrow(/cannot create stream RACED_B: .*overlap/);
+      } finally {
+        await nc.close();
+      }
+    });
+
+    it("eight buses connecting to a fresh server at once all connect", async () => {
+      for (let round = 0; round < 3; round++) {
+        const fresh = await startNatsServer({ jetstream: true });
+        try {
+          const buses = await Promise.all(Array.from({ length: 8 }, () => NatsBus.connect({ servers: [fresh.url], logger: quiet })));
+          await Promise.all(buses.map((b) => b.close()));
+        } finally {
+          await fresh.stop();
+        }
+      }
+    });
   });
 });
