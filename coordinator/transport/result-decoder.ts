@@ -315,7 +315,7 @@ function decodeRecordResult(buf: Buffer, start: number, end: number): IncomingRe
         if (answeredCount === 0) keyCursor.next = 0;
         readStringEntry(r, sent);
         if (answeredCount >= scratchAnswered.length) scratchAnswered = growInt32(scratchAnswered, answeredCount + 1);
-        scratchAnswered[answeredCount] = sent ? entryMatched : -1;
+        scratchAnswered[answeredCount] = entryMatched;
         scratchKeys[answeredCount] = entryKey;
         scratchMethods[answeredCount++] = entryValue;
         continue;
@@ -420,8 +420,7 @@ function readStringEntry(r: Reader, keysOf?: SentRecord): void {
     if (tag === ((1 << 3) | LENGTH)) {
       entryKey = stringIn(r, end, keysOf);
       entryMatched = matchedIndex;
-    }
-    else if (tag === ((2 << 3) | LENGTH)) entryValue = stringIn(r, end);
+    } else if (tag === ((2 << 3) | LENGTH)) entryValue = stringIn(r, end);
     else skipIn(r, tag & 7, end);
   }
 }

@@ -50,13 +50,13 @@ describe("ResultsStore", () => {
     const store = await ResultsStore.open({ outDir: out, batchLines: 1000, flushMs: 60_000, onCommitted: (l) => committed.push(l.recordKey) });
     const other = (n: number, track: string, family: string): CommittedLine => ({ ...line(n, track), family, text: JSON.stringify({ run_id: `${track}:${n}`, family }) });
     store.append(line(1));
+    store.append(other(5, "t", "fam2"));
     store.append(other(1, "u", "fam"));
     store.append(line(2));
-    store.append(other(5, "t", "fam2"));
     store.append(other(3, "u", "fam"));
     await store.flush();
-    // File by file in the order each was first written to, each file's lines in order.
-    expect(committed).toEqual(["t:1", "t:2", "u:1", "u:3", "t:5"]);
+    // File by file in the order each was first written to (not family by family), each file's lines in order.
+    expect(committed).toEqual(["t:1", "t:2", "t:5", "u:1", "u:3"]);
     expect(readFileSync(join(out, "fam", "t.jsonl"), "utf8")).toBe(`${line(1).text}\n${line(2).text}\n`);
     expect(readFileSync(join(out, "fam", "u.jsonl"), "utf8")).toBe(`${other(1, "u", "fam").text}\n${other(3, "u", "fam").text}\n`);
     expect(readFileSync(join(out, "fam2", "t.jsonl"), "utf8")).toBe(`${other(5, "t", "fam2").text}\n`);
