@@ -23,7 +23,7 @@
 // with a core for each of its threads). The agents share this machine's cores with it, so records/s
 // is a floor, not a ceiling.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,6 +31,7 @@ import { sampleProcess, sampleThreads, type ProcSample } from "./proc-sample.js"
 import { prebuildAnswers, runLoadAgent, type LoadAgentStats } from "./load-agent.js";
 import { arg, optionalArg } from "./bench-args.js";
 import { measureReadAndParse, runReadAndParseChild } from "./read-and-parse.js";
+import { THREAD_LOG_ENV } from "../common/threads/index.js";
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -45,6 +46,7 @@ async function bench(): Promise<void> {
   const cpuProf = optionalArg("cpu-prof");
   const main = resolve(arg("cli", join(dirname(SELF), "..", "cli", "main.js")));
   const outDir = mkdtempSync(join(tmpdir(), "udm-coord-bench-"));
+  const threadLog = join(mkdtempSync(join(tmpdir(), "udm-coord-bench-threads-")), "threads.log");
 
   const loadAtStart = loadavg();
   // The floor the coordinator thread's CPU is compared with, in the same run (a child of its own).
@@ -57,7 +59,8 @@ async function bench(): Promise<void> {
   const t0 = Date.now();
   const child = spawn(process.execPath, [...(process.env.UDM_BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []), ...(cpuProf ? ["--cpu-prof", "--cpu-prof-dir", resolve(cpuProf)] : []), main, "coordinator", "--suite", suite, "--out", outDir, "--listen", "127.0.0.1:0", "--metrics", "off", ...(optionalArg("coordinator-flags")?.split(" ").filter(Boolean) ?? []), ...(tracks ? ["--tracks", tracks] : [])], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, UDM_LOG_LEVEL: process.env.UDM_LOG_LEVEL ?? "warn" },
+    // Each of the coordinator's worker threads writes its thread id and name here (common/threads announceThread).
+    env: { ...process.env, UDM_LOG_LEVEL: process.env.UDM_LOG_LEVEL ?? "warn", [THREAD_LOG_ENV]: threadLog },
   });
   const samples: Array<ProcSample & { t: number }> = [];
   const sampler = setInterval(() => {
@@ -79,10 +82,11 @@ async function bench(): Promise<void> {
   const threadsAtListen = sampleThreads(child.pid!);
   const stats: LoadAgentStats = { units: 0, records: 0, maxUnitPayloadBytes: 0, unitBytes: 0, resultBytes: 0 };
   const exited = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
-  let threadsAtEnd = threadsAtListen;
+  // Each thread's CPU as last seen: a thread that ends before the run does (the results writer
+  // closes with the store) keeps its last sample.
+  const threadsAtEnd = new Map(threadsAtListen);
   const threadSampler = setInterval(() => {
-    const t = sampleThreads(child.pid!);
-    if (t.size > 0) threadsAtEnd = t;
+    for (const [tid, cpu] of sampleThreads(child.pid!)) threadsAtEnd.set(tid, cpu);
   }, 200);
   const benchCpu0 = process.cpuUsage();
   await Promise.all(Array.from({ length: agents }, (_, i) => runLoadAgent(address, `bench-${i}`, credit, answers, stats)));
@@ -99,6 +103,7 @@ async function bench(): Promise<void> {
     .filter((f) => f.endsWith(".jsonl"))
     .reduce((sum, f) => sum + statSync(join(outDir, f)).size, 0);
   const threadSeconds = threadCpu(threadsAtListen, threadsAtEnd);
+  const named = namedThreadCpu(threadsAtListen, threadsAtEnd, child.pid!, threadLog);
   const peakKb = Math.max(...samples.map((s) => s.hwmKb));
   const figures = {
     bench: "coordinator",
@@ -131,6 +136,8 @@ async function bench(): Promise<void> {
     // CPU seconds of each of the coordinator's threads from listen to the end (busiest first; the
     // first is its coordinator thread), and the records/s that thread alone would allow.
     thread_cpu_seconds_run: threadSeconds,
+    // The same for the threads that name themselves (the host's is "main"; several suite readers share a name).
+    named_thread_cpu_seconds_run: named,
     records_per_second_busiest_thread_bound: committed / (threadSeconds[0] ?? Number.NaN),
     busiest_thread_cpu_ms_per_record: ((threadSeconds[0] ?? Number.NaN) * 1000) / committed,
     // Reading and parsing the same records once (bench/read-and-parse.ts), measured in this run,
@@ -145,9 +152,24 @@ async function bench(): Promise<void> {
     note: "load agents run in the bench process on the same cores and answer with prebuilt answers (a seeded distribution per question, answered_by, usage, latency), no engine; results are fsynced; thread CPU comes from /proc/<pid>/task at 200 ms samples",
   };
   rmSync(outDir, { recursive: true, force: true });
+  rmSync(dirname(threadLog), { recursive: true, force: true });
   mkdirSync(dirname(outFile), { recursive: true });
   writeFileSync(outFile, JSON.stringify(figures, null, 2) + "\n");
   process.stdout.write(JSON.stringify(figures, null, 2) + "\n");
+}
+
+/** Run-phase CPU seconds of each named thread (busiest first): the host's thread, and those in the thread log. */
+function namedThreadCpu(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>, pid: number, threadLog: string): Array<{ name: string; tid: number; cpu_s: number }> {
+  const names = new Map<number, string>([[pid, "main"]]);
+  if (existsSync(threadLog)) {
+    for (const line of readFileSync(threadLog, "utf8").split("\n")) {
+      const [tid, name] = line.split(" ");
+      if (tid && name) names.set(Number(tid), name);
+    }
+  }
+  return [...names]
+    .map(([tid, name]) => ({ name, tid, cpu_s: Math.round(((after.get(tid) ?? 0) - (before.get(tid) ?? 0)) * 100) / 100 }))
+    .sort((a, b) => b.cpu_s - a.cpu_s);
 }
 
 function threadCpu(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number[] {

@@ -6,6 +6,7 @@ import type { Bus } from "../common/bus/index.js";
 import type { Logger } from "../common/log.js";
 import { UsageError } from "../common/errors.js";
 import { DEFAULT_PLAN_LIMITS, type PlanLimits } from "./planner.js";
+import type { LineWriterThread } from "./line-writer-thread.js";
 import type { CommittedLine } from "../common/results/index.js";
 import type { MethodConfig } from "./run-manifest.js";
 import type { TlsOptions } from "./transport/tls.js";
@@ -83,6 +84,11 @@ export interface CoordinatorOptions {
   maxHeapMb?: number;
   /** Called once per committed (fsynced) result line. */
   onCommitted?: (line: CommittedLine) => void;
+  /**
+   * Results lines are written and fsynced in this thread (worker-run.ts starts it), not the
+   * coordinator's; the store closes it. Its texts must be wanted where onCommitted or a bus is given.
+   */
+  lineWriter?: LineWriterThread;
   /** Called once per track whose every record is committed (at start for tracks already complete). */
   onTrackComplete?: (track: string, family: string) => void;
   /**

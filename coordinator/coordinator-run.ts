@@ -4,7 +4,6 @@
 import type * as grpc from "@grpc/grpc-js";
 import { busStatusOf, type BusEvent } from "../common/bus/index.js";
 import { FormatError, UsageError } from "../common/errors.js";
-import type { CommittedLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 import { AgentSessions } from "./agent-sessions.js";
 import { BusPublisher } from "./bus-publisher.js";
@@ -15,8 +14,10 @@ import { runEnd, statusState, type CoordinatorState } from "./lifecycle.js";
 import type { OutDirLock } from "./out-dir-lock.js";
 import { oversizeRecords, payloadBytes, planUnits } from "./planner.js";
 import type { RecordEntry, TrackIndex } from "./suite-index.js";
-import { givenUpLine, resultLine } from "./result-line.js";
-import type { ResultsStore } from "./results-store.js";
+import { givenUpLine } from "./result-line.js";
+import { compactAnswerOf } from "./incoming-result.js";
+import { RecordQuestions } from "./record-questions.js";
+import { noticeLine, type CommitNotice, type ResultsStore } from "./results-store.js";
 import type { MethodConfig, RunManifest } from "./run-manifest.js";
 import { RunProgress } from "./run-progress.js";
 import { RunAgentsRecord } from "./run-agents.js";
@@ -100,9 +101,9 @@ export class CoordinatorRun implements ServedRun {
       onCommitted: (line) => {
         // A given-up line has no latency: it took no engine time of its own.
         if (line.usage) this.metrics?.recordLatency(line.usage.latencyMs / 1000);
-        this.publisher?.committed(line);
+        this.publisher?.committed(noticeLine(line));
         try {
-          options.onCommitted?.(line);
+          options.onCommitted?.(noticeLine(line));
         } catch (err) {
           log.error("onCommitted failed", { error: (err as Error).message });
         }
@@ -233,7 +234,7 @@ export class CoordinatorRun implements ServedRun {
   }
 
   /** A line the results store made durable. */
-  committed(line: CommittedLine): void {
+  committed(line: CommitNotice): void {
     this.progress.committed(line, Date.now());
   }
 
@@ -412,7 +413,8 @@ export class CoordinatorRun implements ServedRun {
       },
       lookup: (r) => index.byRunId.get(r)?.record,
       onAccept: (result, record, unit, agent) => {
-        store.append(resultLine(result, record, unit.track, unit.family, agent.info.agentId));
+        const qs = RecordQuestions.of(record);
+        store.appendAnswer(record, qs, compactAnswerOf(result, qs), unit.track, unit.family, agent.info.agentId);
         this.answeredByModel.set(agent.info.model, (this.answeredByModel.get(agent.info.model) ?? 0) + 1);
       },
       onGiveUp: (record, unit, last) => {

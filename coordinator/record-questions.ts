@@ -8,7 +8,11 @@
 // of the latest RECENT lookups keep their questions, so a record's key string is split once, not
 // twice (the split was 37 of the 407 MB the coordinator's thread allocated while it served results,
 // V8's sampling heap profiler over a full-suite coordinator-bench run, garbage included).
-import { QUESTION_KEY_SEPARATOR, type RecordEntry } from "./suite-index.js";
+import { QUESTION_KEY_SEPARATOR } from "./track-reader.js";
+import type { RecordEntry } from "./suite-index.js";
+
+/** What a record's questions are made from (a RecordEntry's fields; the results writer's thread sends them alone). */
+export type QuestionFields = Pick<RecordEntry, "questionKeys" | "questionCount" | "optionLists">;
 
 /** Records whose questions are kept: more than a batch of results holds (an agent sends 64 at most). */
 const RECENT = 1024;
@@ -34,7 +38,8 @@ export class RecordQuestions {
   private readonly shared: readonly string[] | undefined;
   private byKey: Map<string, number> | undefined;
 
-  private constructor(private readonly record: RecordEntry) {
+  /** Questions made now, not kept (RecordQuestions.of keeps those of the latest records). */
+  constructor(private readonly record: QuestionFields) {
     this.keys = record.questionCount === 0 ? [] : record.questionKeys.split(QUESTION_KEY_SEPARATOR);
     this.shared = record.optionLists.length === 1 ? record.optionLists[0] : undefined;
   }

@@ -2,12 +2,33 @@
 // format, one append log (common/results/append-log.ts) per track file. Lines are batched across
 // tracks and fsynced; a result counts as committed only after its fsync. On open, every track file
 // is scanned for committed run_ids and a torn last line (a crash mid-write) is cut off.
+//
+// Lines are written in this thread, or, given a results writer (line-writer-thread.ts), in that
+// thread: then an accepted result goes there in a compact form (line-batch.ts), and this store keeps
+// only what is waiting and what is committed.
 import { mkdirSync } from "node:fs";
-import { AppendLog, type TornLine, type CommittedLine, type ResultInput, type RowFacts, lineHasErrors, parseResultLine, scanResultRow, trackFilesUnder, trackResultsPath } from "../common/results/index.js";
+import { AppendLog, type TornLine, type CommittedLine, type LineQuestions, type ResultAnswer, type ResultInput, type RowFacts, lineHasErrors, parseResultLine, scanResultRow, trackFilesUnder, trackResultsPath, writeResultLine } from "../common/results/index.js";
 import type { Logger } from "../common/log.js";
 import { COORDINATOR_DEFAULTS } from "./coordinator-options.js";
+import { LineBatchEncoder, type BatchRecord } from "./line-batch.js";
+import type { LineWriterThread, WriteAnswer } from "./line-writer-thread.js";
+
+/**
+ * A committed line as the coordinator's thread learns of it: its text is there where lines are
+ * written in this thread, or where the results writer was asked for texts (LineWriterOptions.textsWanted).
+ */
+export type CommitNotice = Omit<CommittedLine, "text"> & { text?: string };
+
+/** The line of a notice, for a consumer that reads its text (the bus, a host's onCommitted). */
+export function noticeLine(notice: CommitNotice): CommittedLine {
+  if (notice.text === undefined) throw new Error(`results store: the text of ${notice.recordKey}'s line was not asked of the results writer`);
+  return notice as CommittedLine;
+}
 
 export type RepairedFile = TornLine;
+
+/** Batches the results writer holds at once: one written while the next is read. */
+const WRITER_BATCHES_IN_FLIGHT = 2;
 
 export interface ResultsStoreOptions {
   outDir: string;
@@ -17,7 +38,7 @@ export interface ResultsStoreOptions {
   flushMs?: number;
   logger?: Logger;
   /** Called once per line after its fsync. */
-  onCommitted?: (line: CommittedLine) => void;
+  onCommitted?: (line: CommitNotice) => void;
   /** A write or fsync failed; the store refuses further lines. */
   onError?: (err: Error) => void;
   /**
@@ -25,6 +46,8 @@ export interface ResultsStoreOptions {
    * scanRest, so a resumed start hands out work before it has re-read every committed line.
    */
   deferScan?: boolean;
+  /** Lines are written in this thread (the store closes it with itself). */
+  writer?: LineWriterThread;
 }
 
 interface TrackFileState {
@@ -49,8 +72,13 @@ export class ResultsStore {
   private failure: Error | undefined;
   private closed = false;
   readonly repaired: RepairedFile[] = [];
+  /** With a writer: the lines sent in the next batch, in order, and the batch being made. */
+  private queued: CommitNotice[] = [];
+  private readonly encoder: LineBatchEncoder | undefined;
 
-  private constructor(private readonly options: ResultsStoreOptions) {}
+  private constructor(private readonly options: ResultsStoreOptions) {
+    if (options.writer) this.encoder = new LineBatchEncoder();
+  }
 
   /** Scans `outDir` (repairing torn last lines) and returns a store that knows what is committed. */
   static async open(options: ResultsStoreOptions): Promise<ResultsStore> {
@@ -131,11 +159,58 @@ export class ResultsStore {
     return this.waitingCount;
   }
 
-  /** Queues a line; false when its run_id is already committed or waiting (nothing written). */
+  /** Queues a line written here; false when its run_id is already committed or waiting (nothing written). */
   append(line: CommittedLine): boolean {
+    if (!this.admit(line.recordKey)) return false;
+    if (this.encoder) {
+      this.checkScanned(line.family, line.track);
+      this.encoder.written(line);
+      const { text: _text, ...notice } = line;
+      this.queued.push(notice);
+    } else this.queueHere(line);
+    this.waited();
+    return true;
+  }
+
+  /** Queues the line of an accepted answer; false when its run_id is already committed or waiting. */
+  appendAnswer(record: BatchRecord, qs: LineQuestions, answer: ResultAnswer, track: string, family: string, agentId: string): boolean {
+    if (!this.encoder) return this.append(writeResultLine(record, qs, answer, track, family, agentId));
+    if (!this.admit(record.recordKey)) return false;
+    this.checkScanned(family, track);
+    this.encoder.accepted(record, qs, answer, track, family, agentId);
+    this.queued.push({
+      recordKey: record.recordKey,
+      track,
+      family,
+      errored: lineHasErrors(answer),
+      usage: { latencyMs: answer.latencyMs, promptTokens: answer.promptTokens, cachedTokens: answer.cachedTokens, completionTokens: answer.completionTokens },
+    });
+    this.waited();
+    return true;
+  }
+
+  private admit(recordKey: string): boolean {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error("results store is closed");
-    if (this.has(line.recordKey)) return false;
+    if (this.has(recordKey)) return false;
+    this.waiting.add(recordKey);
+    this.waitingCount++;
+    return true;
+  }
+
+  /** Track files a writer was sent lines of (by family, then track): each was checked once to be scanned. */
+  private readonly sentTo = new Map<string, Set<string>>();
+
+  private checkScanned(family: string, track: string): void {
+    let tracks = this.sentTo.get(family);
+    if (!tracks) this.sentTo.set(family, (tracks = new Set()));
+    if (tracks.has(track)) return;
+    const path = trackResultsPath(this.options.outDir, family, track);
+    if (this.unscanned.has(path)) throw new Error(`results store: ${path} was not scanned before a line was appended to it`);
+    tracks.add(track);
+  }
+
+  private queueHere(line: CommittedLine): void {
     let family = this.files.get(line.family);
     if (!family) this.files.set(line.family, (family = new Map()));
     let f = family.get(line.track);
@@ -148,8 +223,10 @@ export class ResultsStore {
       this.fileOrder.push(f);
     }
     f.waiting.push(line);
-    this.waiting.add(line.recordKey);
-    this.waitingCount++;
+  }
+
+  /** A line joined the waiting ones: flush when the batch is full, or start its clock. */
+  private waited(): void {
     if (this.waitingCount >= (this.options.batchLines ?? COORDINATOR_DEFAULTS.storeBatchLines)) void this.flush().catch(() => undefined);
     else if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -157,7 +234,6 @@ export class ResultsStore {
         void this.flush().catch(() => undefined);
       }, this.options.flushMs ?? COORDINATOR_DEFAULTS.storeFlushMs);
     }
-    return true;
   }
 
   /** Writes and fsyncs every waiting line; resolves once they are committed. */
@@ -166,9 +242,22 @@ export class ResultsStore {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    this.flushing = this.flushing.then(() => this.writeWaiting());
+    if (this.options.writer) {
+      this.sendWaiting(this.options.writer);
+      return this.flushing;
+    }
+    // A flush that has not started yet takes every line waiting when it starts: a second is not queued
+    // (each line appended while a slow fsync ran queued one more, thousands over a run).
+    if (this.flushQueued) return this.flushing;
+    this.flushQueued = true;
+    this.flushing = this.flushing.then(() => {
+      this.flushQueued = false;
+      return this.writeWaiting();
+    });
     return this.flushing;
   }
+
+  private flushQueued = false;
 
   /**
    * Group commit: every track file with waiting lines is written, then all are fsynced at once, and
@@ -186,28 +275,95 @@ export class ResultsStore {
       batch.push({ f, lines });
     }
     const outcomes = await Promise.allSettled(batch.map(({ f }) => f.log.flush()));
-    let failed: { f: TrackFileState; err: unknown } | undefined;
+    let failed: { path: string; err: unknown } | undefined;
     for (let i = 0; i < batch.length; i++) {
       const outcome = outcomes[i]!;
       if (outcome.status === "rejected") {
-        failed ??= { f: batch[i]!.f, err: outcome.reason };
+        failed ??= { path: batch[i]!.f.log.path, err: outcome.reason };
         continue;
       }
-      for (const l of batch[i]!.lines) {
-        this.waiting.delete(l.recordKey);
-        this.committed.add(l.recordKey);
-        this.noteErrors(l.recordKey, l.errored);
-      }
+      for (const l of batch[i]!.lines) this.committedOne(l);
     }
     // Lines whose fsync succeeded are committed even when another file's failed.
     for (let i = 0; i < batch.length; i++) {
       if (outcomes[i]!.status === "fulfilled") for (const l of batch[i]!.lines) this.options.onCommitted?.(l);
     }
-    if (failed) {
-      this.failure = new Error(`cannot write results to ${failed.f.log.path}: ${(failed.err as Error).message}`, { cause: failed.err });
-      this.options.onError?.(this.failure);
-      throw this.failure;
+    if (failed) this.failed(failed.path, failed.err);
+  }
+
+  /**
+   * The same, by the writer's thread: the waiting lines become one batch, sent as soon as fewer than
+   * WRITER_BATCHES_IN_FLIGHT batches are unanswered, and its answer (which files failed) is taken
+   * after those of the batches before it. The thread writes batches in turn; those not sent yet wait
+   * here in their compact form, so a slow disk does not pile batches up in the thread's capped heap.
+   */
+  private sendWaiting(writer: LineWriterThread): void {
+    if (this.failure || this.queued.length === 0) return;
+    const lines = this.queued;
+    this.queued = [];
+    this.waitingCount -= lines.length;
+    const { batch, transfer } = this.encoder!.take();
+    let send!: () => void;
+    const answer = new Promise<WriteAnswer>((resolve, reject) => (send = () => writer.write(batch, transfer).then(resolve, reject)));
+    this.unsent.push(send);
+    this.sendMore();
+    this.flushing = this.flushing.then(() =>
+      answer.then(
+        (a) => {
+          this.inFlight--;
+          this.sendMore();
+          this.written(lines, a);
+        },
+        (err: unknown) => {
+          // The thread is gone: none of these lines is known to be durable (a restart redoes them).
+          for (const l of lines) this.waiting.delete(l.recordKey);
+          this.failure ??= err as Error;
+          this.options.onError?.(this.failure);
+          throw this.failure;
+        },
+      ),
+    );
+    this.flushing.catch(() => undefined);
+  }
+
+  /** Batches made and not yet sent to the writer, oldest first; how many sent are unanswered. */
+  private readonly unsent: Array<() => void> = [];
+  private inFlight = 0;
+
+  private sendMore(): void {
+    while (this.inFlight < WRITER_BATCHES_IN_FLIGHT && this.unsent.length > 0) {
+      this.inFlight++;
+      this.unsent.shift()!();
     }
+  }
+
+  private written(lines: CommitNotice[], answer: WriteAnswer): void {
+    const failedFile = (l: CommitNotice) => answer.failed.length > 0 && answer.failed.some((f) => f.family === l.family && f.track === l.track);
+    const { texts, scoredLengths } = answer;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!;
+      if (failedFile(l)) continue;
+      if (texts) {
+        l.text = texts[i]!;
+        if (scoredLengths![i]! >= 0) l.scoredLength = scoredLengths![i]!;
+      }
+      this.committedOne(l);
+    }
+    for (const l of lines) if (!failedFile(l)) this.options.onCommitted?.(l);
+    const first = answer.failed[0];
+    if (first) this.failed(first.path, new Error(first.message));
+  }
+
+  private committedOne(l: CommitNotice): void {
+    this.waiting.delete(l.recordKey);
+    this.committed.add(l.recordKey);
+    this.noteErrors(l.recordKey, l.errored);
+  }
+
+  private failed(path: string, err: unknown): never {
+    this.failure = new Error(`cannot write results to ${path}: ${(err as Error).message}`, { cause: err });
+    this.options.onError?.(this.failure);
+    throw this.failure;
   }
 
   /** Flushes, then closes every file. */
@@ -218,6 +374,7 @@ export class ResultsStore {
     } finally {
       this.closed = true;
       for (const log of this.logs.values()) await log.close().catch(() => undefined);
+      await this.options.writer?.close();
     }
   }
 }

@@ -1,6 +1,6 @@
 // A run's progress: commits counted per track and in all, track and run completion, throughput,
 // and the run totals (tokens, GPU-seconds, per-record latency, ETA) every reader takes from here.
-import type { CommittedLine } from "../common/results/index.js";
+import type { CommitNotice } from "./results-store.js";
 import { AttachedTime } from "./attached-time.js";
 import { LatencyStats } from "./latency-stats.js";
 import { ThroughputMeter } from "./throughput-meter.js";
@@ -10,7 +10,7 @@ export interface RunProgressOptions {
   /** Every track in scope with its records and how many of them were committed before this start. */
   tracks: ReadonlyArray<{ track: string; family: string; records: number; committed: number }>;
   /** Called once per line counted (in scope, first commit of its run_id). */
-  onCommitted: (line: CommittedLine) => void;
+  onCommitted: (line: CommitNotice) => void;
   /** Called once per track whose every record is committed; atStart for those complete before this start. */
   onTrackComplete: (p: Readonly<TrackProgress>, atStart: boolean) => void;
   /** Called once, when every record in scope is committed. */
@@ -104,7 +104,7 @@ export class RunProgress {
   }
 
   /** A line made durable by the results store. Lines of tracks out of scope are not counted. */
-  committed(line: CommittedLine, nowMs: number): void {
+  committed(line: CommitNotice, nowMs: number): void {
     const p = this.tracks.get(line.track);
     if (!p) return;
     p.committed++;

@@ -74,6 +74,7 @@ export async function startCoordinator(given: CoordinatorOptions): Promise<Coord
       onCommitted: (line) => run?.committed(line),
       onError: (err) => run?.fail(err),
       deferScan: feed.incremental,
+      ...(options.lineWriter ? { writer: options.lineWriter } : {}),
     });
     cleanup.push(async () => (await storeOpening.catch(() => undefined))?.close());
     // A store that fails to open fails the start, but only once the suite's own verdict is in: the

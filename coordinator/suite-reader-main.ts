@@ -3,11 +3,13 @@
 // file outside the selected tracks), and posts back its payload blocks (transferred, not copied),
 // its records, its gold and its hash, or the error that names file and line.
 import { parentPort, workerData } from "node:worker_threads";
+import { announceThread } from "../common/threads/index.js";
 import { decompressedSha256, goldTransferList, openSuite } from "../common/suite/index.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import { readTrackFile } from "./track-reader.js";
 import type { ReaderStartData, ReaderTask, ReaderToIndex } from "./suite-readers.js";
 
+announceThread("suite-reader");
 const port = parentPort;
 if (!port) throw new Error("suite-reader-main.ts must run in a worker thread");
 const post = (msg: ReaderToIndex, transfer: ArrayBuffer[] = []) => port.postMessage(msg, transfer);

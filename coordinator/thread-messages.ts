@@ -12,7 +12,7 @@ import type { ThreadError } from "../common/thread-error.js";
 import type { LiveEvent } from "./observability/live-event.js";
 
 /** workerData: the coordinator's options that can be cloned, and which callbacks to forward. */
-export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCommitted" | "onTrackComplete" | "onLiveEvent" | "onGold" | "beforeTrackRead"> & {
+export type WorkerStartData = Omit<CoordinatorOptions, "logger" | "bus" | "onCommitted" | "onTrackComplete" | "onLiveEvent" | "onGold" | "beforeTrackRead" | "lineWriter"> & {
   forwardCommitted: boolean;
   forwardGold: boolean;
   forwardTrackComplete: boolean;

@@ -10,6 +10,7 @@ import type { HostToWorker, WorkerStartData, WorkerToHost } from "./thread-messa
 import type { CommittedLine } from "../common/results/index.js";
 import { goldTransferList, type GoldMessage } from "../common/suite/index.js";
 import type { ScorerFeedMessage } from "../scorer/index.js";
+import { LineWriterThread, lineWriterEntry } from "./line-writer-thread.js";
 
 const port = parentPort;
 if (!port) throw new Error("worker-run.ts must run in a worker thread");
@@ -42,6 +43,16 @@ const gather = (line: CommittedLine) => {
   if (committed.push(line) === 1) queueMicrotask(postCommitted);
 };
 
+// Results lines are written and fsynced in a thread of their own, which also feeds the scorer thread
+// the committed lines and passes on this thread's other feed messages in order: writing the lines was
+// the largest share of this thread's CPU (coordinator-bench, --cpu-prof). Its texts come back here
+// only where this thread reads them (the bus, a host's onCommitted).
+const writerEntry = lineWriterEntry();
+const lineWriter = writerEntry
+  ? new LineWriterThread(writerEntry, { outDir: options.outDir, textsWanted: forwardCommitted || nats !== undefined, ...(scorerFeed ? { scorerFeed } : {}) })
+  : undefined;
+const toScorer = lineWriter && scorerFeed ? (msg: ScorerFeedMessage) => lineWriter.feed(msg) : (msg: ScorerFeedMessage, transfer: ArrayBuffer[] = []) => feed(msg, transfer);
+
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 let releaseServer!: () => void;
 const serverReleased = new Promise<void>((resolve) => (releaseServer = resolve));
@@ -50,10 +61,11 @@ try {
     ...options,
     ...(logLevel ? { logger: createLogger("coordinator", logLevel) } : {}),
     ...(bus ? { bus } : {}),
-    ...(forwardCommitted || scorerFeed ? { onCommitted: gather } : {}),
+    ...(lineWriter ? { lineWriter } : {}),
+    ...(forwardCommitted || (scorerFeed && !lineWriter) ? { onCommitted: gather } : {}),
     ...(forwardTrackComplete ? { onTrackComplete: (track, family) => post({ type: "trackComplete", track, family }) } : {}),
     // A track's gold moves on (its chunks transferred): this thread keeps none of it.
-    ...(scorerFeed ? { onGold: (message) => feed({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : {}),
+    ...(scorerFeed ? { onGold: (message) => toScorer({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : forwardGold ? { onGold: (message) => post({ type: "gold", message }, goldTransferList(goldChunksOf(message))) } : {}),
     ...(forwardLiveEvents ? { onLiveEvent: (event) => post({ type: "liveEvent", event }) } : {}),
   });
   port.on("message", (msg: HostToWorker) => {
@@ -76,18 +88,20 @@ try {
   });
   post({ type: "listening", address: handle.address, port: handle.port, runId: handle.runId, outDir: handle.outDir });
   const outcome = await handle.done;
-  if (scorerFeed) feed({ type: "end" });
+  if (scorerFeed) toScorer({ type: "end" });
   post({ type: "outcome", outcome });
   // As in the host's thread, a complete run's coordinator serves until it is closed: agents that
   // attach meanwhile are told to drain (a sweep waits for those that were redialling).
   if (outcome.state === "complete") await serverReleased;
   await handle.close();
+  await lineWriter?.close();
   await bus?.close().catch(() => undefined);
   post({ type: "done", outcome, metrics: await handle.metricsText(), status: await handle.status() });
-  scorerFeed?.close();
+  if (!lineWriter) scorerFeed?.close();
   port.close();
 } catch (err) {
-  scorerFeed?.close();
+  await lineWriter?.close();
+  if (!lineWriter) scorerFeed?.close();
   await bus?.close().catch(() => undefined);
   post({ type: "error", error: encodeThreadError(err) });
   port.close();

@@ -2,12 +2,14 @@
 // coordinator's thread, so the suite's gold and every committed line bypass the host's thread, whose
 // heap cannot be capped and which serves the live page.
 import { parentPort, workerData } from "node:worker_threads";
+import { announceThread } from "../common/threads/index.js";
 import { createLogger } from "../common/log.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import { readScoredPart, scoredPart } from "../common/results/index.js";
 import { CommitScorer } from "./commit-scorer.js";
 import type { HostToScorer, ScorerFeedMessage, ScorerThreadStartData, ScorerToHost } from "./commit-scorer-messages.js";
 
+announceThread("scorer");
 const host = parentPort;
 if (!host) throw new Error("commit-scorer-main.ts must run in a worker thread");
 const { feed, logLevel, ...options } = workerData as ScorerThreadStartData;

@@ -25,7 +25,7 @@ export interface LineQuestions {
  */
 export interface CompactProbs {
   readonly questions: readonly string[];
-  readonly values: readonly number[];
+  readonly values: ArrayLike<number>;
 }
 
 /** What an engine answered for one record, as the writer takes it. */

@@ -12,6 +12,10 @@ import type { IncomingResult } from "../../coordinator/incoming-result.js";
 import { givenUpLine, resultLine } from "../../coordinator/result-line.js";
 import { validateResult } from "../../coordinator/result-validator.js";
 import { compactQuestions, OptionInterner, questionSpecs, type RecordEntry } from "../../coordinator/suite-index.js";
+import { LineBatchDecoder, LineBatchEncoder, type BatchLine } from "../../coordinator/line-batch.js";
+import { compactAnswerOf } from "../../coordinator/incoming-result.js";
+import { RecordQuestions } from "../../coordinator/record-questions.js";
+import { writeResultLine, type CommittedLine } from "../../common/results/index.js";
 
 const QUESTION_KEYS = ["label", "doc:1", "doc:2", "0", "7", "12", "01", "b\"q", "ü", "tab\t", "4294967295", "x y"];
 const OPTION_LISTS = [["true", "false"], ["A", "B", "C", "D"], ["0", "1", "2", "10"], ["2", "1"], ["x", "5", "y"], ["neg", "pos"]];
@@ -140,6 +144,39 @@ describe("a result's line written as text (property)", () => {
         expect(asParsed(readScoredPart(scoredText(written)))).toEqual(asParsed(JSON.parse(scoredText(written)) as ResultInput));
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it("is the same text when written in the results writer's thread, from the batch the store sends it", () => {
+    // One encoder and decoder for every case, as for a run: their tables of strings and option
+    // lists grow from batch to batch, and a batch names what an earlier one sent.
+    const encoder = new LineBatchEncoder();
+    const decoder = new LineBatchDecoder();
+    fc.assert(
+      fc.property(fc.array(caseArb, { minLength: 1, maxLength: 4 }), fc.boolean(), (cases, withGivenUp) => {
+        const expected: CommittedLine[] = [];
+        for (const c of cases) {
+          const { record, result } = build(c);
+          const qs = RecordQuestions.of(record);
+          encoder.accepted(record, qs, compactAnswerOf(result, qs), "t", `f-${c.agent}`, c.agent);
+          expected.push(resultLine(result, record, "t", `f-${c.agent}`, c.agent));
+          if (withGivenUp) {
+            const line = givenUpLine(record, "t2", "f", "bad_distribution: sums to 2");
+            encoder.written(line);
+            expected.push(line);
+          }
+        }
+        expect(encoder.size).toBe(expected.length);
+        // The batch crosses to the thread as a structured clone does it (its buffers transferred).
+        const { batch, transfer } = encoder.take();
+        expect(encoder.size).toBe(0);
+        const received = structuredClone(batch, { transfer });
+        const lines: CommittedLine[] = [];
+        decoder.read(received, (l: BatchLine) => lines.push(l.kind === "written" ? l.line : writeResultLine(l.record, l.qs, l.answer, l.track, l.family, l.agentId)));
+        expect(lines.map((l) => l.text)).toEqual(expected.map((l) => l.text));
+        expect(lines).toEqual(expected);
+      }),
+      { numRuns: 300 },
     );
   });
 
