@@ -26,7 +26,10 @@ interface RunFigures {
   busiest_to_read_and_parse: number;
   next_thread_cpu_s: number;
   peak_rss_run_mb: number;
+  peak_rss_mb: number;
   read_and_parse_cpu_s: number;
+  /** Run-phase CPU-s of the threads that name themselves (a build from before they did names "main" only). */
+  named_threads: Record<string, number>;
 }
 
 interface Spread {
@@ -47,7 +50,16 @@ function runOnce(build: "base" | "head", pair: number, suite: string, base: stri
   const args = [BENCH, "--suite", suite, "--out", out, ...(build === "base" ? ["--cli", base] : []), ...(tracks ? ["--tracks", tracks] : [])];
   const child = spawnSync(process.execPath, args, { stdio: ["ignore", "ignore", "inherit"] });
   if (child.status !== 0) throw new Error(`coordinator-bench (${build}, pair ${pair}) exited with ${child.status ?? child.signal}`);
-  const j = JSON.parse(readFileSync(out, "utf8")) as { busiest_thread_to_read_and_parse_cpu: number; thread_cpu_seconds_run: number[]; peak_rss_run_mb: number; read_and_parse: { cpu_s: number } };
+  const j = JSON.parse(readFileSync(out, "utf8")) as {
+    busiest_thread_to_read_and_parse_cpu: number;
+    thread_cpu_seconds_run: number[];
+    named_thread_cpu_seconds_run?: Array<{ name: string; cpu_s: number }>;
+    peak_rss_run_mb: number;
+    peak_rss_mb: number;
+    read_and_parse: { cpu_s: number };
+  };
+  const named: Record<string, number> = {};
+  for (const t of j.named_thread_cpu_seconds_run ?? []) named[t.name] = Math.max(named[t.name] ?? 0, t.cpu_s);
   return {
     build,
     pair,
@@ -55,19 +67,24 @@ function runOnce(build: "base" | "head", pair: number, suite: string, base: stri
     busiest_to_read_and_parse: j.busiest_thread_to_read_and_parse_cpu,
     next_thread_cpu_s: j.thread_cpu_seconds_run[1] ?? 0,
     peak_rss_run_mb: j.peak_rss_run_mb,
+    peak_rss_mb: j.peak_rss_mb,
     read_and_parse_cpu_s: j.read_and_parse.cpu_s,
+    named_threads: named,
   };
 }
 
 function summary(runs: readonly RunFigures[]) {
-  const of = (k: keyof Omit<RunFigures, "build" | "pair">) => spread(runs.map((r) => r[k]));
+  const of = (k: keyof Omit<RunFigures, "build" | "pair" | "named_threads">) => spread(runs.map((r) => r[k]));
+  const names = [...new Set(runs.flatMap((r) => Object.keys(r.named_threads)))];
   return {
     runs: runs.length,
     busiest_thread_cpu_s: of("busiest_thread_cpu_s"),
     busiest_to_read_and_parse: of("busiest_to_read_and_parse"),
     next_thread_cpu_s: of("next_thread_cpu_s"),
     peak_rss_run_mb: of("peak_rss_run_mb"),
+    peak_rss_mb: of("peak_rss_mb"),
     read_and_parse_cpu_s: of("read_and_parse_cpu_s"),
+    named_thread_cpu_s: Object.fromEntries(names.map((n) => [n, spread(runs.map((r) => r.named_threads[n] ?? 0))])),
   };
 }
 
@@ -86,7 +103,7 @@ async function main(): Promise<void> {
       for (const build of order) {
         const r = runOnce(build, pair, suite, base, tracks, scratch);
         runs.push(r);
-        process.stderr.write(`pair ${pair} ${build}: busiest ${r.busiest_thread_cpu_s.toFixed(2)} CPU-s, ${r.busiest_to_read_and_parse.toFixed(3)}x read-and-parse, RSS ${r.peak_rss_run_mb.toFixed(0)} MB\n`);
+        process.stderr.write(`pair ${pair} ${build}: busiest ${r.busiest_thread_cpu_s.toFixed(2)} CPU-s, ${r.busiest_to_read_and_parse.toFixed(3)}x read-and-parse, RSS ${r.peak_rss_run_mb.toFixed(0)} MB (peak ${r.peak_rss_mb.toFixed(0)}); ${Object.entries(r.named_threads).map(([n, s]) => `${n} ${s}`).join(", ")}\n`);
       }
     }
   } finally {

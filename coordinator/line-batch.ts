@@ -51,6 +51,11 @@ export class LineBatchEncoder {
     return this.count;
   }
 
+  /** Probabilities in the batch so far: what its lines' texts mostly are (~20 bytes each). */
+  get values(): number {
+    return this.numberCount;
+  }
+
   /** An accepted answer: its line is written in the writer's thread. */
   accepted(record: BatchRecord, qs: LineQuestions, answer: ResultAnswer, track: string, family: string, agentId: string): void {
     this.count++;

@@ -29,6 +29,8 @@ export type RepairedFile = TornLine;
 
 /** Batches the results writer holds at once: one written while the next is read. */
 const WRITER_BATCHES_IN_FLIGHT = 2;
+/** Probabilities in a writer's batch at most (their texts ~2 MB), whatever its lines' shapes. */
+const WRITER_BATCH_VALUES = 100_000;
 
 export interface ResultsStoreOptions {
   outDir: string;
@@ -227,7 +229,9 @@ export class ResultsStore {
 
   /** A line joined the waiting ones: flush when the batch is full, or start its clock. */
   private waited(): void {
-    if (this.waitingCount >= (this.options.batchLines ?? COORDINATOR_DEFAULTS.storeBatchLines)) void this.flush().catch(() => undefined);
+    // A writer's batch is also full at WRITER_BATCH_VALUES probabilities: its lines' texts are what
+    // the writer's capped heap holds at once (256 lines of 64 questions of 26 options are ~10 MB).
+    if (this.waitingCount >= (this.options.batchLines ?? COORDINATOR_DEFAULTS.storeBatchLines) || (this.encoder?.values ?? 0) >= WRITER_BATCH_VALUES) void this.flush().catch(() => undefined);
     else if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
