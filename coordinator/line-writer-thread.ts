@@ -16,7 +16,7 @@ export type WriteAnswer = Extract<WriterToStore, { type: "written" }>;
  * V8 old-generation cap of the writer's thread: it keeps no state but its open files, and a batch's
  * lines (~1 KB each) die with the batch.
  */
-const WRITER_HEAP_MB = 32;
+const WRITER_HEAP_MB = 24;
 /** Its young generation: the lines die young, and each MB of it is RSS (common/threads YOUNG_GENERATION_MB). */
 const WRITER_YOUNG_MB = 4;
 
