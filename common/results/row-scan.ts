@@ -30,6 +30,25 @@ export const MAX_DEPTH = 64;
 
 /** Most members of answered_by the scan checks for repeated keys; more are parsed as text. */
 const MAX_ANSWERED_KEYS = 256;
+/** answered_by's keys' bounds in the line being scanned (reused: a scan runs to its end before the next). */
+const KEY_BOUNDS = new Int32Array(2 * MAX_ANSWERED_KEYS);
+/** Method names read so far, as bytes and text: a run has a few, written once per question. */
+const METHOD_NAMES: Array<{ bytes: Buffer; text: string }> = [];
+const MAX_METHOD_NAMES = 16;
+
+/** The text of bytes [from, to) (no escape in them), the same string each time for a name seen before. */
+function methodName(b: Buffer, from: number, to: number): string {
+  const length = to - from;
+  for (const name of METHOD_NAMES) {
+    if (name.bytes.length !== length) continue;
+    let j = 0;
+    while (j < length && name.bytes[j] === b[from + j]) j++;
+    if (j === length) return name.text;
+  }
+  const text = b.toString("utf8", from, to);
+  if (METHOD_NAMES.length < MAX_METHOD_NAMES) METHOD_NAMES.push({ bytes: Buffer.from(b.subarray(from, to)), text });
+  return text;
+}
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -169,20 +188,26 @@ class RowScan {
 
   /** answered_by's object at i: its values when all are strings (no key twice), and where it ends. */
   private answeredBy(start: number): [string[] | undefined, number] {
-    const keys: Array<[number, number]> = [];
+    // Each key's bytes [from, to) in the reused KEY_BOUNDS: a reranking line has a key per document,
+    // and an array per key, then Buffer.compare for each pair, were the main thread's largest cost
+    // while it sealed a full suite's results (bench/coordinator-bench, --cpu-prof).
+    let count = 0;
     const values: string[] = [];
     let allStrings = true;
     let i = this.ws(start + 1);
     if (this.at(i) === CLOSE_OBJECT) return [values, i + 1];
     for (;;) {
       const keyEnd = this.plainString(i);
-      const key: [number, number] = [this.textStart, keyEnd - 1];
-      if (keys.length === MAX_ANSWERED_KEYS || keys.some((k) => this.sameBytes(k, key))) throw UNDECIDED;
-      keys.push(key);
+      const from = this.textStart;
+      const to = keyEnd - 1;
+      if (count === MAX_ANSWERED_KEYS || this.seenKey(count, from, to)) throw UNDECIDED;
+      KEY_BOUNDS[2 * count] = from;
+      KEY_BOUNDS[2 * count + 1] = to;
+      count++;
       i = this.colon(keyEnd);
       if (this.at(i) === QUOTE) {
         const valueEnd = this.plainString(i);
-        values.push(this.b.toString("utf8", i + 1, valueEnd - 1));
+        values.push(methodName(this.b, i + 1, valueEnd - 1));
         i = valueEnd;
       } else {
         allStrings = false;
@@ -196,8 +221,19 @@ class RowScan {
     }
   }
 
-  private sameBytes(a: [number, number], b: [number, number]): boolean {
-    return a[1] - a[0] === b[1] - b[0] && this.b.compare(this.b, a[0], a[1], b[0], b[1]) === 0;
+  /** Whether bytes [from, to) are one of the first `count` keys in KEY_BOUNDS. */
+  private seenKey(count: number, from: number, to: number): boolean {
+    const b = this.b;
+    const length = to - from;
+    for (let k = 0; k < count; k++) {
+      const at = KEY_BOUNDS[2 * k]!;
+      if (KEY_BOUNDS[2 * k + 1]! - at !== length) continue;
+      // From the end: documents' keys ("doc:12", "doc:13") differ there.
+      let j = length - 1;
+      while (j >= 0 && b[at + j] === b[from + j]) j--;
+      if (j < 0) return true;
+    }
+    return false;
   }
 
   /** Whether bytes [from, to) are `word`. */
