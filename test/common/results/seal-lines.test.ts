@@ -46,6 +46,27 @@ describe("sealResults", () => {
     expect(seal.answeredBy).toEqual({ "label-read": 2 });
   });
 
+  it("a line of whitespace JSON does not take (a no-break space) is blank: skipped, not a corrupted file", () => {
+    const dir = runDir([rec("t:1", { answered_by: { q: "systemone" } }), "\u00a0", " \u00a0\t", rec("t:2", { answered_by: { q: "systemone" } })]);
+    expect(sealResults(dir)).toMatchObject({ errorRecords: 0, answeredBy: { systemone: 2 } });
+  });
+
+  it("an object the scan leaves to JSON.parse (an escaped key) with no run_id is no record", () => {
+    const dir = runDir([rec("t:1", { errors: { q: "x" } }), '{"\\u0069d":"1","errors":{"q":"x"}}', rec("t:2", {})]);
+    expect(sealResults(dir).errorRecords).toBe(1);
+  });
+
+  it("records with the same methods, with errors and without, are each counted by their own line (states are shared, not merged)", () => {
+    const dir = runDir([
+      rec("t:1", { answered_by: { a: "systemone", b: "systemone" }, errors: { a: "engine: HTTP 500" } }),
+      rec("t:2", { answered_by: { a: "systemone", b: "systemone" } }),
+      rec("t:3", { answered_by: { a: "systemone", b: "systemone" } }),
+      // t:2 redone with errors: its later line counts.
+      rec("t:2", { answered_by: { a: "systemone" }, errors: { b: "engine: HTTP 500" } }),
+    ]);
+    expect(sealResults(dir)).toMatchObject({ errorRecords: 2, answeredBy: { systemone: 5 } });
+  });
+
   it("the methods are in name order, not in the order first met", () => {
     const dir = runDir([rec("t:1", { answered_by: { a: "label-read" } }), rec("t:2", { answered_by: { a: "systemone" } }), rec("t:3", { answered_by: { a: "decisions", b: "systemone" } })]);
     const { answeredBy } = sealResults(dir);
