@@ -6,7 +6,7 @@
 //
 // Strings that recur (track, family, agent, method, option keys) are sent once and then named by
 // number: the batch carries the table entries its writer has not seen yet.
-import { AnsweredByList, type CommittedLine, type LineQuestions, type LineRecordHead, type ResultAnswer } from "../common/results/index.js";
+import { AnsweredByList, lineHasErrors, type CommittedLine, type LineQuestions, type LineRecordHead, type ResultAnswer } from "../common/results/index.js";
 import { RecordQuestions, type QuestionFields } from "./record-questions.js";
 
 /** One batch of lines to write, in order; the typed arrays' buffers are transferred. */
@@ -67,7 +67,9 @@ export class LineBatchEncoder {
     this.int(this.stringId(agentId));
     this.int(lists.length);
     for (let i = 0; i < lists.length; i++) this.int(this.listId(lists[i]!));
-    this.int((answer.cachedTokens === null ? CACHED_TOKENS_NULL : 0) | (answer.approximate ? APPROXIMATE : 0) | (hasOwnKeys(answer.errors) ? HAS_ERRORS : 0));
+    // The writer writes `errors` by the same test (writeResultLine).
+    const errored = lineHasErrors(answer);
+    this.int((answer.cachedTokens === null ? CACHED_TOKENS_NULL : 0) | (answer.approximate ? APPROXIMATE : 0) | (errored ? HAS_ERRORS : 0));
     this.int(answer.retries);
     this.int(record.questionCount);
     this.strings.push(record.recordKey, record.id, record.payloadSha256, record.questionKeys);
@@ -84,14 +86,7 @@ export class LineBatchEncoder {
       this.roomInts(2 + questions.length);
       this.int(questions.length);
       let hint = 0;
-      for (let k = 0; k < questions.length; k++) {
-        // As answered_by's keys below: a key not among the record's questions goes as itself.
-        const i = qs.indexOf(questions[k]!, hint);
-        this.int(i);
-        if (i < 0) this.strings.push(questions[k]!);
-        // Stryker disable next-line ArithmeticOperator: a hint only: indexOf finds the key wherever it is
-        hint = i + 1;
-      }
+      for (let k = 0; k < questions.length; k++) hint = this.questionKey(qs, questions[k]!, hint);
       this.int(values.length);
       this.roomNumbers(values.length);
       for (let v = 0; v < values.length; v++) this.number(values[v]!);
@@ -103,11 +98,7 @@ export class LineBatchEncoder {
     this.int(keys.length);
     let hint = 0;
     for (let k = 0; k < keys.length; k++) {
-      // A key that is one of the record's questions goes as its number; another as itself.
-      const i = qs.indexOf(keys[k]!, hint);
-      this.int(i);
-      if (i < 0) this.strings.push(keys[k]!);
-      else hint = i + 1;
+      hint = this.questionKey(qs, keys[k]!, hint);
       this.int(this.stringId(methods[k]!));
     }
 
@@ -115,7 +106,19 @@ export class LineBatchEncoder {
     this.roomInts(1);
     this.int(skipped.length);
     for (let s = 0; s < skipped.length; s++) this.strings.push(skipped[s]!);
-    if (hasOwnKeys(answer.errors)) this.strings.push(JSON.stringify(answer.errors));
+    if (errored) this.strings.push(JSON.stringify(answer.errors));
+  }
+
+  /**
+   * A question key: its number among the record's questions, or -1 and the key itself (a key the
+   * record has not). Returns where the next key is expected (`hint`: indexOf finds a key anywhere).
+   */
+  private questionKey(qs: LineQuestions, key: string, hint: number): number {
+    const i = qs.indexOf(key, hint);
+    this.int(i);
+    if (i >= 0) return i + 1;
+    this.strings.push(key);
+    return hint;
   }
 
   /** A line already written in this thread (a record given up): its text as is. */
@@ -297,9 +300,4 @@ function keysAt(ints: Int32Array, at: number, count: number, stride: number, que
     keys.push(i < 0 ? strings[sp + used++]! : questionKeys[i]!);
   }
   return { keys, strings: used };
-}
-
-function hasOwnKeys(o: object): boolean {
-  for (const k in o) if (Object.hasOwn(o, k)) return true;
-  return false;
 }

@@ -5,7 +5,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { announceThread } from "../common/threads/index.js";
 import { AppendLog, trackResultsPath, writeResultLine, type CommittedLine } from "../common/results/index.js";
-import { goldTransferList } from "../common/suite/index.js";
 import { encodeThreadError } from "../common/thread-error.js";
 import type { ScorerFeedMessage } from "../scorer/index.js";
 import { LineBatchDecoder, type LineBatch } from "./line-batch.js";
@@ -33,7 +32,7 @@ async function handle(msg: StoreToWriter): Promise<void> {
     case "write":
       return write(msg.batch);
     case "feed":
-      scorerFeed?.postMessage(msg.message, transferOf(msg.message));
+      scorerFeed?.postMessage(msg.message, msg.transfer);
       return;
     case "close":
       for (const tracks of files.values()) for (const f of tracks.values()) await f.log.close().catch(() => undefined);
@@ -100,8 +99,4 @@ async function write(batch: LineBatch): Promise<void> {
     failed: failedFiles,
     ...(textsWanted ? { texts: lines.map((l) => l.text), scoredLengths: lines.map((l) => l.scoredLength ?? -1) } : {}),
   });
-}
-
-function transferOf(message: ScorerFeedMessage): ArrayBuffer[] {
-  return message.type === "gold" && message.message.kind === "track" ? goldTransferList(message.message.records) : [];
 }

@@ -16,8 +16,8 @@ export interface LineWriterStartData {
 export type StoreToWriter =
   /** Write and fsync a batch of lines; answered with "written" (batches are answered in order). */
   | { type: "write"; batch: LineBatch }
-  /** Pass on to the scorer's feed, after the lines of every batch sent before it. */
-  | { type: "feed"; message: ScorerFeedMessage }
+  /** Pass on to the scorer's feed, after the lines of every batch sent before it, moving `transfer` on. */
+  | { type: "feed"; message: ScorerFeedMessage; transfer: ArrayBuffer[] }
   /** Close every file; answered with "closed". */
   | { type: "close" };
 

@@ -6,7 +6,6 @@ import type { MessagePort, TransferListItem } from "node:worker_threads";
 import { UdmError } from "../common/errors.js";
 import { ThreadHost, threadEntry, type ThreadFailure } from "../common/threads/index.js";
 import type { ScorerFeedMessage } from "../scorer/index.js";
-import { goldTransferList } from "../common/suite/index.js";
 import type { LineBatch } from "./line-batch.js";
 import type { LineWriterStartData, StoreToWriter, WriterToStore } from "./line-writer-messages.js";
 
@@ -68,11 +67,13 @@ export class LineWriterThread {
     });
   }
 
-  /** A message for the scorer's feed, passed on after the lines of every batch written before it. */
-  feed(message: ScorerFeedMessage): void {
+  /**
+   * A message for the scorer's feed, passed on after the lines of every batch written before it;
+   * `transfer` (a track's gold chunks) is moved into the writer's thread, and from there to the scorer's.
+   */
+  feed(message: ScorerFeedMessage, transfer: ArrayBuffer[] = []): void {
     if (this.error) return;
-    const transfer = message.type === "gold" && message.message.kind === "track" ? goldTransferList(message.message.records) : [];
-    this.thread.post({ type: "feed", message }, transfer);
+    this.thread.post({ type: "feed", message, transfer }, transfer);
   }
 
   /** Closes the files (after every batch sent), then ends the thread. */

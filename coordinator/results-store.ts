@@ -207,9 +207,15 @@ export class ResultsStore {
     let tracks = this.sentTo.get(family);
     if (!tracks) this.sentTo.set(family, (tracks = new Set()));
     if (tracks.has(track)) return;
+    this.scannedPath(family, track);
+    tracks.add(track);
+  }
+
+  /** The track's results file, which must not be one found at open and not scanned yet. */
+  private scannedPath(family: string, track: string): string {
     const path = trackResultsPath(this.options.outDir, family, track);
     if (this.unscanned.has(path)) throw new Error(`results store: ${path} was not scanned before a line was appended to it`);
-    tracks.add(track);
+    return path;
   }
 
   private queueHere(line: CommittedLine): void {
@@ -217,8 +223,7 @@ export class ResultsStore {
     if (!family) this.files.set(line.family, (family = new Map()));
     let f = family.get(line.track);
     if (!f) {
-      const path = trackResultsPath(this.options.outDir, line.family, line.track);
-      if (this.unscanned.has(path)) throw new Error(`results store: ${path} was not scanned before a line was appended to it`);
+      const path = this.scannedPath(line.family, line.track);
       let log = this.logs.get(path);
       if (!log) this.logs.set(path, (log = new AppendLog(path)));
       family.set(line.track, (f = { log, waiting: [] }));
@@ -342,19 +347,18 @@ export class ResultsStore {
   }
 
   private written(lines: CommitNotice[], answer: WriteAnswer): void {
-    const failedFile = (l: CommitNotice) => answer.failed.length > 0 && answer.failed.some((f) => f.family === l.family && f.track === l.track);
-    const { texts, scoredLengths } = answer;
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i]!;
-      if (failedFile(l)) continue;
-      if (texts) {
-        l.text = texts[i]!;
-        if (scoredLengths![i]! >= 0) l.scoredLength = scoredLengths![i]!;
+    const { failed, texts, scoredLengths } = answer;
+    const durable = failed.length === 0 ? lines : lines.filter((l) => !failed.some((f) => f.family === l.family && f.track === l.track));
+    if (texts) {
+      for (let i = 0; i < lines.length; i++) {
+        lines[i]!.text = texts[i]!;
+        if (scoredLengths![i]! >= 0) lines[i]!.scoredLength = scoredLengths![i]!;
       }
-      this.committedOne(l);
     }
-    for (const l of lines) if (!failedFile(l)) this.options.onCommitted?.(l);
-    const first = answer.failed[0];
+    for (const l of durable) this.committedOne(l);
+    // Lines whose fsync succeeded are committed even when another file's failed.
+    for (const l of durable) this.options.onCommitted?.(l);
+    const first = failed[0];
     if (first) this.failed(first.path, new Error(first.message));
   }
 

@@ -51,7 +51,7 @@ const writerEntry = lineWriterEntry();
 const lineWriter = writerEntry
   ? new LineWriterThread(writerEntry, { outDir: options.outDir, textsWanted: forwardCommitted || nats !== undefined, ...(scorerFeed ? { scorerFeed } : {}) })
   : undefined;
-const toScorer = lineWriter && scorerFeed ? (msg: ScorerFeedMessage) => lineWriter.feed(msg) : (msg: ScorerFeedMessage, transfer: ArrayBuffer[] = []) => feed(msg, transfer);
+const toScorer = lineWriter && scorerFeed ? (msg: ScorerFeedMessage, transfer: ArrayBuffer[] = []) => lineWriter.feed(msg, transfer) : feed;
 
 const bus = nats ? new DeferredNatsBus({ ...nats, logger: createLogger("bus") }) : undefined;
 let releaseServer!: () => void;
